@@ -1,0 +1,59 @@
+# backendbench_add_plugin(<target>
+#     OP <op>                   the op's name (its folder in the root)
+#     SOURCES <files...>        the plugin's sources
+#     [NAME <stem>]             file stem; default <target>. The library is <root>/<op>/<stem>.so
+#     [ROOT <dir>]              the custom-ops root to build into; default ${BACKENDBENCH_ROOT}
+#     [MANIFEST <file>]         the op's gen_input.yaml; default gen_input.yaml beside the caller
+#     [LINK <targets...>])      extra libraries to link
+#
+# Builds a plugin library into its op's folder of a built custom-ops root, next to a copy of
+# the op's manifest (and of any data/ folder beside it, for .npy initialisers).
+function(backendbench_add_plugin target)
+  cmake_parse_arguments(ARG "" "OP;NAME;ROOT;MANIFEST" "SOURCES;LINK" ${ARGN})
+  if(NOT ARG_OP)
+    message(FATAL_ERROR "backendbench_add_plugin(${target}): OP is required")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "backendbench_add_plugin(${target}): SOURCES is required")
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME ${target})
+  endif()
+  if(NOT ARG_ROOT)
+    if(NOT BACKENDBENCH_ROOT)
+      set(BACKENDBENCH_ROOT "${CMAKE_BINARY_DIR}/custom_ops")
+    endif()
+    set(ARG_ROOT "${BACKENDBENCH_ROOT}")
+  endif()
+  if(NOT ARG_MANIFEST AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
+    set(ARG_MANIFEST "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
+  endif()
+
+  set(out_dir "${ARG_ROOT}/${ARG_OP}")
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME "${ARG_NAME}"
+    LIBRARY_OUTPUT_DIRECTORY "$<1:${out_dir}>"
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_link_libraries(${target} PRIVATE BackendBench::plugin ${ARG_LINK})
+  if(NOT WIN32 AND NOT APPLE)
+    # Every symbol resolved at link time: a typo fails the build, not the run.
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
+
+  if(ARG_MANIFEST)
+    configure_file("${ARG_MANIFEST}" "${out_dir}/gen_input.yaml" COPYONLY)
+    get_filename_component(manifest_dir "${ARG_MANIFEST}" DIRECTORY)
+    if(IS_DIRECTORY "${manifest_dir}/data")
+      file(GLOB data_files "${manifest_dir}/data/*")
+      foreach(f IN LISTS data_files)
+        get_filename_component(n "${f}" NAME)
+        configure_file("${f}" "${out_dir}/data/${n}" COPYONLY)
+      endforeach()
+    endif()
+  endif()
+endfunction()

@@ -1,0 +1,335 @@
+#include "cases.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "expr.hpp"
+#include "tolerance.hpp"
+
+namespace bb {
+
+int64_t ConcreteTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+int64_t ConcreteOutput::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<DType> ConcreteCase::dtypes() const {
+  std::vector<DType> out;
+  auto add = [&](DType t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  for (const auto& t : inputs) add(t.dtype);
+  for (const auto& o : outputs) add(o.dtype);
+  return out;
+}
+
+uint64_t mix_seed(uint64_t seed, std::string_view salt) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : salt) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull + h;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+// Names visible to a case's expressions: its parameters and the tensors resolved so far.
+class CaseEnv : public ExprEnv {
+ public:
+  explicit CaseEnv(const std::vector<std::pair<std::string, Scalar>>& params) : params_(params) {}
+
+  void add_tensor(const std::string& name, const std::vector<int64_t>& shape, DType dtype) {
+    tensors_.push_back({name, shape, dtype});
+  }
+
+  const Scalar* param(std::string_view name) const {
+    for (const auto& [k, v] : params_)
+      if (k == name) return &v;
+    return nullptr;
+  }
+
+  std::optional<double> variable(std::string_view name) const override {
+    if (const Scalar* s = param(name)) {
+      if (auto* i = std::get_if<int64_t>(s)) return static_cast<double>(*i);
+      if (auto* d = std::get_if<double>(s)) return *d;
+      if (auto* b = std::get_if<bool>(s)) return *b ? 1.0 : 0.0;
+      return std::nullopt;
+    }
+    size_t dot = name.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    const Tensor* t = tensor(name.substr(0, dot));
+    if (!t) return std::nullopt;
+    std::string idx(name.substr(dot + 1));
+    char* end = nullptr;
+    long d = std::strtol(idx.c_str(), &end, 10);
+    if (idx.empty() || *end != '\0') return std::nullopt;
+    long rank = static_cast<long>(t->shape.size());
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return std::nullopt;
+    return static_cast<double>(t->shape[static_cast<size_t>(d)]);
+  }
+
+  std::optional<double> tensor_function(std::string_view fn, std::string_view arg) const override {
+    if (const Tensor* t = tensor(arg)) {
+      if (fn == "sizeof") return static_cast<double>(dtype_size(t->dtype));
+      int64_t n = 1;
+      for (int64_t d : t->shape) n *= d;
+      return static_cast<double>(n);
+    }
+    if (fn != "sizeof") return std::nullopt;
+    if (auto dt = resolve_dtype_name(arg)) return static_cast<double>(dtype_size(*dt));
+    return std::nullopt;
+  }
+
+  std::optional<DType> tensor_dtype(std::string_view name) const {
+    if (const Tensor* t = tensor(name)) return t->dtype;
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> tensor_shape(std::string_view name) const {
+    if (const Tensor* t = tensor(name)) return t->shape;
+    return std::nullopt;
+  }
+
+  // A dtype name, or a parameter whose value is one.
+  std::optional<DType> resolve_dtype_name(std::string_view text) const {
+    if (const Scalar* s = param(text))
+      if (auto* str = std::get_if<std::string>(s)) return parse_dtype(*str);
+    return parse_dtype(text);
+  }
+
+ private:
+  struct Tensor {
+    std::string name;
+    std::vector<int64_t> shape;
+    DType dtype;
+  };
+  const Tensor* tensor(std::string_view name) const {
+    for (const auto& t : tensors_)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  const std::vector<std::pair<std::string, Scalar>>& params_;
+  std::vector<Tensor> tensors_;
+};
+
+Expected<std::vector<int64_t>> eval_shape(const Manifest& m, const std::vector<Sourced>& dims, const CaseEnv& env,
+                                          const std::string& what) {
+  std::vector<int64_t> shape;
+  for (const auto& d : dims) {
+    auto v = evaluate_dimension(d.text, env);
+    if (!v) return make_error(fmt::format("{}: {}: {}", m.where(d.line), what, v.error().message));
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+Expected<AttrValue> resolve_attr(const Manifest& m, const AttrSpec& spec, const RawAttr& raw, const CaseEnv& env) {
+  auto where = m.where(raw.line);
+  auto number = [&](const Scalar& s, bool integral) -> Expected<double> {
+    double v = 0;
+    if (auto* i = std::get_if<int64_t>(&s)) v = static_cast<double>(*i);
+    else if (auto* d = std::get_if<double>(&s)) v = *d;
+    else if (auto* b = std::get_if<bool>(&s)) return make_error(fmt::format("{}: attribute '{}': expected a number, got {}", where, spec.name, *b));
+    else {
+      auto e = evaluate(std::get<std::string>(s), env);
+      if (!e) return make_error(fmt::format("{}: attribute '{}': {}", where, spec.name, e.error().message));
+      v = *e;
+    }
+    if (integral && v != std::floor(v)) return make_error(fmt::format("{}: attribute '{}': expected an integer, got {}", where, spec.name, v));
+    return v;
+  };
+  const bool list_type = spec.type == AttrType::int_list || spec.type == AttrType::float_list;
+  if (list_type != raw.is_list)
+    return make_error(fmt::format("{}: attribute '{}' is of type {}; expected {}", where, spec.name, attr_type_name(spec.type),
+                                  list_type ? "a list" : "a single value"));
+  switch (spec.type) {
+    case AttrType::int_: {
+      auto v = number(raw.items[0], true);
+      if (!v) return v.error();
+      return AttrValue{static_cast<int64_t>(*v)};
+    }
+    case AttrType::float_: {
+      auto v = number(raw.items[0], false);
+      if (!v) return v.error();
+      return AttrValue{*v};
+    }
+    case AttrType::bool_: {
+      const Scalar* s = &raw.items[0];
+      if (auto* str = std::get_if<std::string>(s))
+        if (const Scalar* p = env.param(*str)) s = p;
+      if (auto* b = std::get_if<bool>(s)) return AttrValue{*b};
+      return make_error(fmt::format("{}: attribute '{}': expected true, false or a bool parameter", where, spec.name));
+    }
+    case AttrType::string: {
+      const Scalar* s = &raw.items[0];
+      if (auto* str = std::get_if<std::string>(s))
+        if (const Scalar* p = env.param(*str)) s = p;
+      return AttrValue{scalar_to_string(*s)};
+    }
+    case AttrType::int_list: {
+      std::vector<int64_t> out;
+      for (const auto& s : raw.items) {
+        auto v = number(s, true);
+        if (!v) return v.error();
+        out.push_back(static_cast<int64_t>(*v));
+      }
+      return AttrValue{out};
+    }
+    case AttrType::float_list: {
+      std::vector<double> out;
+      for (const auto& s : raw.items) {
+        auto v = number(s, false);
+        if (!v) return v.error();
+        out.push_back(*v);
+      }
+      return AttrValue{out};
+    }
+  }
+  return make_error("unreachable");
+}
+
+InitSpec default_init(DType t) {
+  InitSpec s;
+  if (t == DType::bool_) s = {InitKind::randint, 0, 2, {}, 0};
+  else if (t == DType::uint8) s = {InitKind::randint, 0, 256, {}, 0};
+  else if (!is_floating(t)) s = {InitKind::randint, -100, 100, {}, 0};
+  return s;
+}
+
+Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
+  ConcreteCase c;
+  c.name = spec.name;
+  c.kind = spec.kind;
+  c.params = std::move(point);
+  c.id = fmt::format("{}/{}", case_kind_name(spec.kind), spec.name);
+  if (!c.params.empty()) {
+    std::vector<std::string> kv;
+    for (const auto& [k, v] : c.params) kv.push_back(k + "=" + scalar_to_string(v));
+    c.id += fmt::format("[{}]", fmt::join(kv, ","));
+  }
+  c.seed = mix_seed(m.seed, c.id);
+  CaseEnv env(c.params);
+
+  for (const auto& in : m.inputs) {
+    const TensorSpec* over = nullptr;
+    if (auto it = spec.inputs.find(in.name); it != spec.inputs.end()) over = &it->second;
+    const auto& shape = over && over->shape ? over->shape : in.defaults.shape;
+    const auto& dtype = over && over->dtype ? over->dtype : in.defaults.dtype;
+    const auto& init = over && over->init ? over->init : in.defaults.init;
+    if (!shape)
+      return make_error(fmt::format("{}: case '{}' gives no shape for input '{}'; expected inputs: {{{}: {{shape: [...]}}}}",
+                                    m.where(spec.line), spec.name, in.name, in.name));
+    ConcreteTensor t;
+    t.name = in.name;
+    auto s = eval_shape(m, *shape, env, fmt::format("shape of input '{}'", in.name));
+    if (!s) return s.error();
+    t.shape = *s;
+    if (dtype) {
+      auto dt = env.resolve_dtype_name(dtype->text);
+      if (!dt)
+        return make_error(fmt::format("{}: dtype '{}' of input '{}': expected a dtype ({}) or a parameter holding one",
+                                      m.where(dtype->line), dtype->text, in.name, dtype_names_list()));
+      t.dtype = *dt;
+    }
+    t.init = init ? *init : default_init(t.dtype);
+    if (t.init.kind == InitKind::npy && t.init.path.empty())
+      return make_error(fmt::format("{}: npy initialiser needs a file", m.where(t.init.line)));
+    env.add_tensor(t.name, t.shape, t.dtype);
+    c.inputs.push_back(std::move(t));
+  }
+
+  for (const auto& out : m.outputs) {
+    ConcreteOutput o;
+    o.name = out.name;
+    if (out.inplace) o.inplace_input = m.input_index(*out.inplace);
+    if (out.shape_like) {
+      o.shape = *env.tensor_shape(*out.shape_like);
+    } else {
+      auto s = eval_shape(m, out.shape, env, fmt::format("shape of output '{}'", out.name));
+      if (!s) return s.error();
+      o.shape = *s;
+    }
+    if (auto dt = env.tensor_dtype(out.dtype.text)) {
+      o.dtype = *dt;
+    } else if (auto named = env.resolve_dtype_name(out.dtype.text)) {
+      o.dtype = *named;
+    } else {
+      return make_error(fmt::format("{}: dtype '{}' of output '{}': expected an input name, a dtype or a parameter holding one",
+                                    m.where(out.dtype.line), out.dtype.text, out.name));
+    }
+    o.tolerance = resolve_tolerance(o.dtype, m.tolerances, spec.tolerances);
+    env.add_tensor(o.name, o.shape, o.dtype);
+    c.outputs.push_back(std::move(o));
+  }
+
+  for (const auto& a : m.attributes) {
+    auto it = std::find_if(spec.attrs.begin(), spec.attrs.end(), [&](const auto& kv) { return kv.first == a.name; });
+    if (it != spec.attrs.end()) {
+      auto v = resolve_attr(m, a, it->second, env);
+      if (!v) return v.error();
+      c.attrs.emplace_back(a.name, *v);
+    } else if (a.default_value) {
+      c.attrs.emplace_back(a.name, *a.default_value);
+    } else {
+      return make_error(fmt::format("{}: attribute '{}' has no default and case '{}' (line {}) gives no value",
+                                    m.where(a.line), a.name, spec.name, spec.line));
+    }
+  }
+
+  auto work = [&](const std::optional<Sourced>& own, const std::optional<Sourced>& op_level, const char* what)
+      -> Expected<std::optional<double>> {
+    const auto& src = own ? own : op_level;
+    if (!src) return std::optional<double>{};
+    auto v = evaluate(src->text, env);
+    if (!v) return make_error(fmt::format("{}: {}: {}", m.where(src->line), what, v.error().message));
+    return std::optional<double>{*v};
+  };
+  auto f = work(spec.flops, m.flops, "flops");
+  if (!f) return f.error();
+  c.flops = *f;
+  auto b = work(spec.bytes, m.bytes, "bytes");
+  if (!b) return b.error();
+  c.bytes = *b;
+  return c;
+}
+
+}  // namespace
+
+// Advances an odometer over the sweep's values, last parameter fastest; false when done.
+static bool advance(std::vector<size_t>& idx, const std::vector<std::pair<std::string, std::vector<Scalar>>>& params) {
+  for (size_t k = idx.size(); k-- > 0;) {
+    if (++idx[k] < params[k].second.size()) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
+
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m) {
+  std::vector<ConcreteCase> out;
+  for (const auto& spec : m.cases) {
+    std::vector<size_t> idx(spec.params.size(), 0);
+    do {
+      std::vector<std::pair<std::string, Scalar>> point;
+      for (size_t i = 0; i < spec.params.size(); ++i) point.emplace_back(spec.params[i].first, spec.params[i].second[idx[i]]);
+      auto c = build_case(m, spec, std::move(point));
+      if (!c) return c.error();
+      c->index = static_cast<int>(out.size());
+      out.push_back(std::move(*c));
+    } while (advance(idx, spec.params));
+  }
+  return out;
+}
+
+}  // namespace bb

@@ -1,0 +1,55 @@
+// Expansion of a manifest's cases: each sweep point becomes one concrete case with every
+// shape, dtype, attribute, tolerance and work figure resolved.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "manifest.hpp"
+
+namespace bb {
+
+struct ConcreteTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::float32;
+  InitSpec init;
+  int64_t numel() const;
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+};
+
+struct ConcreteOutput {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::float32;
+  int inplace_input = -1;  // index of the aliased input, or -1
+  Tolerance tolerance;
+  int64_t numel() const;
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+};
+
+struct ConcreteCase {
+  int index = 0;    // position in the op's expanded list (stable for a given manifest)
+  std::string id;   // "correctness/small[dtype=float16,rows=7]"
+  std::string name; // the case's name in the manifest
+  CaseKind kind = CaseKind::correctness;
+  std::vector<std::pair<std::string, Scalar>> params;
+  std::vector<ConcreteTensor> inputs;
+  std::vector<ConcreteOutput> outputs;
+  std::vector<std::pair<std::string, AttrValue>> attrs;  // every declared attribute, in order
+  std::optional<double> flops;
+  std::optional<double> bytes;
+  uint64_t seed = 0;
+
+  std::vector<DType> dtypes() const;  // distinct dtypes of inputs and outputs
+};
+
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m);
+
+// Deterministic 64-bit mixing (FNV-1a of a string, folded with a seed through splitmix64).
+uint64_t mix_seed(uint64_t seed, std::string_view salt);
+
+}  // namespace bb

@@ -1,0 +1,33 @@
+// Element-wise comparison of an output against the reference, as torch.testing.assert_close
+// does it: |actual - expected| <= atol + rtol * |expected|, NaN where NaN, equal infinities,
+// integers exactly (unless a tolerance is given for them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtype.hpp"
+#include "manifest.hpp"
+
+namespace bb {
+
+struct Comparison {
+  int64_t count = 0;           // elements compared
+  int64_t mismatches = 0;      // elements outside tolerance (unwritten included)
+  int64_t unwritten = 0;       // mismatching elements that still hold the poison pattern
+  double max_abs_error = 0.0;  // over finite pairs
+  double max_rel_error = 0.0;  // over finite pairs with expected != 0
+  int64_t first_mismatch = -1; // linear index
+  double actual_at_first = 0.0;
+  double expected_at_first = 0.0;
+  bool passed() const { return mismatches == 0; }
+};
+
+Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol);
+
+// "[3, 17]" for a linear index into a C-ordered shape.
+std::string format_index(int64_t linear, const std::vector<int64_t>& shape);
+
+}  // namespace bb

@@ -1,0 +1,39 @@
+// Errors as values: Expected<T> holds a T or an Error with a message.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace bb {
+
+struct Error {
+  std::string message;
+};
+
+template <typename T>
+class [[nodiscard]] Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
+  Expected(Error error) : v_(std::move(error)) {}      // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// For operations that return nothing on success.
+struct Ok {};
+using Status = Expected<Ok>;
+
+inline Error make_error(std::string message) { return Error{std::move(message)}; }
+
+}  // namespace bb

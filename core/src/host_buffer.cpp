@@ -1,0 +1,66 @@
+#include "host_buffer.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace bb {
+
+uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>((i * 0x9d + 0x5b) & 0xff); }
+
+void HostBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+
+HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
+  std::size_t total = kGuardBytes + nbytes + kGuardBytes;
+  total = (total + kAlignment - 1) / kAlignment * kAlignment;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, total));
+  if (!p) throw std::bad_alloc();
+  base_.reset(p);
+  for (std::size_t i = 0; i < kGuardBytes; ++i) {
+    p[i] = guard_byte(i);
+    p[kGuardBytes + nbytes + i] = guard_byte(i + kGuardBytes);
+  }
+}
+
+long long HostBuffer::first_clobbered_guard() const {
+  const uint8_t* p = base_.get();
+  if (!p) return 0;
+  for (std::size_t i = 0; i < kGuardBytes; ++i)
+    if (p[kGuardBytes + nbytes_ + i] != guard_byte(i + kGuardBytes)) return static_cast<long long>(i) + 1;
+  for (std::size_t i = kGuardBytes; i-- > 0;)
+    if (p[i] != guard_byte(i)) return -static_cast<long long>(kGuardBytes - i);
+  return 0;
+}
+
+bool HostBuffer::guards_intact() const { return first_clobbered_guard() == 0; }
+
+void poison_element(DType t, void* out) {
+  switch (t) {
+    case DType::float32: { uint32_t v = 0x7fa5a5a5u; std::memcpy(out, &v, 4); return; }
+    case DType::float64: { uint64_t v = 0x7ff4a5a5a5a5a5a5ull; std::memcpy(out, &v, 8); return; }
+    case DType::float16: { uint16_t v = 0x7d5au; std::memcpy(out, &v, 2); return; }
+    case DType::bfloat16: { uint16_t v = 0x7fa5u; std::memcpy(out, &v, 2); return; }
+    default: std::memset(out, 0xa5, dtype_size(t)); return;
+  }
+}
+
+bool is_poison(DType t, const void* data, std::size_t i) {
+  uint8_t p[8];
+  poison_element(t, p);
+  const std::size_t n = dtype_size(t);
+  return std::memcmp(static_cast<const uint8_t*>(data) + i * n, p, n) == 0;
+}
+
+void HostBuffer::poison(DType t) {
+  const std::size_t n = dtype_size(t);
+  uint8_t p[8];
+  poison_element(t, p);
+  uint8_t* d = data();
+  if (n == 1) {
+    std::memset(d, p[0], nbytes_);
+    return;
+  }
+  for (std::size_t off = 0; off + n <= nbytes_; off += n) std::memcpy(d + off, p, n);
+}
+
+}  // namespace bb

@@ -1,0 +1,48 @@
+// Host memory for one tensor, with guard bytes on both sides and a poison pattern for outputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "dtype.hpp"
+
+namespace bb {
+
+class HostBuffer {
+ public:
+  static constexpr std::size_t kGuardBytes = 256;  // a multiple of 64: data stays 64-byte aligned
+  static constexpr std::size_t kAlignment = 64;
+
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t nbytes);
+
+  uint8_t* data() { return base_.get() + kGuardBytes; }
+  const uint8_t* data() const { return base_.get() + kGuardBytes; }
+  std::size_t size() const { return nbytes_; }
+
+  // Guards are written on construction; guards_intact() tells whether anything wrote over them.
+  bool guards_intact() const;
+  // Byte offset past the end of the first clobbered guard byte after the data (negative:
+  // before the data), or 0 when intact.
+  long long first_clobbered_guard() const;
+
+  // Fills every element with the poison pattern of dtype t.
+  void poison(DType t);
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> base_;
+  std::size_t nbytes_ = 0;
+};
+
+// The poison bit pattern of one element of dtype t (signalling NaNs with a payload for floats,
+// 0xA5 bytes for integers, 0xA5 for bool, which is neither 0 nor 1).
+void poison_element(DType t, void* out);
+bool is_poison(DType t, const void* data, std::size_t i);
+
+uint8_t guard_byte(std::size_t i);
+
+}  // namespace bb

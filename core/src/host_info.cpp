@@ -1,0 +1,43 @@
+#include "host_info.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "version.hpp"
+
+namespace bb {
+
+nlohmann::json describe_host() {
+  nlohmann::json h;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  h["hostname"] = name;
+  utsname u{};
+  if (uname(&u) == 0) {
+    h["os"] = std::string(u.sysname) + " " + u.release;
+    h["arch"] = u.machine;
+  }
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      h["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  h["cores"] = std::thread::hardware_concurrency();
+  std::ifstream mem("/proc/meminfo");
+  for (std::string line; std::getline(mem, line);) {
+    if (line.rfind("MemTotal", 0) == 0) {
+      h["memory_kib"] = std::stoll(line.substr(line.find(':') + 1));
+      break;
+    }
+  }
+  h["backendbench_version"] = kVersion;
+  return h;
+}
+
+}  // namespace bb

@@ -1,0 +1,82 @@
+#include "init.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "npy.hpp"
+
+namespace bb {
+
+uint64_t random_bits(uint64_t seed, uint64_t counter) {
+  uint64_t z = seed + (counter + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z = z ^ (z >> 31);
+  // a second round decorrelates neighbouring counters further
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double random_uniform01(uint64_t seed, uint64_t counter) {
+  return static_cast<double>(random_bits(seed, counter) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double random_normal(uint64_t seed, uint64_t counter) {
+  const double u1 = 1.0 - random_uniform01(seed, 2 * counter);  // (0, 1]
+  const double u2 = random_uniform01(seed, 2 * counter + 1);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
+  const auto n = static_cast<std::size_t>(t.numel());
+  const InitSpec& s = t.init;
+  switch (s.kind) {
+    case InitKind::randn:
+      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + s.b * random_normal(seed, i));
+      break;
+    case InitKind::uniform:
+      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + (s.b - s.a) * random_uniform01(seed, i));
+      break;
+    case InitKind::randint: {
+      const double lo = std::ceil(s.a);
+      const double span = std::ceil(s.b) - lo;  // [low, high)
+      for (std::size_t i = 0; i < n; ++i)
+        store_element(t.dtype, data, i, lo + std::floor(span * random_uniform01(seed, i)));
+      break;
+    }
+    case InitKind::ones:
+      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, 1.0);
+      break;
+    case InitKind::zeros:
+      std::memset(data, 0, t.nbytes());
+      break;
+    case InitKind::arange:
+      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + s.b * static_cast<double>(i));
+      break;
+    case InitKind::full:
+      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a);
+      break;
+    case InitKind::npy: {
+      const auto file = std::filesystem::path(s.path).is_absolute() ? std::filesystem::path(s.path) : dir / s.path;
+      auto arr = read_npy(file);
+      if (!arr) return arr.error();
+      if (arr->shape != t.shape) {
+        return make_error(fmt::format("{}: shape ({}) does not match input '{}' of shape ({})", file.string(),
+                                      fmt::join(arr->shape, ", "), t.name, fmt::join(t.shape, ", ")));
+      }
+      if (arr->dtype == t.dtype) {
+        std::memcpy(data, arr->data.data(), t.nbytes());
+      } else {
+        for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, load_element(arr->dtype, arr->data.data(), i));
+      }
+      break;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace bb

@@ -1,0 +1,22 @@
+// Deterministic input generation: the same seed gives the same bytes on every run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "cases.hpp"
+#include "expected.hpp"
+
+namespace bb {
+
+// Counter-based generator: element i depends only on (seed, i), never on what came before, so
+// generation order (and any future parallel fill) cannot change the values.
+uint64_t random_bits(uint64_t seed, uint64_t counter);
+double random_uniform01(uint64_t seed, uint64_t counter);  // [0, 1), 53 bits
+double random_normal(uint64_t seed, uint64_t counter);     // N(0, 1), Box-Muller
+
+// Fills `data` (t.nbytes() bytes) as t.init says. `seed` is the tensor's own seed; `dir` is the
+// folder .npy paths are relative to.
+Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir);
+
+}  // namespace bb

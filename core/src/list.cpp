@@ -1,0 +1,45 @@
+#include "list.hpp"
+
+#include <fmt/format.h>
+
+#include "discovery.hpp"
+#include "executor.hpp"
+#include "plan.hpp"
+
+namespace bb {
+
+int list_root(const SessionOptions& o) {
+  auto discovered = discover_ops(o.root);
+  if (!discovered) return fmt::print(stderr, "error: {}\n", discovered.error().message), 2;
+  auto folders = filter_ops(std::move(*discovered), o.ops);
+  if (!folders) return fmt::print(stderr, "error: {}\n", folders.error().message), 2;
+  auto executor = o.isolate ? make_isolated_executor(o.worker_binary) : make_in_process_executor();
+  std::vector<OpPlan> plans;
+  int status = 0;
+  for (const auto& f : *folders) {
+    auto plan = plan_op(f, *executor, PlanOptions{30.0, o.seed});
+    if (!plan) {
+      fmt::print(stderr, "error: {}\n", plan.error().message);
+      status = 2;
+      continue;
+    }
+    plans.push_back(std::move(*plan));
+  }
+  if (auto s = filter_impls(plans, o.impls); !s) return fmt::print(stderr, "error: {}\n", s.error().message), 2;
+  for (const auto& p : plans) {
+    fmt::print("{}  ({})\n", p.folder.name, p.folder.manifest.string());
+    fmt::print("  reference: {}\n", p.reference.name);
+    fmt::print("  baseline:  {}\n", p.baseline ? p.baseline_name : "none");
+    for (const auto& i : p.impls)
+      fmt::print("  impl:      {}{}\n", i.name, i.info.version.empty() ? "" : "  (version " + i.info.version + ")");
+    for (const auto& w : p.warnings) fmt::print("  warning:   {}\n", w);
+    for (const auto& e : p.failures) {
+      fmt::print("  error:     {}\n", e.error);
+      status = 2;
+    }
+    for (const auto& c : p.cases) fmt::print("  case:      {}\n", c.id);
+  }
+  return status;
+}
+
+}  // namespace bb

@@ -1,0 +1,130 @@
+// The gen_input.yaml manifest: what an op's inputs, attributes, outputs and tests are.
+// load_manifest() checks structure and types; expand_cases() (cases.hpp) resolves sweeps.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "dtype.hpp"
+#include "expected.hpp"
+
+namespace bb {
+
+// A value of a sweep parameter.
+using Scalar = std::variant<int64_t, double, bool, std::string>;
+std::string scalar_to_string(const Scalar& s);
+
+// Source text of an expression (or a name) and where it stands.
+struct Sourced {
+  std::string text;
+  int line = 0;
+};
+
+enum class InitKind { randn, uniform, randint, ones, zeros, arange, full, npy };
+const char* init_kind_name(InitKind k);
+
+// How an input is filled. randn: a=mean, b=std. uniform: [a, b). randint: [a, b).
+// arange: a=start, b=step. full: a=value. npy: path (relative to the manifest's folder).
+struct InitSpec {
+  InitKind kind = InitKind::randn;
+  double a = 0.0;
+  double b = 1.0;
+  std::string path;
+  int line = 0;
+};
+
+// An input's shape/dtype/init; the op-level entry gives defaults a case may override.
+struct TensorSpec {
+  std::optional<std::vector<Sourced>> shape;
+  std::optional<Sourced> dtype;  // dtype name or the name of a parameter holding one
+  std::optional<InitSpec> init;
+  int line = 0;
+};
+
+struct InputSpec {
+  std::string name;
+  TensorSpec defaults;
+  int line = 0;
+};
+
+enum class AttrType { int_, float_, bool_, string, int_list, float_list };
+const char* attr_type_name(AttrType t);
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
+std::string attr_value_to_string(const AttrValue& v);
+
+struct AttrSpec {
+  std::string name;
+  AttrType type = AttrType::float_;
+  std::optional<AttrValue> default_value;
+  int line = 0;
+};
+
+// A case's raw attribute value: scalars or a list of them, resolved against the attribute's
+// type and the sweep parameters when cases are expanded.
+struct RawAttr {
+  std::vector<Scalar> items;
+  bool is_list = false;
+  int line = 0;
+};
+
+struct OutputSpec {
+  std::string name;
+  std::optional<std::string> inplace;  // the input this output aliases
+  std::optional<std::string> shape_like;  // same shape as this input
+  std::vector<Sourced> shape;             // or explicit dimension expressions
+  Sourced dtype;                          // input name, dtype name, or parameter name
+  int line = 0;
+};
+
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+using ToleranceTable = std::map<DType, Tolerance>;
+
+enum class CaseKind { correctness, performance };
+const char* case_kind_name(CaseKind k);
+
+struct CaseSpec {
+  std::string name;
+  CaseKind kind = CaseKind::correctness;
+  int line = 0;
+  std::vector<std::pair<std::string, std::vector<Scalar>>> params;  // sweep, in order
+  std::map<std::string, TensorSpec> inputs;                         // overrides per input
+  std::vector<std::pair<std::string, RawAttr>> attrs;
+  ToleranceTable tolerances;
+  std::optional<Sourced> flops;
+  std::optional<Sourced> bytes;
+};
+
+struct Manifest {
+  std::filesystem::path path;  // the gen_input.yaml file
+  std::string op;
+  std::string description;
+  uint64_t seed = 0;
+  std::vector<std::string> devices{"cpu"};
+  std::string baseline = "reference";
+  std::vector<InputSpec> inputs;
+  std::vector<AttrSpec> attributes;
+  std::vector<OutputSpec> outputs;
+  ToleranceTable tolerances;  // op-level overrides of the defaults
+  std::optional<Sourced> flops;
+  std::optional<Sourced> bytes;
+  std::vector<CaseSpec> cases;  // correctness first, then performance, in file order
+
+  int input_index(const std::string& name) const;
+  std::filesystem::path dir() const { return path.parent_path(); }
+  // "file:line" for messages.
+  std::string where(int line) const;
+};
+
+// Parses and checks a manifest; `expected_op` (the folder name) must match `op:` if given.
+Expected<Manifest> load_manifest(const std::filesystem::path& file, const std::string& expected_op);
+
+}  // namespace bb

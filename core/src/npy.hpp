@@ -1,0 +1,22 @@
+// Reading and writing NumPy .npy files (format versions 1-3, little-endian, C order).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "dtype.hpp"
+#include "expected.hpp"
+
+namespace bb {
+
+struct NpyArray {
+  DType dtype = DType::float32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+Expected<NpyArray> read_npy(const std::filesystem::path& file);
+Status write_npy(const std::filesystem::path& file, DType dtype, const std::vector<int64_t>& shape, const void* data);
+
+}  // namespace bb

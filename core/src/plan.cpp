@@ -1,0 +1,127 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+Target ReferenceChoice::target() const {
+  switch (kind) {
+    case Kind::library: return Target{Target::Kind::reference, library.string()};
+    case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string()};
+    case Kind::identity: return Target{Target::Kind::identity, ""};
+  }
+  return Target{};
+}
+
+Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
+  OpPlan plan;
+  plan.folder = folder;
+  auto m = load_manifest(folder.manifest, folder.name);
+  if (!m) return m.error();
+  if (options.seed) m->seed = *options.seed;
+  auto cases = expand_cases(*m);
+  if (!cases) return cases.error();
+  plan.manifest = std::move(*m);
+  plan.cases = std::move(*cases);
+
+  std::vector<Implementation> impls;
+  std::vector<std::filesystem::path> references;
+  for (const auto& lib : folder.libraries) {
+    executor.recycle();  // each library probed in a fresh worker: static initialisers cannot leak
+    ExecOutcome out = executor.execute(to_json(ProbeRequest{lib.string(), folder.name}), options.probe_timeout);
+    if (out.status != ExecOutcome::Status::ok) {
+      plan.failures.push_back({lib, fmt::format("{}: crashed while loading: {}", lib.string(), out.detail)});
+      continue;
+    }
+    ProbeReply reply = probe_reply_from_json(out.reply);
+    if (!reply.loaded) {
+      plan.failures.push_back({lib, reply.error});
+      continue;
+    }
+    if (reply.has_reference) references.push_back(lib);
+    if (reply.has_kernel_impl) impls.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, reply.info});
+  }
+  executor.recycle();
+
+  if (!references.empty()) {
+    plan.reference = {ReferenceChoice::Kind::library, references.front(), library_stem(references.front())};
+    if (references.size() > 1)
+      plan.warnings.push_back(fmt::format("{}: {} libraries export {}_reference; using {}", folder.name, references.size(),
+                                          folder.name, references.front().filename().string()));
+  } else if (!impls.empty()) {
+    plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name};
+    plan.warnings.push_back(fmt::format("{}: no library exports {}_reference; {} serves as the reference and is not scored",
+                                        folder.name, folder.name, impls.front().name));
+    impls.erase(impls.begin());
+  } else {
+    plan.reference = {ReferenceChoice::Kind::identity, {}, "identity"};
+    plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
+                                        folder.name, plan.manifest.inputs.front().name));
+  }
+  plan.impls = std::move(impls);
+
+  // Baseline: the reference by default, or the implementation the manifest names.
+  const std::string& b = plan.manifest.baseline;
+  if (b == "reference" || b.empty()) {
+    if (plan.reference.kind != ReferenceChoice::Kind::identity) {
+      plan.baseline = plan.reference.target();
+      plan.baseline_name = plan.reference.name;
+    } else {
+      plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
+    }
+  } else {
+    std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
+    auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
+    if (it == folder.libraries.end())
+      return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
+                                    folder.manifest.string(), b, folder.dir.string()));
+    plan.baseline = Target{Target::Kind::kernel_impl, it->string()};
+    plan.baseline_name = folder.name + "__" + stem;
+  }
+  return plan;
+}
+
+Status filter_impls(std::vector<OpPlan>& plans, const std::vector<std::string>& names) {
+  if (names.empty()) return Ok{};
+  std::set<std::string> unknown(names.begin(), names.end());
+  std::vector<std::string> all;
+  for (auto& p : plans) {
+    std::vector<Implementation> kept;
+    for (auto& impl : p.impls) {
+      all.push_back(impl.name);
+      bool hit = false;
+      for (const auto& n : names)
+        if (n == impl.name || n == impl.stem) hit = true, unknown.erase(n);
+      if (hit) kept.push_back(impl);
+    }
+    p.impls = std::move(kept);
+  }
+  if (!unknown.empty())
+    return make_error(fmt::format("--impls: unknown implementation(s) {}; the selected ops have: {}",
+                                  fmt::join(unknown, ", "), all.empty() ? "none" : fmt::format("{}", fmt::join(all, ", "))));
+  return Ok{};
+}
+
+Expected<std::vector<OpFolder>> filter_ops(std::vector<OpFolder> ops, const std::vector<std::string>& names) {
+  if (names.empty()) return ops;
+  std::vector<std::string> unknown;
+  std::vector<OpFolder> kept;
+  for (const auto& n : names) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const OpFolder& o) { return o.name == n; });
+    if (it == ops.end()) unknown.push_back(n);
+    else if (std::none_of(kept.begin(), kept.end(), [&](const OpFolder& o) { return o.name == n; })) kept.push_back(*it);
+  }
+  if (!unknown.empty()) {
+    std::vector<std::string> all;
+    for (const auto& o : ops) all.push_back(o.name);
+    return make_error(fmt::format("--ops: unknown op(s) {}; the root has: {}", fmt::join(unknown, ", "),
+                                  all.empty() ? "none" : fmt::format("{}", fmt::join(all, ", "))));
+  }
+  std::sort(kept.begin(), kept.end(), [](const OpFolder& a, const OpFolder& b) { return a.name < b.name; });
+  return kept;
+}
+
+}  // namespace bb

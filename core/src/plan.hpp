@@ -1,0 +1,66 @@
+// What a run will do for one op: its cases, its implementations, which reference serves and
+// which baseline times it. Libraries are probed through the executor, so one that crashes on
+// load is reported, not fatal.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cases.hpp"
+#include "discovery.hpp"
+#include "executor.hpp"
+#include "plugin_library.hpp"
+#include "test_runner.hpp"
+
+namespace bb {
+
+struct Implementation {
+  std::string name;  // "<op>__<stem>"
+  std::string stem;
+  std::filesystem::path library;
+  PluginInfo info;
+};
+
+struct ReferenceChoice {
+  enum class Kind { library, implementation, identity };
+  Kind kind = Kind::identity;
+  std::filesystem::path library;
+  std::string name;  // what the report shows: "myop_reference", "myop__myop_cpp", "identity"
+  Target target() const;
+};
+
+struct LoadFailure {
+  std::filesystem::path library;
+  std::string error;
+};
+
+struct OpPlan {
+  OpFolder folder;
+  Manifest manifest;
+  std::vector<ConcreteCase> cases;
+  std::vector<Implementation> impls;  // scored, in sorted order, after --impls
+  ReferenceChoice reference;
+  std::optional<Target> baseline;     // none: no speedups (identity reference, say)
+  std::string baseline_name;
+  std::vector<std::string> warnings;
+  std::vector<LoadFailure> failures;  // libraries that could not be used
+};
+
+struct PlanOptions {
+  double probe_timeout = 30.0;
+  std::optional<uint64_t> seed;  // overrides the manifest's
+};
+
+// Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.
+Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options);
+
+// Keeps the impls named in `names` ("myop__myop_cpp" or "myop_cpp"); an unknown name is an
+// error that lists what exists.
+Status filter_impls(std::vector<OpPlan>& plans, const std::vector<std::string>& names);
+
+// Keeps the ops named in `names`; an unknown name is an error that lists what exists.
+Expected<std::vector<OpFolder>> filter_ops(std::vector<OpFolder> ops, const std::vector<std::string>& names);
+
+}  // namespace bb

@@ -1,0 +1,35 @@
+// A plugin library of one op: its entry points and info record, checked against the host's ABI.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <backendbench/plugin.h>
+
+#include "dynamic_library.hpp"
+#include "expected.hpp"
+
+namespace bb {
+
+struct PluginInfo {
+  bool present = false;  // the library exports backendbench_plugin_info
+  uint32_t abi_version = BB_ABI_VERSION;
+  std::string version;
+  std::vector<std::string> devices;  // empty: the op's devices
+  std::vector<std::string> dtypes;   // empty: every dtype
+};
+
+struct PluginLibrary {
+  DynamicLibrary library;
+  bb_kernel_fn kernel_impl = nullptr;  // <op>_kernel_impl, if exported
+  bb_kernel_fn reference = nullptr;    // <op>_reference, if exported
+  PluginInfo info;
+};
+
+// Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
+// the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info
+// record declares an ABI major the host does not speak, or is malformed.
+Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std::string& op);
+
+}  // namespace bb

@@ -1,0 +1,74 @@
+#include "scores.hpp"
+
+#include <cmath>
+#include <map>
+
+namespace bb {
+
+std::optional<double> geomean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double log_sum = 0;
+  for (double v : values) {
+    if (!(v > 0)) return std::nullopt;
+    log_sum += std::log(v);
+  }
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
+                      const std::vector<double>& ps) {
+  Scores s;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> speedups;
+  for (const auto& [op, impl] : impl_order) {
+    index[{op, impl}] = s.impls.size();
+    ImplScore is;
+    is.op = op;
+    is.impl = impl;
+    s.impls.push_back(is);
+  }
+  for (const auto& r : results) {
+    auto it = index.find({r.op, r.impl});
+    if (it == index.end()) continue;  // baseline timings and the like are not scored
+    ImplScore& is = s.impls[it->second];
+    ++is.tests;
+    ++s.tests;
+    if (r.verdict == Verdict::pass) ++is.passed, ++s.passed;
+    else if (r.verdict == Verdict::skipped) ++is.skipped, ++s.skipped;
+    else ++is.failed, ++s.failed;
+    if (r.verdict == Verdict::pass && r.speedup) speedups[{r.op, r.impl}].push_back(*r.speedup);
+  }
+  const int ran = s.tests - s.skipped;
+  s.correctness_rate = ran > 0 ? static_cast<double>(s.passed) / ran : 0.0;
+
+  std::map<std::string, size_t> op_index;
+  std::map<std::string, std::vector<double>> op_speedups;
+  std::vector<double> all;
+  for (auto& is : s.impls) {
+    is.fully_correct = is.failed == 0 && is.passed > 0;
+    if (is.fully_correct) is.speedup = geomean(speedups[{is.op, is.impl}]);
+    if (!op_index.count(is.op)) {
+      op_index[is.op] = s.ops.size();
+      OpScore os;
+      os.op = is.op;
+      s.ops.push_back(os);
+    }
+    OpScore& os = s.ops[op_index[is.op]];
+    ++os.impls;
+    if (is.fully_correct) ++os.correct_impls;
+    if (is.fully_correct && is.speedup) {
+      op_speedups[is.op].push_back(*is.speedup);
+      all.push_back(*is.speedup);
+    }
+  }
+  for (auto& os : s.ops) os.geomean_speedup = geomean(op_speedups[os.op]);
+  s.geomean_speedup = geomean(all);
+  for (double p : ps) {
+    int fast = 0;
+    for (const auto& is : s.impls) fast += (is.fully_correct && is.speedup && *is.speedup > p) ? 1 : 0;
+    s.perf_at.emplace_back(p, s.impls.empty() ? 0.0 : static_cast<double>(fast) / static_cast<double>(s.impls.size()));
+  }
+  return s;
+}
+
+}  // namespace bb

@@ -1,0 +1,49 @@
+// Scores of a run: per implementation, per op and overall.
+//
+//   correctness rate   passed tests / tests that ran (SKIPPED excluded)
+//   speedup            an implementation's geomean over its timed performance cases of
+//                      baseline median / its median
+//   geomean speedup    per op and overall, over fully correct implementations only; the
+//                      failed ones are counted beside it, never as 1.0
+//   perf@p             share of all scored implementations that are fully correct and whose
+//                      speedup exceeds p (KernelBench's fast_p)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results.hpp"
+
+namespace bb {
+
+struct ImplScore {
+  std::string op, impl;
+  int tests = 0, passed = 0, failed = 0, skipped = 0;  // failed: any verdict but PASS / SKIPPED
+  bool fully_correct = false;                         // no failure and at least one pass
+  std::optional<double> speedup;
+};
+
+struct OpScore {
+  std::string op;
+  int impls = 0, correct_impls = 0;
+  std::optional<double> geomean_speedup;
+};
+
+struct Scores {
+  std::vector<ImplScore> impls;
+  std::vector<OpScore> ops;
+  int tests = 0, passed = 0, failed = 0, skipped = 0;
+  double correctness_rate = 0.0;
+  std::optional<double> geomean_speedup;
+  std::vector<std::pair<double, double>> perf_at;  // (p, share)
+};
+
+std::optional<double> geomean(const std::vector<double>& values);
+
+// `impl_order` lists every scored implementation as (op, impl), so that one whose tests all
+// vanished still counts; `ps` are the perf@p thresholds.
+Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
+                      const std::vector<double>& ps);
+
+}  // namespace bb

@@ -1,0 +1,339 @@
+#include "test_runner.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "call_frame.hpp"
+#include "compare.hpp"
+#include "host_buffer.hpp"
+#include "init.hpp"
+
+namespace bb {
+
+// ---------------------------------------------------------------------------------------------
+// Protocol messages.
+
+namespace {
+const char* target_kind_name(Target::Kind k) {
+  switch (k) {
+    case Target::Kind::kernel_impl: return "kernel_impl";
+    case Target::Kind::reference: return "reference";
+    case Target::Kind::identity: return "identity";
+  }
+  return "identity";
+}
+Target::Kind target_kind(const std::string& s) {
+  if (s == "kernel_impl") return Target::Kind::kernel_impl;
+  if (s == "reference") return Target::Kind::reference;
+  return Target::Kind::identity;
+}
+nlohmann::json target_json(const Target& t) { return {{"kind", target_kind_name(t.kind)}, {"library", t.library}}; }
+Target target_from(const nlohmann::json& j) { return Target{target_kind(j.value("kind", "identity")), j.value("library", "")}; }
+}  // namespace
+
+nlohmann::json to_json(const TestRequest& r) {
+  const auto& s = r.timing.rule;
+  return {{"cmd", "test"},
+          {"manifest", r.manifest},
+          {"op", r.op},
+          {"case_index", r.case_index},
+          {"impl", target_json(r.impl)},
+          {"reference", target_json(r.reference)},
+          {"check", r.check},
+          {"time", r.time},
+          {"check_determinism", r.check_determinism},
+          {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+          {"timing",
+           {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
+            {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", r.timing.warmup_time},
+            {"min_sample_time", r.timing.min_sample_time}}}};
+}
+
+TestRequest test_request_from_json(const nlohmann::json& j) {
+  TestRequest r;
+  r.manifest = j.value("manifest", "");
+  r.op = j.value("op", "");
+  r.case_index = j.value("case_index", 0);
+  r.impl = target_from(j.value("impl", nlohmann::json::object()));
+  r.reference = target_from(j.value("reference", nlohmann::json::object()));
+  r.check = j.value("check", true);
+  r.time = j.value("time", false);
+  r.check_determinism = j.value("check_determinism", false);
+  if (auto it = j.find("seed"); it != j.end() && !it->is_null()) r.seed = it->get<uint64_t>();
+  const auto t = j.value("timing", nlohmann::json::object());
+  auto& s = r.timing.rule;
+  s.min_samples = t.value("min_samples", s.min_samples);
+  s.max_samples = t.value("max_samples", s.max_samples);
+  s.min_time = t.value("min_time", s.min_time);
+  s.max_noise = t.value("max_noise", s.max_noise);
+  s.timeout = t.value("timeout", s.timeout);
+  r.timing.warmup_time = t.value("warmup_time", r.timing.warmup_time);
+  r.timing.min_sample_time = t.value("min_sample_time", r.timing.min_sample_time);
+  return r;
+}
+
+nlohmann::json to_json(const ProbeRequest& r) { return {{"cmd", "probe"}, {"library", r.library}, {"op", r.op}}; }
+ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value("library", ""), j.value("op", "")}; }
+
+nlohmann::json to_json(const ProbeReply& r) {
+  return {{"loaded", r.loaded},
+          {"error", r.error},
+          {"has_kernel_impl", r.has_kernel_impl},
+          {"has_reference", r.has_reference},
+          {"info",
+           {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
+            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}}}};
+}
+
+ProbeReply probe_reply_from_json(const nlohmann::json& j) {
+  ProbeReply r;
+  r.loaded = j.value("loaded", false);
+  r.error = j.value("error", "");
+  r.has_kernel_impl = j.value("has_kernel_impl", false);
+  r.has_reference = j.value("has_reference", false);
+  const auto info = j.value("info", nlohmann::json::object());
+  r.info.present = info.value("present", false);
+  r.info.abi_version = info.value("abi_version", uint32_t{BB_ABI_VERSION});
+  r.info.version = info.value("version", "");
+  r.info.devices = info.value("devices", std::vector<std::string>{});
+  r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Caches.
+
+Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manifest, const std::string& op,
+                                                        std::optional<uint64_t> seed) {
+  auto& slot = ops_[manifest + (seed ? "#" + std::to_string(*seed) : "")];
+  if (!slot) {
+    auto m = load_manifest(manifest, op);
+    if (!m) return m.error();
+    if (seed) m->seed = *seed;
+    auto cases = expand_cases(*m);
+    if (!cases) return cases.error();
+    slot = std::make_unique<OpData>(OpData{std::move(*m), std::move(*cases)});
+  }
+  return slot.get();
+}
+
+Expected<const PluginLibrary*> TestRunner::library(const std::string& path, const std::string& op) {
+  auto& slot = libraries_[path];
+  if (!slot) {
+    auto lib = load_plugin(path, op);
+    if (!lib) return lib.error();
+    slot = std::make_unique<PluginLibrary>(std::move(*lib));
+  }
+  return slot.get();
+}
+
+Expected<bb_kernel_fn> TestRunner::resolve(const Target& t, const std::string& op) {
+  if (t.kind == Target::Kind::identity) return bb_kernel_fn{nullptr};
+  auto lib = library(t.library, op);
+  if (!lib) return lib.error();
+  bb_kernel_fn fn = t.kind == Target::Kind::kernel_impl ? (*lib)->kernel_impl : (*lib)->reference;
+  if (!fn)
+    return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, t.kind == Target::Kind::kernel_impl ? "kernel_impl" : "reference"));
+  return fn;
+}
+
+ProbeReply TestRunner::probe(const ProbeRequest& request) {
+  ProbeReply reply;
+  auto lib = library(request.library, request.op);
+  if (!lib) {
+    reply.error = lib.error().message;
+    return reply;
+  }
+  reply.loaded = true;
+  reply.has_kernel_impl = (*lib)->kernel_impl != nullptr;
+  reply.has_reference = (*lib)->reference != nullptr;
+  reply.info = (*lib)->info;
+  return reply;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One test.
+
+namespace {
+
+// The tensors of one call: copies of the inputs, and outputs (poisoned, or aliasing an input).
+struct CallBuffers {
+  std::vector<HostBuffer> inputs;
+  std::vector<HostBuffer> outputs;  // empty buffer for an in-place output
+  std::vector<void*> input_ptrs, output_ptrs;
+
+  CallBuffers(const ConcreteCase& c, const std::vector<HostBuffer>& pristine) {
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      inputs.emplace_back(pristine[i].size());
+      std::memcpy(inputs.back().data(), pristine[i].data(), pristine[i].size());
+      input_ptrs.push_back(inputs.back().data());
+    }
+    for (const auto& o : c.outputs) {
+      if (o.inplace_input >= 0) {
+        outputs.emplace_back();
+        output_ptrs.push_back(inputs[static_cast<size_t>(o.inplace_input)].data());
+      } else {
+        outputs.emplace_back(o.nbytes());
+        outputs.back().poison(o.dtype);
+        output_ptrs.push_back(outputs.back().data());
+      }
+    }
+  }
+  const uint8_t* output(size_t i) const { return static_cast<const uint8_t*>(output_ptrs[i]); }
+};
+
+// Calls fn (or the identity passthrough when fn is null). Returns the error text, "" on success.
+std::string invoke(bb_kernel_fn fn, const std::string& op, const ConcreteCase& c, CallBuffers& b) {
+  if (!fn) {  // identity: every output is a copy of the first input, converted
+    const auto& in = c.inputs[0];
+    for (size_t j = 0; j < c.outputs.size(); ++j) {
+      const auto& o = c.outputs[j];
+      if (o.inplace_input == 0) continue;
+      const int64_t n = std::min(in.numel(), o.numel());
+      for (int64_t i = 0; i < n; ++i)
+        store_element(o.dtype, b.output_ptrs[j], static_cast<size_t>(i), load_element(in.dtype, b.input_ptrs[0], static_cast<size_t>(i)));
+    }
+    return "";
+  }
+  CallFrame frame(op, c, b.input_ptrs, b.output_ptrs, DLDevice{kDLCPU, 0}, nullptr);
+  const int rc = fn(frame.call());
+  if (rc == BB_OK) return "";
+  std::string msg = frame.error_message();
+  return fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+}
+
+std::string format_value(double v) { return fmt::format("{:.9g}", v); }
+
+}  // namespace
+
+TestResult TestRunner::run(const TestRequest& req) {
+  const auto started = std::chrono::steady_clock::now();
+  TestResult r;
+  r.op = req.op;
+  auto finish = [&](Verdict v, std::string message) {
+    r.verdict = v;
+    r.message = std::move(message);
+    r.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return r;
+  };
+
+  auto data = op_data(req.manifest, req.op, req.seed);
+  if (!data) return finish(Verdict::error, data.error().message);
+  const Manifest& m = (*data)->manifest;
+  if (req.case_index < 0 || static_cast<size_t>(req.case_index) >= (*data)->cases.size())
+    return finish(Verdict::error, fmt::format("case index {} out of range", req.case_index));
+  const ConcreteCase& c = (*data)->cases[static_cast<size_t>(req.case_index)];
+  r.case_id = c.id;
+  r.kind = case_kind_name(c.kind);
+  r.flops = c.flops;
+  r.bytes = c.bytes;
+
+  auto impl = resolve(req.impl, req.op);
+  if (!impl) return finish(Verdict::error, impl.error().message);
+
+  // Inputs, generated once per test from the case's seed; every call gets fresh copies.
+  std::vector<HostBuffer> pristine;
+  for (const auto& t : c.inputs) {
+    pristine.emplace_back(t.nbytes());
+    if (auto s = fill_tensor(t, pristine.back().data(), mix_seed(c.seed, t.name), m.dir()); !s)
+      return finish(Verdict::error, fmt::format("input '{}': {}", t.name, s.error().message));
+  }
+
+  if (req.check) {
+    auto ref = resolve(req.reference, req.op);
+    if (!ref) return finish(Verdict::error, "reference: " + ref.error().message);
+    CallBuffers expected(c, pristine);
+    if (auto e = invoke(*ref, req.op, c, expected); !e.empty()) return finish(Verdict::error, "reference " + e);
+    for (size_t j = 0; j < c.outputs.size(); ++j) {
+      const auto& o = c.outputs[j];
+      if (o.inplace_input >= 0) continue;
+      int64_t unwritten = 0;
+      for (int64_t i = 0; i < o.numel(); ++i) unwritten += is_poison(o.dtype, expected.output(j), static_cast<size_t>(i)) ? 1 : 0;
+      if (unwritten > 0)
+        return finish(Verdict::error, fmt::format("the reference left {} of {} elements of output '{}' unwritten", unwritten, o.numel(), o.name));
+    }
+
+    CallBuffers actual(c, pristine);
+    if (auto e = invoke(*impl, req.op, c, actual); !e.empty()) return finish(Verdict::error, e);
+
+    // Writes outside the tensors.
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      if (long long at = actual.inputs[i].first_clobbered_guard(); at != 0)
+        return finish(Verdict::out_of_bounds, fmt::format("input '{}': wrote {} byte(s) {} its data", c.inputs[i].name,
+                                                          at > 0 ? at : -at, at > 0 ? "past the end of" : "before"));
+    for (size_t j = 0; j < c.outputs.size(); ++j)
+      if (long long at = actual.outputs[j].first_clobbered_guard(); at != 0)
+        return finish(Verdict::out_of_bounds, fmt::format("output '{}': wrote {} byte(s) {} its data ({} bytes)", c.outputs[j].name,
+                                                          at > 0 ? at : -at, at > 0 ? "past the end of" : "before", c.outputs[j].nbytes()));
+
+    // Inputs that are not in-place targets must come back unchanged.
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      bool aliased = false;
+      for (const auto& o : c.outputs) aliased = aliased || o.inplace_input == static_cast<int>(i);
+      if (aliased) continue;
+      const auto& t = c.inputs[i];
+      if (std::memcmp(actual.inputs[i].data(), pristine[i].data(), t.nbytes()) == 0) continue;
+      const size_t es = dtype_size(t.dtype);
+      size_t first = 0;
+      int64_t changed = 0;
+      for (int64_t k = t.numel(); k-- > 0;)
+        if (std::memcmp(actual.inputs[i].data() + k * es, pristine[i].data() + k * es, es) != 0) ++changed, first = static_cast<size_t>(k);
+      return finish(Verdict::input_mutated,
+                    fmt::format("input '{}': {} of {} elements changed; first at {}: was {}, now {}", t.name, changed, t.numel(),
+                                format_index(static_cast<int64_t>(first), t.shape), format_value(load_element(t.dtype, pristine[i].data(), first)),
+                                format_value(load_element(t.dtype, actual.inputs[i].data(), first))));
+    }
+
+    // Values.
+    for (size_t j = 0; j < c.outputs.size(); ++j) {
+      const auto& o = c.outputs[j];
+      const Comparison cmp = compare(o.dtype, actual.output(j), expected.output(j), static_cast<size_t>(o.numel()), o.tolerance);
+      if (cmp.passed()) continue;
+      Mismatch mm{o.name, cmp.mismatches, cmp.count, cmp.unwritten, cmp.max_abs_error, cmp.max_rel_error,
+                  format_index(cmp.first_mismatch, o.shape), cmp.actual_at_first, cmp.expected_at_first, o.tolerance.atol, o.tolerance.rtol};
+      r.mismatch = mm;
+      if (cmp.unwritten > 0)
+        return finish(Verdict::unwritten, fmt::format("output '{}': {} of {} elements left unwritten (still poisoned); first at {}",
+                                                      o.name, cmp.unwritten, cmp.count, mm.first_index));
+      return finish(Verdict::fail, fmt::format("output '{}': {} of {} elements differ (atol {}, rtol {}); max abs error {}, max rel error {}; "
+                                               "first at {}: got {}, expected {}",
+                                               o.name, cmp.mismatches, cmp.count, o.tolerance.atol, o.tolerance.rtol,
+                                               format_value(cmp.max_abs_error), format_value(cmp.max_rel_error), mm.first_index,
+                                               format_value(cmp.actual_at_first), format_value(cmp.expected_at_first)));
+    }
+
+    if (req.check_determinism) {
+      CallBuffers again(c, pristine);
+      if (auto e = invoke(*impl, req.op, c, again); !e.empty()) return finish(Verdict::error, "second call " + e);
+      for (size_t j = 0; j < c.outputs.size(); ++j) {
+        const auto& o = c.outputs[j];
+        if (std::memcmp(again.output(j), actual.output(j), o.nbytes()) == 0) continue;
+        int64_t diff = 0;
+        const size_t es = dtype_size(o.dtype);
+        for (int64_t k = 0; k < o.numel(); ++k) diff += std::memcmp(again.output(j) + k * es, actual.output(j) + k * es, es) != 0;
+        return finish(Verdict::nondeterministic, fmt::format("output '{}': two calls on the same inputs differ in {} of {} elements", o.name, diff, o.numel()));
+      }
+    }
+  }
+
+  if (req.time) {
+    CallBuffers timed(c, pristine);
+    CallFrame frame(req.op, c, timed.input_ptrs, timed.output_ptrs, DLDevice{kDLCPU, 0}, nullptr);
+    const bb_kernel_fn fn = *impl;
+    auto call = [&]() -> int { return fn ? fn(frame.call()) : (invoke(nullptr, req.op, c, timed).empty() ? 0 : 1); };
+    auto meas = measure_cpu(call, req.timing);
+    if (!meas) {
+      const std::string msg = frame.error_message();
+      return finish(Verdict::error, fmt::format("while timing: {}{}{}", meas.error().message, msg.empty() ? "" : ": ", msg));
+    }
+    r.timing = Timing{meas->stats, stop_reason_name(meas->stop), meas->batch, meas->wall_time};
+    const double t = meas->stats.median;
+    if (t > 0 && c.flops) r.tflops = *c.flops / t / 1e12;
+    if (t > 0 && c.bytes) r.gbps = *c.bytes / t / 1e9;
+  }
+  return finish(Verdict::pass, "");
+}
+
+}  // namespace bb

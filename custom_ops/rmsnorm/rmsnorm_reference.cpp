@@ -1,0 +1,34 @@
+// The trusted reference of rmsnorm: double-precision accumulation and scaling.
+#include <backendbench/plugin.hpp>
+
+#include <cmath>
+
+namespace {
+void reference(bb::Call& c) {
+  const double eps = c.attr<double>("eps", 1e-6);
+  bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto x = c.input<T>("x");
+    auto w = c.input<T>("weight");
+    auto y = c.output<T>("y");
+    const int64_t cols = x.size(-1);
+    BB_CHECK(w.numel() == cols, "weight must have as many elements as x's last dimension");
+    const int64_t rows = cols ? x.numel() / cols : 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* xr = x.data() + r * cols;
+      T* yr = y.data() + r * cols;
+      double ss = 0;
+      for (int64_t i = 0; i < cols; ++i) ss += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
+      const double inv = 1.0 / std::sqrt(ss / static_cast<double>(cols) + eps);
+      for (int64_t i = 0; i < cols; ++i) {
+        const double v = static_cast<double>(xr[i]) * inv * static_cast<double>(w[i]);
+        if constexpr (std::is_same_v<T, double>) yr[i] = v;
+        else yr[i] = static_cast<T>(static_cast<float>(v));
+      }
+    }
+  });
+}
+}  // namespace
+
+BB_REFERENCE(rmsnorm, reference)
+BB_PLUGIN_INFO("1.0.0", "cpu", "")

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages BackendBench builds against. Idempotent; needs root (or sudo).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+      libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install_deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
