@@ -1,4 +1,4 @@
-// Errors as values: Expected<T> holds a T or an Error with a message.
+// Errors as values: Expected<T> holds a T or a Failure with a message.
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@
 
 namespace bb {
 
-struct Error {
+struct Failure {
   std::string message;
 };
 
@@ -15,7 +15,7 @@ template <typename T>
 class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Expected(Error error) : v_(std::move(error)) {}      // NOLINT
+  Expected(Failure error) : v_(std::move(error)) {}      // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() & { return std::get<0>(v_); }
@@ -24,16 +24,16 @@ class [[nodiscard]] Expected {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() { return value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const Failure& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, Failure> v_;
 };
 
 // For operations that return nothing on success.
 struct Ok {};
 using Status = Expected<Ok>;
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Failure make_error(std::string message) { return Failure{std::move(message)}; }
 
 }  // namespace bb

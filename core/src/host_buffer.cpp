@@ -22,17 +22,24 @@ HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
   }
 }
 
-long long HostBuffer::first_clobbered_guard() const {
+HostBuffer::Overrun HostBuffer::overrun() const {
+  Overrun o;
   const uint8_t* p = base_.get();
-  if (!p) return 0;
-  for (std::size_t i = 0; i < kGuardBytes; ++i)
-    if (p[kGuardBytes + nbytes_ + i] != guard_byte(i + kGuardBytes)) return static_cast<long long>(i) + 1;
+  if (!p) return o;
   for (std::size_t i = kGuardBytes; i-- > 0;)
-    if (p[i] != guard_byte(i)) return -static_cast<long long>(kGuardBytes - i);
-  return 0;
+    if (p[kGuardBytes + nbytes_ + i] != guard_byte(i + kGuardBytes)) {
+      o.after = i + 1;
+      break;
+    }
+  for (std::size_t i = 0; i < kGuardBytes; ++i)
+    if (p[i] != guard_byte(i)) {
+      o.before = kGuardBytes - i;
+      break;
+    }
+  return o;
 }
 
-bool HostBuffer::guards_intact() const { return first_clobbered_guard() == 0; }
+bool HostBuffer::guards_intact() const { return !overrun().any(); }
 
 void poison_element(DType t, void* out) {
   switch (t) {

@@ -23,9 +23,14 @@ class HostBuffer {
 
   // Guards are written on construction; guards_intact() tells whether anything wrote over them.
   bool guards_intact() const;
-  // Byte offset past the end of the first clobbered guard byte after the data (negative:
-  // before the data), or 0 when intact.
-  long long first_clobbered_guard() const;
+  // How far writes reached outside the data: bytes past its end and bytes before its start
+  // (the furthest clobbered guard byte on each side; 0 when that side is intact).
+  struct Overrun {
+    std::size_t after = 0;
+    std::size_t before = 0;
+    bool any() const { return after || before; }
+  };
+  Overrun overrun() const;
 
   // Fills every element with the poison pattern of dtype t.
   void poison(DType t);

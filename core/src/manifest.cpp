@@ -51,7 +51,7 @@ std::string Manifest::where(int line) const { return fmt::format("{}:{}", path.s
 
 namespace {
 
-// Thrown only inside this file, turned into an Error at load_manifest's boundary.
+// Thrown only inside this file, turned into a Failure at load_manifest's boundary.
 struct ManifestError {
   int line;
   std::string what;

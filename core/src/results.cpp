@@ -1,5 +1,7 @@
 #include "results.hpp"
 
+#include <limits>
+
 namespace bb {
 
 namespace {
@@ -10,6 +12,14 @@ template <typename T>
 void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
 }
+// JSON has no NaN or infinity: nlohmann writes them as null, and null reads back as NaN here.
+double number(const nlohmann::json& j, const char* key, double def = 0.0) {
+  auto it = j.find(key);
+  if (it == j.end()) return def;
+  if (it->is_number()) return it->get<double>();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 template <typename T>
 void get(const nlohmann::json& j, const char* key, std::optional<T>& v) {
   if (auto it = j.find(key); it != j.end() && !it->is_null()) v = it->get<T>();
@@ -59,38 +69,38 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   r.device = j.value("device", "cpu");
   r.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.message = j.value("message", "");
-  r.duration = j.value("duration_s", 0.0);
+  r.duration = number(j, "duration_s");
   if (auto it = j.find("mismatch"); it != j.end()) {
     Mismatch m;
     m.output = it->value("output", "");
     m.count = it->value("count", int64_t{0});
     m.total = it->value("total", int64_t{0});
     m.unwritten = it->value("unwritten", int64_t{0});
-    m.max_abs_error = it->value("max_abs_error", 0.0);
-    m.max_rel_error = it->value("max_rel_error", 0.0);
+    m.max_abs_error = number(*it, "max_abs_error");
+    m.max_rel_error = number(*it, "max_rel_error");
     m.first_index = it->value("first_index", "");
-    m.actual = it->value("actual", 0.0);
-    m.expected = it->value("expected", 0.0);
-    m.atol = it->value("atol", 0.0);
-    m.rtol = it->value("rtol", 0.0);
+    m.actual = number(*it, "actual");
+    m.expected = number(*it, "expected");
+    m.atol = number(*it, "atol");
+    m.rtol = number(*it, "rtol");
     r.mismatch = m;
   }
   if (auto it = j.find("timing"); it != j.end()) {
     Timing t;
     auto& s = t.stats;
     s.samples = it->value("samples", std::size_t{0});
-    s.median = it->value("median_s", 0.0);
-    s.min = it->value("min_s", 0.0);
-    s.max = it->value("max_s", 0.0);
-    s.mean = it->value("mean_s", 0.0);
-    s.q1 = it->value("q1_s", 0.0);
-    s.q3 = it->value("q3_s", 0.0);
-    s.iqr = it->value("iqr_s", 0.0);
-    s.stdev = it->value("stdev_s", 0.0);
-    s.rel_stdev = it->value("rel_stdev", 0.0);
+    s.median = number(*it, "median_s");
+    s.min = number(*it, "min_s");
+    s.max = number(*it, "max_s");
+    s.mean = number(*it, "mean_s");
+    s.q1 = number(*it, "q1_s");
+    s.q3 = number(*it, "q3_s");
+    s.iqr = number(*it, "iqr_s");
+    s.stdev = number(*it, "stdev_s");
+    s.rel_stdev = number(*it, "rel_stdev");
     t.stop = it->value("stop", "");
     t.batch = it->value("batch", std::size_t{1});
-    t.wall_time = it->value("wall_time_s", 0.0);
+    t.wall_time = number(*it, "wall_time_s");
     r.timing = t;
   }
   get(j, "baseline_median_s", r.baseline_median);

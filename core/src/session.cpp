@@ -64,11 +64,17 @@ std::string skip_reason(const Implementation& impl, const Manifest& m, const Con
 TestResult outcome_to_result(const ExecOutcome& out) {
   TestResult r;
   if (out.status == ExecOutcome::Status::ok) {
-    if (out.reply.contains("error") && !out.reply.contains("verdict")) {
+    try {
+      if (out.reply.contains("error") && !out.reply.contains("verdict")) {
+        r.verdict = Verdict::error;
+        r.message = out.reply.value("error", "worker error");
+      } else {
+        r = out.reply.get<TestResult>();
+      }
+    } catch (const std::exception& e) {  // a reply the host cannot read is that test's error
+      r = TestResult{};
       r.verdict = Verdict::error;
-      r.message = out.reply.value("error", "worker error");
-    } else {
-      r = out.reply.get<TestResult>();
+      r.message = std::string("unreadable worker reply: ") + e.what();
     }
   } else {
     r.verdict = out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout;

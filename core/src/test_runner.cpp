@@ -259,14 +259,18 @@ TestResult TestRunner::run(const TestRequest& req) {
     if (auto e = invoke(*impl, req.op, c, actual); !e.empty()) return finish(Verdict::error, e);
 
     // Writes outside the tensors.
+    auto describe = [](const HostBuffer::Overrun& o) {
+      std::string s;
+      if (o.after) s += fmt::format("wrote up to {} byte(s) past the end", o.after);
+      if (o.before) s += fmt::format("{}wrote up to {} byte(s) before the start", s.empty() ? "" : " and ", o.before);
+      return s;
+    };
     for (size_t i = 0; i < c.inputs.size(); ++i)
-      if (long long at = actual.inputs[i].first_clobbered_guard(); at != 0)
-        return finish(Verdict::out_of_bounds, fmt::format("input '{}': wrote {} byte(s) {} its data", c.inputs[i].name,
-                                                          at > 0 ? at : -at, at > 0 ? "past the end of" : "before"));
+      if (auto o = actual.inputs[i].overrun(); o.any())
+        return finish(Verdict::out_of_bounds, fmt::format("input '{}': {} ({} bytes)", c.inputs[i].name, describe(o), c.inputs[i].nbytes()));
     for (size_t j = 0; j < c.outputs.size(); ++j)
-      if (long long at = actual.outputs[j].first_clobbered_guard(); at != 0)
-        return finish(Verdict::out_of_bounds, fmt::format("output '{}': wrote {} byte(s) {} its data ({} bytes)", c.outputs[j].name,
-                                                          at > 0 ? at : -at, at > 0 ? "past the end of" : "before", c.outputs[j].nbytes()));
+      if (auto o = actual.outputs[j].overrun(); o.any())
+        return finish(Verdict::out_of_bounds, fmt::format("output '{}': {} ({} bytes)", c.outputs[j].name, describe(o), c.outputs[j].nbytes()));
 
     // Inputs that are not in-place targets must come back unchanged.
     for (size_t i = 0; i < c.inputs.size(); ++i) {

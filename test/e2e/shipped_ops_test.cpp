@@ -1,0 +1,50 @@
+// The shipped ops, and a plugin dropped into a built root with nothing rebuilt.
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+
+TEST(ShippedOps, EveryImplementationPassesAndIsTimed) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--suite", "custom_ops", "--backend", "custom_ops", "--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir",
+                           logs.string(), "--timeout", "0.2", "--min-time", "0.01"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto r = e2e::read_json(logs / "results.json");
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_TRUE(r["host"].contains("hostname"));
+  EXPECT_EQ(r["ops"].size(), 2u);
+  EXPECT_EQ(r["ops"][0]["seed"], 1234);
+  int timed = 0;
+  for (const auto& t : r["tests"]) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    if (t["kind"] == "performance") {
+      ++timed;
+      EXPECT_GT(t["timing"]["median_s"].get<double>(), 0.0);
+      EXPECT_GT(t["speedup"].get<double>(), 0.0);
+      EXPECT_GT(t["gbps"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(timed, 2 * 4 + 1 * 3);  // myop: 2 impls x 4 cases; rmsnorm: 1 x 3
+  EXPECT_EQ(r["scores"]["correctness_rate"], 1.0);
+  EXPECT_FALSE(r["scores"]["geomean_speedup"].is_null());
+  EXPECT_NE(run.out.find("myop__myop_vec"), std::string::npos);
+}
+
+TEST(ShippedOps, ADroppedInLibraryIsScoredWithNothingRebuilt) {
+  const auto root = e2e::temp_dir("root");
+  std::filesystem::copy(BB_SHIPPED_ROOT, root, std::filesystem::copy_options::recursive);
+  auto before = backendbench({"--custom-ops-root", root.string(), "--ops", "myop", "--list"});
+  EXPECT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(before.out.find("myop__myop_dropin"), std::string::npos);
+
+  std::filesystem::copy_file(BB_DROPIN_LIBRARY, root / "myop" / "myop_dropin.so");
+  const auto logs = e2e::temp_dir("logs");
+  auto after = backendbench({"--custom-ops-root", root.string(), "--ops", "myop", "--log-dir", logs.string(), "--correctness-only"});
+  EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
+  auto r = e2e::read_json(logs / "results.json");
+  auto dropin = e2e::tests_of(r, "myop__myop_dropin");
+  EXPECT_EQ(dropin.size(), 29u);  // every case of myop: performance cases are checked, not timed
+  for (const auto& t : dropin) EXPECT_FALSE(t.contains("timing"));
+  for (const auto& t : dropin) EXPECT_EQ(t["verdict"], "PASS");
+}

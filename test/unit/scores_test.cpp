@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "scores.hpp"
+
+namespace {
+bb::TestResult result(const char* impl, bb::Verdict v, std::optional<double> speedup = {}) {
+  bb::TestResult r;
+  r.op = "op";
+  r.impl = impl;
+  r.verdict = v;
+  r.speedup = speedup;
+  return r;
+}
+}  // namespace
+
+TEST(Scores, GeomeanAndPerfAt) {
+  std::vector<bb::TestResult> rs = {
+      result("fast", bb::Verdict::pass), result("fast", bb::Verdict::pass, 2.0), result("fast", bb::Verdict::pass, 8.0),
+      result("slow", bb::Verdict::pass, 0.5), result("slow", bb::Verdict::skipped),
+      result("broken", bb::Verdict::pass, 100.0), result("broken", bb::Verdict::fail),
+  };
+  auto s = bb::compute_scores(rs, {{"op", "fast"}, {"op", "slow"}, {"op", "broken"}}, {0.0, 1.0});
+  ASSERT_EQ(s.impls.size(), 3u);
+  EXPECT_NEAR(*s.impls[0].speedup, 4.0, 1e-12);
+  EXPECT_TRUE(s.impls[1].fully_correct);
+  EXPECT_FALSE(s.impls[2].fully_correct);
+  EXPECT_FALSE(s.impls[2].speedup.has_value());  // a failing implementation has no speedup
+  EXPECT_NEAR(*s.geomean_speedup, std::sqrt(4.0 * 0.5), 1e-12);  // broken's 100x not counted
+  EXPECT_EQ(s.ops[0].correct_impls, 2);
+  EXPECT_EQ(s.passed, 5);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_NEAR(s.correctness_rate, 5.0 / 6.0, 1e-12);
+  EXPECT_NEAR(s.perf_at[0].second, 2.0 / 3.0, 1e-12);  // fast and slow beat 0
+  EXPECT_NEAR(s.perf_at[1].second, 1.0 / 3.0, 1e-12);  // only fast beats 1
+}
+
+TEST(Scores, AnImplementationWithNoResultsStillCounts) {
+  auto s = bb::compute_scores({}, {{"op", "ghost"}}, {1.0});
+  ASSERT_EQ(s.impls.size(), 1u);
+  EXPECT_FALSE(s.impls[0].fully_correct);
+  EXPECT_EQ(s.perf_at[0].second, 0.0);
+  EXPECT_FALSE(bb::geomean({}).has_value());
+  EXPECT_FALSE(bb::geomean({1.0, 0.0}).has_value());
+}

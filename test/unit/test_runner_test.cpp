@@ -1,0 +1,166 @@
+// TestRunner in this process, on real fixture plugins: every verdict a plugin can earn without
+// taking the process down (crashes and hangs are in the end-to-end tests).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_runner.hpp"
+
+namespace {
+
+const std::string kHostile = std::string(BB_FIXTURE_ROOTS) + "/hostile/scale/";
+const std::string kInplace = std::string(BB_FIXTURE_ROOTS) + "/inplace/addone_/";
+
+bb::TestResult run(const std::string& dir, const std::string& op, const std::string& impl, const std::string& reference,
+                   int case_index = 0, bool determinism = false) {
+  static bb::TestRunner runner;  // caches libraries across tests, as a worker does
+  bb::TestRequest req;
+  req.manifest = dir + "gen_input.yaml";
+  req.op = op;
+  req.case_index = case_index;
+  req.impl = {bb::Target::Kind::kernel_impl, dir + impl};
+  req.reference = reference.empty() ? bb::Target{bb::Target::Kind::identity, ""}
+                                    : bb::Target{bb::Target::Kind::reference, dir + reference};
+  req.check_determinism = determinism;
+  return runner.run(req);
+}
+
+bb::TestResult scale(const std::string& impl, int case_index = 1, bool determinism = false) {
+  return run(kHostile, "scale", impl, "scale_reference.so", case_index, determinism);
+}
+
+}  // namespace
+
+TEST(TestRunner, Pass) {
+  auto r = scale("scale_good.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  EXPECT_EQ(r.case_id, "correctness/small[n=1000]");
+}
+
+TEST(TestRunner, FailReportsErrorsCountAndFirstIndex) {
+  auto r = scale("scale_wrong.so");
+  ASSERT_EQ(r.verdict, bb::Verdict::fail) << r.message;
+  ASSERT_TRUE(r.mismatch.has_value());
+  EXPECT_EQ(r.mismatch->count, 100);  // every 10th of 1000
+  EXPECT_EQ(r.mismatch->total, 1000);
+  EXPECT_EQ(r.mismatch->first_index, "[0]");
+  EXPECT_GT(r.mismatch->max_rel_error, 0.009);
+  EXPECT_LT(r.mismatch->max_rel_error, 0.011);
+}
+
+TEST(TestRunner, ErrorCarriesThePluginsMessage) {
+  auto r = scale("scale_error.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::error);
+  EXPECT_NE(r.message.find("returned 2: this fixture always refuses"), std::string::npos) << r.message;
+}
+
+TEST(TestRunner, Unwritten) {
+  auto r = scale("scale_unwritten.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::unwritten) << r.message;
+  EXPECT_EQ(r.mismatch->unwritten, 500);
+  EXPECT_EQ(r.mismatch->first_index, "[500]");
+}
+
+TEST(TestRunner, OutOfBounds) {
+  auto r = scale("scale_overflow.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::out_of_bounds) << r.message;
+  EXPECT_NE(r.message.find("output 'y': wrote up to 16 byte(s) past the end (4000 bytes)"), std::string::npos) << r.message;
+}
+
+TEST(TestRunner, InputMutated) {
+  auto r = scale("scale_mutate.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::input_mutated) << r.message;
+  EXPECT_NE(r.message.find("input 'x': 1 of 1000 elements changed; first at [999]"), std::string::npos) << r.message;
+}
+
+TEST(TestRunner, NondeterministicOnlyWhenAsked) {
+  EXPECT_EQ(scale("scale_nondet.so", 1, false).verdict, bb::Verdict::pass);
+  auto r = scale("scale_nondet.so", 1, true);
+  EXPECT_EQ(r.verdict, bb::Verdict::nondeterministic) << r.message;
+  EXPECT_NE(r.message.find("differ in 1 of 1000"), std::string::npos) << r.message;
+}
+
+TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
+  bb::TestRunner runner;
+  bb::TestRequest req;
+  req.manifest = kHostile + "gen_input.yaml";
+  req.op = "scale";
+  req.case_index = 2;  // performance/big
+  req.impl = {bb::Target::Kind::kernel_impl, kHostile + "scale_good.so"};
+  req.reference = {bb::Target::Kind::reference, kHostile + "scale_reference.so"};
+  req.time = true;
+  req.timing.rule.min_samples = 3;
+  req.timing.rule.timeout = 0.2;
+  auto r = runner.run(req);
+  ASSERT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  ASSERT_TRUE(r.timing.has_value());
+  EXPECT_GE(r.timing->stats.samples, 3u);
+  EXPECT_GT(r.timing->stats.median, 0);
+  EXPECT_LE(r.timing->stats.min, r.timing->stats.median);
+  ASSERT_TRUE(r.gbps.has_value());
+  EXPECT_DOUBLE_EQ(*r.bytes, 2.0 * 4096 * 4);
+  EXPECT_NEAR(*r.gbps, *r.bytes / r.timing->stats.median / 1e9, 1e-9 * *r.gbps);
+
+  req.time = false;
+  EXPECT_FALSE(runner.run(req).timing.has_value());
+}
+
+TEST(TestRunner, IdentityReferenceCopiesTheFirstInput) {
+  // y = 2x against identity (y = x) fails, with expected == x.
+  auto r = run(kHostile, "scale", "scale_good.so", "", 0);
+  ASSERT_EQ(r.verdict, bb::Verdict::fail) << r.message;
+  EXPECT_DOUBLE_EQ(r.mismatch->actual, 2 * r.mismatch->expected);
+}
+
+TEST(TestRunner, InPlaceOutputsAliasTheirInputAndNpyInputsLoad) {
+  auto good = run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 0);
+  EXPECT_EQ(good.verdict, bb::Verdict::pass) << good.message;
+  auto twice = run(kInplace, "addone_", "addone_twice.so", "addone_reference.so", 0);
+  ASSERT_EQ(twice.verdict, bb::Verdict::fail) << twice.message;
+  // x from data/x.npy is 0..5; the reference adds 1; the wrong impl adds 2.
+  EXPECT_EQ(twice.mismatch->output, "x_out");
+  EXPECT_DOUBLE_EQ(twice.mismatch->expected, 1.0);
+  EXPECT_DOUBLE_EQ(twice.mismatch->actual, 2.0);
+  EXPECT_EQ(run(kInplace, "addone_", "addone_untouched.so", "addone_reference.so", 1).verdict, bb::Verdict::fail);
+  EXPECT_EQ(run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 2).verdict, bb::Verdict::pass);
+}
+
+TEST(TestRunner, MissingLibraryOrCaseIsAnError) {
+  auto r = run(kHostile, "scale", "no_such.so", "scale_reference.so");
+  EXPECT_EQ(r.verdict, bb::Verdict::error);
+  EXPECT_NE(r.message.find("no such file"), std::string::npos) << r.message;
+  EXPECT_EQ(run(kHostile, "scale", "scale_good.so", "scale_reference.so", 99).verdict, bb::Verdict::error);
+}
+
+TEST(TestRunner, ProtocolRoundTrip) {
+  bb::TestRequest req;
+  req.manifest = "m.yaml";
+  req.op = "op";
+  req.case_index = 3;
+  req.impl = {bb::Target::Kind::kernel_impl, "a.so"};
+  req.reference = {bb::Target::Kind::reference, "r.so"};
+  req.time = true;
+  req.seed = 77;
+  req.timing.rule.max_noise = 0.005;
+  auto back = bb::test_request_from_json(bb::to_json(req));
+  EXPECT_EQ(back.case_index, 3);
+  EXPECT_EQ(back.impl.library, "a.so");
+  EXPECT_EQ(back.reference.kind, bb::Target::Kind::reference);
+  EXPECT_TRUE(back.time);
+  EXPECT_EQ(*back.seed, 77u);
+  EXPECT_DOUBLE_EQ(back.timing.rule.max_noise, 0.005);
+
+  bb::TestResult r;
+  r.verdict = bb::Verdict::out_of_bounds;
+  r.speedup = 1.5;
+  r.timing = bb::Timing{bb::summarize({1, 2, 3}), "converged", 4, 0.5};
+  r.mismatch = bb::Mismatch{};
+  r.mismatch->actual = std::nan("");  // poison is a NaN; JSON carries it as null
+  nlohmann::json j = nlohmann::json::parse(nlohmann::json(r).dump());
+  auto r2 = j.get<bb::TestResult>();
+  EXPECT_TRUE(std::isnan(r2.mismatch->actual));
+  EXPECT_EQ(r2.verdict, bb::Verdict::out_of_bounds);
+  EXPECT_EQ(*r2.speedup, 1.5);
+  EXPECT_EQ(r2.timing->stats.median, 2);
+  EXPECT_EQ(r2.timing->batch, 4u);
+}
