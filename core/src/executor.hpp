@@ -25,7 +25,7 @@ class Executor {
 };
 
 std::unique_ptr<Executor> make_in_process_executor();
-// `worker_command` is the host binary; it is run as `<binary> __worker`.
+// `worker_binary` is the host binary; it is run as `<binary> __worker <host pid>`.
 std::unique_ptr<Executor> make_isolated_executor(std::string worker_binary);
 
 // Handles one request in this process: the worker loop and the in-process executor share it.
@@ -33,6 +33,7 @@ nlohmann::json handle_request(const nlohmann::json& request);
 
 // The worker process's main loop: a JSON request per line on stdin, a JSON reply per line on
 // the protocol stream. Plugin output to stdout is redirected to stderr so it cannot corrupt it.
-int worker_main();
+// `host_pid` is the host's process id (0: unknown); the worker exits if its parent is another.
+int worker_main(long host_pid);
 
 }  // namespace bb

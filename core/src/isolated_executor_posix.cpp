@@ -92,12 +92,13 @@ class IsolatedExecutor final : public Executor {
       close(to_child[1]);
       return false;
     }
+    const std::string host_pid = std::to_string(getpid());
     const pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
       dup2(to_child[0], STDIN_FILENO);
       dup2(from_child[1], STDOUT_FILENO);
-      execl(binary_.c_str(), binary_.c_str(), "__worker", static_cast<char*>(nullptr));
+      execl(binary_.c_str(), binary_.c_str(), "__worker", host_pid.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     close(to_child[0]);

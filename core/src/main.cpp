@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -29,7 +30,7 @@ std::filesystem::path timestamped_log_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "__worker") == 0) return bb::worker_main();
+  if (argc >= 2 && std::strcmp(argv[1], "__worker") == 0) return bb::worker_main(argc >= 3 ? std::atol(argv[2]) : 0);
 
   auto cli = bb::parse_cli(argc, argv);
   if (!cli) {

@@ -32,10 +32,12 @@ nlohmann::json handle_request(const nlohmann::json& request) {
   return {{"error", "unknown command '" + cmd + "'"}};
 }
 
-int worker_main() {
+int worker_main(long host_pid) {
 #if defined(__linux__)
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a killed host
-  if (getppid() == 1) return 1;
+  if (host_pid > 0 && getppid() != host_pid) return 1;  // the host died before prctl took hold
+#else
+  (void)host_pid;
 #endif
   // The protocol gets its own copy of stdout; fd 1 becomes stderr for whatever plugins print.
   const int proto_fd = dup(STDOUT_FILENO);
