@@ -43,7 +43,6 @@ TEST(Init, SameSeedSameBytesForEveryDtype) {
 TEST(Init, KnownValuesAreStableAcrossReleases) {
   // Pinned: a change here changes every user's inputs, which must be deliberate.
   EXPECT_EQ(bb::random_bits(0, 0), 0xa706dd2f4d197e6full);
-  EXPECT_EQ(bb::random_bits(12345, 7), bb::random_bits(12345, 7));
 }
 
 TEST(Init, DistributionsHaveTheirShape) {
