@@ -34,13 +34,27 @@ class ConsoleReporter final : public Reporter {
                  op.reference_kind, op.baseline.empty() ? "" : ", baseline " + op.baseline);
   }
 
+  void device_described(const nlohmann::json& d) override {
+    const std::string name = d.value("name", "?");
+    if (!d.value("available", false)) {
+      fmt::print("{}: unavailable: {}\n", name, d.value("reason", "?"));
+      return;
+    }
+    for (const auto& dev : d.value("devices", nlohmann::json::array()))
+      fmt::print("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical) [{}]\n", name,
+                 dev.value("ordinal", 0), dev.value("name", "?"), dev.value("arch", "?"), dev.value("multiprocessors", 0),
+                 dev.value("l2_bytes", 0.0) / 1048576.0, dev.value("memory_bytes", 0.0) / 1073741824.0,
+                 dev.value("peak_bandwidth_gbps", 0.0), d.value("runtime", ""));
+  }
+
   void test_finished(const TestResult& r, std::size_t done, std::size_t total) override {
     const bool interesting = r.verdict != Verdict::pass && r.verdict != Verdict::skipped;
     if (!o_.verbose && !interesting && r.verdict != Verdict::skipped && !r.timing) {
       progress(done, total);
       return;
     }
-    std::string line = fmt::format("[{}/{}] {:<16} {} {}", done, total, verdict(r.verdict), r.impl, r.case_id);
+    std::string line = fmt::format("[{}/{}] {:<16} {} {}{}", done, total, verdict(r.verdict), r.impl, r.case_id,
+                                   r.device.empty() || r.device == "cpu" ? "" : " on " + r.device);
     if (r.timing) line += fmt::format("  {}", format_seconds(r.timing->stats.median));
     if (r.speedup) line += fmt::format("  {:.2f}x", *r.speedup);
     if (r.gbps) line += fmt::format("  {:.1f} GB/s", *r.gbps);

@@ -17,6 +17,11 @@ class HostBuffer {
   HostBuffer() = default;
   explicit HostBuffer(std::size_t nbytes);
 
+  // The whole guarded region (guard, data, guard): what a device mirror copies.
+  uint8_t* raw() { return base_.get(); }
+  std::size_t raw_size() const { return base_ ? kGuardBytes + nbytes_ + kGuardBytes : 0; }
+  bool empty() const { return !base_; }
+
   uint8_t* data() { return base_.get() + kGuardBytes; }
   const uint8_t* data() const { return base_.get() + kGuardBytes; }
   std::size_t size() const { return nbytes_; }

@@ -35,6 +35,11 @@ class JsonlReporter final : public Reporter {
     j["event"] = "op";
     write(j);
   }
+  void device_described(const nlohmann::json& d) override {
+    auto j = d;
+    j["event"] = "device";
+    write(j);
+  }
   void test_finished(const TestResult& r, std::size_t, std::size_t) override {
     nlohmann::json j = r;
     j["event"] = "test";
@@ -68,11 +73,13 @@ class JsonReporter final : public Reporter {
             {"root", info.root.string()}};
   }
   void op_planned(const OpReport& op) override { ops_.push_back(op_json(op)); }
+  void device_described(const nlohmann::json& d) override { devices_.push_back(d); }
   void run_finished(const RunSummary& s) override {
     doc_["finished_at"] = s.finished_at;
     doc_["wall_time_s"] = s.wall_time;
     doc_["exit_code"] = s.exit_code;
     doc_["ops"] = ops_;
+    doc_["devices"] = devices_;
     doc_["tests"] = s.results;
     doc_["scores"] = scores_to_json(s.scores);
     const auto tmp = path_.string() + ".tmp";
@@ -93,6 +100,7 @@ class JsonReporter final : public Reporter {
   std::filesystem::path path_;
   nlohmann::json doc_;
   nlohmann::json ops_ = nlohmann::json::array();
+  nlohmann::json devices_ = nlohmann::json::array();
 };
 
 }  // namespace

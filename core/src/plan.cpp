@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -28,7 +29,8 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   plan.cases = std::move(*cases);
 
   std::vector<Implementation> impls;
-  std::vector<std::filesystem::path> references;
+  std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
+  std::map<std::string, PluginInfo> infos;  // by stem
   for (const auto& lib : folder.libraries) {
     executor.recycle();  // each library probed in a fresh worker: static initialisers cannot leak
     ExecOutcome out = executor.execute(to_json(ProbeRequest{lib.string(), folder.name}), options.probe_timeout);
@@ -41,23 +43,26 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
       plan.failures.push_back({lib, reply.error});
       continue;
     }
-    if (reply.has_reference) references.push_back(lib);
+    infos[library_stem(lib)] = reply.info;
+    if (reply.has_reference) references.emplace_back(lib, reply.info);
     if (reply.has_kernel_impl) impls.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, reply.info});
   }
   executor.recycle();
 
   if (!references.empty()) {
-    plan.reference = {ReferenceChoice::Kind::library, references.front(), library_stem(references.front())};
+    const auto& [path, info] = references.front();
+    plan.reference = {ReferenceChoice::Kind::library, path, library_stem(path), info};
     if (references.size() > 1)
       plan.warnings.push_back(fmt::format("{}: {} libraries export {}_reference; using {}", folder.name, references.size(),
-                                          folder.name, references.front().filename().string()));
+                                          folder.name, path.filename().string()));
   } else if (!impls.empty()) {
-    plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name};
+    plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name, impls.front().info};
     plan.warnings.push_back(fmt::format("{}: no library exports {}_reference; {} serves as the reference and is not scored",
                                         folder.name, folder.name, impls.front().name));
     impls.erase(impls.begin());
   } else {
-    plan.reference = {ReferenceChoice::Kind::identity, {}, "identity"};
+    plan.reference = {ReferenceChoice::Kind::identity, {}, "identity", {}};
+    plan.reference.info.devices = {"cpu"};
     plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
                                         folder.name, plan.manifest.inputs.front().name));
   }
@@ -69,6 +74,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     if (plan.reference.kind != ReferenceChoice::Kind::identity) {
       plan.baseline = plan.reference.target();
       plan.baseline_name = plan.reference.name;
+      plan.baseline_info = plan.reference.info;
     } else {
       plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
     }
@@ -80,8 +86,16 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
                                     folder.manifest.string(), b, folder.dir.string()));
     plan.baseline = Target{Target::Kind::kernel_impl, it->string()};
     plan.baseline_name = folder.name + "__" + stem;
+    plan.baseline_info = infos[stem];
   }
   return plan;
+}
+
+std::string device_for(const PluginInfo& info, const Manifest& m) {
+  if (info.devices.empty()) return m.devices.front();
+  for (const auto& d : info.devices)
+    if (std::find(m.devices.begin(), m.devices.end(), d) != m.devices.end()) return d;
+  return "";
 }
 
 Status filter_impls(std::vector<OpPlan>& plans, const std::vector<std::string>& names) {

@@ -28,6 +28,7 @@ struct ReferenceChoice {
   Kind kind = Kind::identity;
   std::filesystem::path library;
   std::string name;  // what the report shows: "myop_reference", "myop__myop_cpp", "identity"
+  PluginInfo info;
   Target target() const;
 };
 
@@ -44,6 +45,7 @@ struct OpPlan {
   ReferenceChoice reference;
   std::optional<Target> baseline;     // none: no speedups (identity reference, say)
   std::string baseline_name;
+  PluginInfo baseline_info;
   std::vector<std::string> warnings;
   std::vector<LoadFailure> failures;  // libraries that could not be used
 };
@@ -55,6 +57,10 @@ struct PlanOptions {
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options);
+
+// The device a library's function runs on for this op: the first of its info record's devices
+// that the op lists (the op's first device when it has no record), or "" when none matches.
+std::string device_for(const PluginInfo& info, const Manifest& m);
 
 // Keeps the impls named in `names` ("myop__myop_cpp" or "myop_cpp"); an unknown name is an
 // error that lists what exists.

@@ -53,6 +53,8 @@ class Reporter {
   virtual ~Reporter() = default;
   virtual void run_started(const RunInfo&) {}
   virtual void op_planned(const OpReport&) {}
+  // A device kind the run asked about: {name, available, reason | runtime, devices: [...]}.
+  virtual void device_described(const nlohmann::json&) {}
   virtual void test_finished(const TestResult&, std::size_t /*done*/, std::size_t /*total*/) {}
   virtual void run_finished(const RunSummary&) {}
 };

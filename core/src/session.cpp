@@ -41,24 +41,31 @@ OpReport report_of(const OpPlan& p) {
   return r;
 }
 
-// Why an implementation cannot run a case here, or "" if it can.
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, std::string& device) {
-  std::vector<std::string> devices;
-  for (const auto& d : m.devices)
-    if (impl.info.devices.empty() || std::find(impl.info.devices.begin(), impl.info.devices.end(), d) != impl.info.devices.end())
-      devices.push_back(d);
-  if (devices.empty()) {
-    device = impl.info.devices.front();
+// Why an implementation cannot run a case on `device`, or "" if it can.
+std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
+                        const nlohmann::json& device_kind) {
+  if (device.empty())
     return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
-  }
-  device = devices.front();
-  if (device != "cpu") return fmt::format("device '{}': this build has no {} runtime plugin", device, device);
+  if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
   if (!impl.info.dtypes.empty()) {
     for (DType t : c.dtypes())
       if (std::find(impl.info.dtypes.begin(), impl.info.dtypes.end(), dtype_name(t)) == impl.info.dtypes.end())
         return fmt::format("dtype {} is not supported by the implementation (it supports {})", dtype_name(t), fmt::join(impl.info.dtypes, ", "));
   }
   return "";
+}
+
+// Where the reference runs for a test on `device`: there, if its info record allows it (or it
+// has none and the op runs nowhere else); otherwise the first device it lists, else the CPU.
+std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, const std::string& device) {
+  if (ref.kind == ReferenceChoice::Kind::identity) return "cpu";
+  const auto& devs = ref.info.devices;
+  if (devs.empty()) {
+    const bool has_cpu = std::find(m.devices.begin(), m.devices.end(), "cpu") != m.devices.end();
+    return has_cpu ? "cpu" : device;
+  }
+  if (std::find(devs.begin(), devs.end(), device) != devs.end()) return device;
+  return devs.front();
 }
 
 TestResult outcome_to_result(const ExecOutcome& out) {
@@ -174,18 +181,43 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     return o.test_timeout + (req.time ? 4 * o.timing.rule.timeout + o.timing.warmup_time : 0.0);
   };
 
+  // What each device kind offers, asked of a worker once (the host never touches a GPU).
+  std::map<std::string, nlohmann::json> device_kinds;
+  auto device_kind = [&](const std::string& kind) -> const nlohmann::json& {
+    auto it = device_kinds.find(kind);
+    if (it != device_kinds.end()) return it->second;
+    nlohmann::json info = {{"name", kind}, {"available", kind == "cpu"}};
+    if (kind != "cpu") {
+      executor->recycle();
+      ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}}, 120.0);
+      executor->recycle();
+      info = out.status == ExecOutcome::Status::ok ? out.reply
+                                                   : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
+      for (auto* rep : reporters) rep->device_described(info);
+    }
+    return device_kinds.emplace(kind, info).first->second;
+  };
+  // Runs a test request; a worker whose device context a sticky error destroyed is replaced.
+  auto execute = [&](const TestRequest& req) {
+    ExecOutcome out = executor->execute(to_json(req), timeout_for(req));
+    if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor->recycle();
+    return outcome_to_result(out);
+  };
+
   std::size_t done = 0;
   for (const auto& p : plans) {
     // Baseline medians, measured first so each test's speedup is known when it is reported.
     std::map<int, double> baseline;
-    if (o.performance && p.baseline) {
+    const std::string baseline_device = p.baseline ? device_for(p.baseline_info, p.manifest) : "";
+    if (o.performance && p.baseline && !baseline_device.empty() && device_kind(baseline_device).value("available", false)) {
       executor->recycle();
       for (const auto& c : p.cases) {
         if (c.kind != CaseKind::performance) continue;
         TestRequest req = request_for(p, c, *p.baseline);
         req.check = false;
         req.time = true;
-        TestResult r = outcome_to_result(executor->execute(to_json(req), timeout_for(req)));
+        req.device = baseline_device;
+        TestResult r = execute(req);
         if (r.verdict == Verdict::pass && r.timing) baseline[c.index] = r.timing->stats.median;
         else fmt::print(stderr, "warning: {}: baseline {} on {}: {}: {}\n", p.folder.name, p.baseline_name, c.id, verdict_name(r.verdict), r.message);
       }
@@ -193,9 +225,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
 
     for (const auto& impl : p.impls) {
       executor->recycle();  // each implementation in a fresh worker
+      const std::string device = device_for(impl.info, p.manifest);
       for (const auto& c : p.cases) {
-        std::string device;
-        const std::string why = skip_reason(impl, p.manifest, c, device);
+        const std::string why = skip_reason(impl, p.manifest, c, device, device.empty() ? nlohmann::json() : device_kind(device));
         TestResult r;
         if (!why.empty()) {
           r.verdict = Verdict::skipped;
@@ -203,7 +235,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
         } else {
           TestRequest req = request_for(p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
           req.time = o.performance && c.kind == CaseKind::performance;
-          r = outcome_to_result(executor->execute(to_json(req), timeout_for(req)));
+          req.device = device;
+          req.reference_device = reference_device_for(p.reference, p.manifest, device);
+          r = execute(req);
         }
         r.op = p.folder.name;
         r.impl = impl.name;
@@ -213,7 +247,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
         r.flops = c.flops;
         r.bytes = c.bytes;
         if (r.verdict == Verdict::pass && r.timing) {
-          if (auto it = baseline.find(c.index); it != baseline.end() && r.timing->stats.median > 0) {
+          if (auto it = baseline.find(c.index); it != baseline.end() && device == baseline_device && r.timing->stats.median > 0) {
             r.baseline_median = it->second;
             r.speedup = it->second / r.timing->stats.median;
           }

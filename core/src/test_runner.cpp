@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "call_frame.hpp"
+#include "device.hpp"
+#include "device_timer.hpp"
 #include "compare.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
@@ -41,6 +43,9 @@ nlohmann::json to_json(const TestRequest& r) {
           {"case_index", r.case_index},
           {"impl", target_json(r.impl)},
           {"reference", target_json(r.reference)},
+          {"device", r.device},
+          {"device_index", r.device_index},
+          {"reference_device", r.reference_device},
           {"check", r.check},
           {"time", r.time},
           {"check_determinism", r.check_determinism},
@@ -58,6 +63,9 @@ TestRequest test_request_from_json(const nlohmann::json& j) {
   r.case_index = j.value("case_index", 0);
   r.impl = target_from(j.value("impl", nlohmann::json::object()));
   r.reference = target_from(j.value("reference", nlohmann::json::object()));
+  r.device = j.value("device", "cpu");
+  r.device_index = j.value("device_index", 0);
+  r.reference_device = j.value("reference_device", "cpu");
   r.check = j.value("check", true);
   r.time = j.value("time", false);
   r.check_determinism = j.value("check_determinism", false);
@@ -154,57 +162,184 @@ ProbeReply TestRunner::probe(const ProbeRequest& request) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Where a call runs.
+
+struct TestRunner::Exec {
+  DeviceRuntime* rt = nullptr;  // null: the CPU
+  int ordinal = 0;
+  void* stream = nullptr;
+  DLDevice dl{kDLCPU, 0};
+};
+
+Expected<TestRunner::Exec> TestRunner::exec_for(const std::string& device, int index) {
+  Exec ex;
+  if (device == "cpu") return ex;
+  if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
+  auto rt = DeviceRuntime::get(device);
+  if (!rt) return rt.error();
+  if (index < 0 || static_cast<size_t>(index) >= (*rt)->devices().size())
+    return make_error(fmt::format("{} device {} does not exist ({} found)", device, index, (*rt)->devices().size()));
+  ex.rt = *rt;
+  ex.ordinal = index;
+  ex.dl = DLDevice{static_cast<DLDeviceType>(ex.rt->dlpack_device_type()), index};
+  if (int e = ex.rt->api().set_device(index); e != 0) return make_error(fmt::format("set device {}: {}", index, ex.rt->describe(e)));
+  const std::string key = fmt::format("{}:{}", device, index);
+  if (!streams_.count(key)) {
+    void* stream = nullptr;
+    if (int e = ex.rt->api().stream_create(&stream); e != 0) return make_error(fmt::format("stream: {}", ex.rt->describe(e)));
+    streams_[key] = stream;
+  }
+  ex.stream = streams_[key];
+  return ex;
+}
+
+// ---------------------------------------------------------------------------------------------
 // One test.
 
 namespace {
 
-// The tensors of one call: copies of the inputs, and outputs (poisoned, or aliasing an input).
+// The tensors of one call, staged in host memory: copies of the inputs, and outputs (poisoned,
+// or aliasing an input), each with guard bytes around it.
 struct CallBuffers {
   std::vector<HostBuffer> inputs;
   std::vector<HostBuffer> outputs;  // empty buffer for an in-place output
-  std::vector<void*> input_ptrs, output_ptrs;
 
   CallBuffers(const ConcreteCase& c, const std::vector<HostBuffer>& pristine) {
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       inputs.emplace_back(pristine[i].size());
       std::memcpy(inputs.back().data(), pristine[i].data(), pristine[i].size());
-      input_ptrs.push_back(inputs.back().data());
     }
     for (const auto& o : c.outputs) {
       if (o.inplace_input >= 0) {
         outputs.emplace_back();
-        output_ptrs.push_back(inputs[static_cast<size_t>(o.inplace_input)].data());
       } else {
         outputs.emplace_back(o.nbytes());
         outputs.back().poison(o.dtype);
-        output_ptrs.push_back(outputs.back().data());
       }
     }
   }
-  const uint8_t* output(size_t i) const { return static_cast<const uint8_t*>(output_ptrs[i]); }
+  // An output's bytes in host memory (after BoundCall::download for a device call).
+  const uint8_t* output(const ConcreteCase& c, size_t j) const {
+    const int in = c.outputs[j].inplace_input;
+    return in >= 0 ? inputs[static_cast<size_t>(in)].data() : outputs[j].data();
+  }
 };
 
-// Calls fn (or the identity passthrough when fn is null). Returns the error text, "" on success.
-std::string invoke(bb_kernel_fn fn, const std::string& op, const ConcreteCase& c, CallBuffers& b) {
-  if (!fn) {  // identity: every output is a copy of the first input, converted
-    const auto& in = c.inputs[0];
+struct CallOutcome {
+  std::string error;    // "" on success
+  bool sticky = false;  // the device context is lost
+};
+
+// A call's tensors placed where it runs, ready to be invoked any number of times. On the CPU
+// the staging buffers are used directly; on a device each guarded region is mirrored whole
+// (guards and poison included) and copied back by download(), so every check reads host memory.
+class BoundCall {
+ public:
+  BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const TestRunner::Exec& ex)
+      : c_(c), b_(b), ex_(ex) {
+    std::vector<void*> in_ptrs, out_ptrs;
+    for (auto& buf : b.inputs) in_ptrs.push_back(place(buf));
     for (size_t j = 0; j < c.outputs.size(); ++j) {
-      const auto& o = c.outputs[j];
+      const int in = c.outputs[j].inplace_input;
+      out_ptrs.push_back(in >= 0 ? in_ptrs[static_cast<size_t>(in)] : place(b.outputs[j]));
+    }
+    if (error_.empty()) frame_ = std::make_unique<CallFrame>(op, c, in_ptrs, out_ptrs, ex.dl, ex.stream);
+  }
+  ~BoundCall() {
+    if (ex_.rt && !lost_)
+      for (auto& [host, dev] : mirrors_) ex_.rt->api().free(dev);
+  }
+  BoundCall(const BoundCall&) = delete;
+  BoundCall& operator=(const BoundCall&) = delete;
+
+  const std::string& setup_error() const { return error_; }
+  const bb_call* call() const { return frame_->call(); }
+  std::string plugin_message() const { return frame_ ? frame_->error_message() : ""; }
+
+  // Launches fn (identity when null) without waiting for a device.
+  int launch(bb_kernel_fn fn) {
+    if (fn) return fn(frame_->call());
+    identity();
+    return BB_OK;
+  }
+
+  // Waits for the device and reports its errors; sticky ones mark the context lost.
+  CallOutcome finish_device() {
+    CallOutcome out;
+    if (!ex_.rt) return out;
+    int e = ex_.rt->api().stream_synchronize(ex_.stream);
+    if (e == 0) e = ex_.rt->api().get_last_error();
+    if (e != 0) {
+      out.sticky = ex_.rt->sticky(e);
+      lost_ = lost_ || out.sticky;
+      out.error = (out.sticky ? "sticky device error: " : "device error: ") + ex_.rt->describe(e);
+    }
+    return out;
+  }
+
+  // One call: launch, wait, check the return code and the device's errors.
+  CallOutcome run(bb_kernel_fn fn) {
+    frame_->clear_error();
+    const int rc = launch(fn);
+    CallOutcome out = finish_device();
+    if (out.error.empty() && rc != BB_OK) {
+      const std::string msg = frame_->error_message();
+      out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+    }
+    return out;
+  }
+
+  // Copies every mirrored region back into its staging buffer.
+  std::string download() {
+    if (!ex_.rt) return "";
+    for (auto& [host, dev] : mirrors_)
+      if (int e = ex_.rt->api().memcpy_d2h(host->raw(), dev, host->raw_size()); e != 0) return "copy back: " + ex_.rt->describe(e);
+    return "";
+  }
+
+ private:
+  void* place(HostBuffer& buf) {
+    if (!ex_.rt) return buf.data();
+    void* dev = nullptr;
+    if (int e = ex_.rt->api().malloc(&dev, buf.raw_size()); e != 0) {
+      if (error_.empty()) error_ = fmt::format("allocating {} bytes: {}", buf.raw_size(), ex_.rt->describe(e));
+      return nullptr;
+    }
+    mirrors_.emplace_back(&buf, dev);
+    if (int e = ex_.rt->api().memcpy_h2d(dev, buf.raw(), buf.raw_size()); e != 0 && error_.empty())
+      error_ = "copy to device: " + ex_.rt->describe(e);
+    return static_cast<uint8_t*>(dev) + HostBuffer::kGuardBytes;
+  }
+
+  // Identity reference: every output is a copy of the first input, converted (host memory).
+  void identity() {
+    const auto& in = c_.inputs[0];
+    for (size_t j = 0; j < c_.outputs.size(); ++j) {
+      const auto& o = c_.outputs[j];
       if (o.inplace_input == 0) continue;
       const int64_t n = std::min(in.numel(), o.numel());
       for (int64_t i = 0; i < n; ++i)
-        store_element(o.dtype, b.output_ptrs[j], static_cast<size_t>(i), load_element(in.dtype, b.input_ptrs[0], static_cast<size_t>(i)));
+        store_element(o.dtype, b_.outputs[j].data(), static_cast<size_t>(i), load_element(in.dtype, b_.inputs[0].data(), static_cast<size_t>(i)));
     }
-    return "";
   }
-  CallFrame frame(op, c, b.input_ptrs, b.output_ptrs, DLDevice{kDLCPU, 0}, nullptr);
-  const int rc = fn(frame.call());
-  if (rc == BB_OK) return "";
-  std::string msg = frame.error_message();
-  return fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
-}
+
+  const ConcreteCase& c_;
+  CallBuffers& b_;
+  const TestRunner::Exec& ex_;
+  std::vector<std::pair<HostBuffer*, void*>> mirrors_;
+  std::unique_ptr<CallFrame> frame_;
+  std::string error_;
+  bool lost_ = false;
+};
 
 std::string format_value(double v) { return fmt::format("{:.9g}", v); }
+
+std::string describe_overrun(const HostBuffer::Overrun& o) {
+  std::string s;
+  if (o.after) s += fmt::format("wrote up to {} byte(s) past the end", o.after);
+  if (o.before) s += fmt::format("{}wrote up to {} byte(s) before the start", s.empty() ? "" : " and ", o.before);
+  return s;
+}
 
 }  // namespace
 
@@ -212,6 +347,7 @@ TestResult TestRunner::run(const TestRequest& req) {
   const auto started = std::chrono::steady_clock::now();
   TestResult r;
   r.op = req.op;
+  r.device = req.device;
   auto finish = [&](Verdict v, std::string message) {
     r.verdict = v;
     r.message = std::move(message);
@@ -232,6 +368,14 @@ TestResult TestRunner::run(const TestRequest& req) {
 
   auto impl = resolve(req.impl, req.op);
   if (!impl) return finish(Verdict::error, impl.error().message);
+  auto impl_exec = exec_for(req.device, req.device_index);
+  if (!impl_exec) return finish(Verdict::skipped, impl_exec.error().message);
+
+  // A sticky device error ends this worker: the verdict is CRASH, the host starts a new one.
+  auto device_failure = [&](const CallOutcome& out, const char* who) {
+    if (out.sticky) poisoned_ = true;
+    return finish(out.sticky ? Verdict::crash : Verdict::error, fmt::format("{}{}", who, out.error));
+  };
 
   // Inputs, generated once per test from the case's seed; every call gets fresh copies.
   std::vector<HostBuffer> pristine;
@@ -244,33 +388,39 @@ TestResult TestRunner::run(const TestRequest& req) {
   if (req.check) {
     auto ref = resolve(req.reference, req.op);
     if (!ref) return finish(Verdict::error, "reference: " + ref.error().message);
+    auto ref_exec = exec_for(*ref ? req.reference_device : "cpu", req.device_index);
+    if (!ref_exec) return finish(Verdict::skipped, "reference: " + ref_exec.error().message);
     CallBuffers expected(c, pristine);
-    if (auto e = invoke(*ref, req.op, c, expected); !e.empty()) return finish(Verdict::error, "reference " + e);
+    {
+      BoundCall bound(req.op, c, expected, *ref_exec);
+      if (!bound.setup_error().empty()) return finish(Verdict::error, "reference: " + bound.setup_error());
+      if (auto out = bound.run(*ref); !out.error.empty()) return out.sticky ? device_failure(out, "reference: ") : finish(Verdict::error, "reference " + out.error);
+      if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, "reference: " + e);
+    }
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
       if (o.inplace_input >= 0) continue;
       int64_t unwritten = 0;
-      for (int64_t i = 0; i < o.numel(); ++i) unwritten += is_poison(o.dtype, expected.output(j), static_cast<size_t>(i)) ? 1 : 0;
+      for (int64_t i = 0; i < o.numel(); ++i) unwritten += is_poison(o.dtype, expected.output(c, j), static_cast<size_t>(i)) ? 1 : 0;
       if (unwritten > 0)
         return finish(Verdict::error, fmt::format("the reference left {} of {} elements of output '{}' unwritten", unwritten, o.numel(), o.name));
     }
 
     CallBuffers actual(c, pristine);
-    if (auto e = invoke(*impl, req.op, c, actual); !e.empty()) return finish(Verdict::error, e);
+    {
+      BoundCall bound(req.op, c, actual, *impl_exec);
+      if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
+      if (auto out = bound.run(*impl); !out.error.empty()) return out.sticky ? device_failure(out, "") : finish(Verdict::error, out.error);
+      if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
+    }
 
     // Writes outside the tensors.
-    auto describe = [](const HostBuffer::Overrun& o) {
-      std::string s;
-      if (o.after) s += fmt::format("wrote up to {} byte(s) past the end", o.after);
-      if (o.before) s += fmt::format("{}wrote up to {} byte(s) before the start", s.empty() ? "" : " and ", o.before);
-      return s;
-    };
     for (size_t i = 0; i < c.inputs.size(); ++i)
       if (auto o = actual.inputs[i].overrun(); o.any())
-        return finish(Verdict::out_of_bounds, fmt::format("input '{}': {} ({} bytes)", c.inputs[i].name, describe(o), c.inputs[i].nbytes()));
+        return finish(Verdict::out_of_bounds, fmt::format("input '{}': {} ({} bytes)", c.inputs[i].name, describe_overrun(o), c.inputs[i].nbytes()));
     for (size_t j = 0; j < c.outputs.size(); ++j)
       if (auto o = actual.outputs[j].overrun(); o.any())
-        return finish(Verdict::out_of_bounds, fmt::format("output '{}': {} ({} bytes)", c.outputs[j].name, describe(o), c.outputs[j].nbytes()));
+        return finish(Verdict::out_of_bounds, fmt::format("output '{}': {} ({} bytes)", c.outputs[j].name, describe_overrun(o), c.outputs[j].nbytes()));
 
     // Inputs that are not in-place targets must come back unchanged.
     for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -293,7 +443,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     // Values.
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
-      const Comparison cmp = compare(o.dtype, actual.output(j), expected.output(j), static_cast<size_t>(o.numel()), o.tolerance);
+      const Comparison cmp = compare(o.dtype, actual.output(c, j), expected.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
       if (cmp.passed()) continue;
       Mismatch mm{o.name, cmp.mismatches, cmp.count, cmp.unwritten, cmp.max_abs_error, cmp.max_rel_error,
                   format_index(cmp.first_mismatch, o.shape), cmp.actual_at_first, cmp.expected_at_first, o.tolerance.atol, o.tolerance.rtol};
@@ -310,13 +460,16 @@ TestResult TestRunner::run(const TestRequest& req) {
 
     if (req.check_determinism) {
       CallBuffers again(c, pristine);
-      if (auto e = invoke(*impl, req.op, c, again); !e.empty()) return finish(Verdict::error, "second call " + e);
+      BoundCall bound(req.op, c, again, *impl_exec);
+      if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
+      if (auto out = bound.run(*impl); !out.error.empty()) return out.sticky ? device_failure(out, "second call: ") : finish(Verdict::error, "second call " + out.error);
+      if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
       for (size_t j = 0; j < c.outputs.size(); ++j) {
         const auto& o = c.outputs[j];
-        if (std::memcmp(again.output(j), actual.output(j), o.nbytes()) == 0) continue;
+        if (std::memcmp(again.output(c, j), actual.output(c, j), o.nbytes()) == 0) continue;
         int64_t diff = 0;
         const size_t es = dtype_size(o.dtype);
-        for (int64_t k = 0; k < o.numel(); ++k) diff += std::memcmp(again.output(j) + k * es, actual.output(j) + k * es, es) != 0;
+        for (int64_t k = 0; k < o.numel(); ++k) diff += std::memcmp(again.output(c, j) + k * es, actual.output(c, j) + k * es, es) != 0;
         return finish(Verdict::nondeterministic, fmt::format("output '{}': two calls on the same inputs differ in {} of {} elements", o.name, diff, o.numel()));
       }
     }
@@ -324,12 +477,19 @@ TestResult TestRunner::run(const TestRequest& req) {
 
   if (req.time) {
     CallBuffers timed(c, pristine);
-    CallFrame frame(req.op, c, timed.input_ptrs, timed.output_ptrs, DLDevice{kDLCPU, 0}, nullptr);
+    BoundCall bound(req.op, c, timed, *impl_exec);
+    if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
     const bb_kernel_fn fn = *impl;
-    auto call = [&]() -> int { return fn ? fn(frame.call()) : (invoke(nullptr, req.op, c, timed).empty() ? 0 : 1); };
-    auto meas = measure_cpu(call, req.timing);
+    Expected<Measurement> meas = make_error("");
+    if (impl_exec->rt) {
+      meas = measure_device([&] { return bound.launch(fn); }, impl_exec->rt->api(), impl_exec->stream, req.timing);
+    } else {
+      meas = measure_cpu([&] { return bound.launch(fn); }, req.timing);
+    }
     if (!meas) {
-      const std::string msg = frame.error_message();
+      CallOutcome out = bound.finish_device();
+      if (out.sticky) return device_failure(out, "while timing: ");
+      const std::string msg = bound.plugin_message();
       return finish(Verdict::error, fmt::format("while timing: {}{}{}", meas.error().message, msg.empty() ? "" : ": ", msg));
     }
     r.timing = Timing{meas->stats, stop_reason_name(meas->stop), meas->batch, meas->wall_time};

@@ -32,6 +32,9 @@ struct TestRequest {
   int case_index = 0;
   Target impl;
   Target reference;
+  std::string device = "cpu";            // where the implementation runs: cpu, cuda, hip
+  int device_index = 0;
+  std::string reference_device = "cpu";  // where the reference runs
   bool check = true;              // compare against the reference
   bool time = false;              // measure when correct (or when check is false)
   bool check_determinism = false; // a second call must give the same bytes
@@ -63,6 +66,10 @@ class TestRunner {
  public:
   TestResult run(const TestRequest& request);
   ProbeReply probe(const ProbeRequest& request);
+  // A sticky device error has left this process's device context unusable: it must exit.
+  bool poisoned() const { return poisoned_; }
+
+  struct Exec;  // where a call runs: the CPU, or a device with its stream
 
  private:
   struct OpData {
@@ -73,7 +80,11 @@ class TestRunner {
   Expected<const PluginLibrary*> library(const std::string& path, const std::string& op);
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
 
+  Expected<Exec> exec_for(const std::string& device, int index);
+
   std::map<std::string, std::unique_ptr<OpData>> ops_;
+  std::map<std::string, void*> streams_;  // one stream per device, for the process's life
+  bool poisoned_ = false;
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
 };
 

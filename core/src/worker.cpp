@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "device.hpp"
 #include "executor.hpp"
 #include "test_runner.hpp"
 
@@ -27,8 +28,10 @@ nlohmann::json handle_request(const nlohmann::json& request) {
   if (cmd == "test") {
     nlohmann::json j;
     to_json(j, runner().run(test_request_from_json(request)));
+    if (runner().poisoned()) j["fatal"] = true;  // the host replaces this worker
     return j;
   }
+  if (cmd == "devices") return describe_device_kind(request.value("kind", ""));
   return {{"error", "unknown command '" + cmd + "'"}};
 }
 

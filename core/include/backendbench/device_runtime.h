@@ -1,0 +1,77 @@
+/*
+ * BackendBench device runtime ABI: what a device runtime plugin (plugins/cuda, plugins/hip)
+ * gives the host. The host binary links no GPU runtime; it loads
+ * `backendbench_<name>.so` at run time when a test asks for that device, and calls it only
+ * through this table. Plain C; structs only grow at the end and carry their size.
+ *
+ * Every function returns 0 on success or the runtime's own error code; error_string() names
+ * it and is_sticky() says whether it has left the device context unusable (an illegal address
+ * inside a kernel, say), after which the process must not use the device again.
+ */
+#ifndef BACKENDBENCH_DEVICE_RUNTIME_H
+#define BACKENDBENCH_DEVICE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BB_DEVICE_RUNTIME_VERSION 1
+
+typedef struct bb_device_properties {
+  uint32_t struct_size;
+  int32_t ordinal;
+  char name[256];
+  char arch[32];                /* "sm_90", "gfx90a" */
+  int32_t multiprocessors;      /* SMs / CUs */
+  int64_t l2_bytes;
+  int64_t memory_bytes;
+  int32_t sm_clock_khz;         /* maximum */
+  int32_t memory_clock_khz;     /* maximum */
+  int32_t memory_bus_bits;
+  double peak_bandwidth_gbps;   /* theoretical: 2 (DDR) x memory clock x bus width */
+} bb_device_properties;
+
+typedef struct bb_device_runtime {
+  uint32_t struct_size;
+  uint32_t version;             /* BB_DEVICE_RUNTIME_VERSION */
+  const char* name;             /* "cuda", "hip" */
+  int32_t dlpack_device_type;   /* kDLCUDA (2), kDLROCM (10) */
+  const char* runtime_version;  /* e.g. "CUDA runtime 13.0, driver 13.0" (filled on first device_count) */
+
+  int (*device_count)(int* count);
+  int (*get_properties)(int device, bb_device_properties* out);
+  int (*set_device)(int device);
+  int (*synchronize)(void);
+
+  int (*malloc)(void** ptr, size_t bytes);
+  int (*free)(void* ptr);
+  int (*memcpy_h2d)(void* dst, const void* src, size_t bytes);
+  int (*memcpy_d2h)(void* dst, const void* src, size_t bytes);
+  int (*memcpy_d2d)(void* dst, const void* src, size_t bytes, void* stream);
+  int (*memset)(void* dst, int value, size_t bytes, void* stream);
+
+  int (*stream_create)(void** stream);
+  int (*stream_destroy)(void* stream);
+  int (*stream_synchronize)(void* stream);
+
+  int (*event_create)(void** event);
+  int (*event_destroy)(void* event);
+  int (*event_record)(void* event, void* stream);
+  int (*event_elapsed_ms)(float* ms, void* start, void* stop);
+
+  int (*get_last_error)(void);  /* and clear it, where the runtime can */
+  int (*is_sticky)(int code);
+  const char* (*error_string)(int code);
+} bb_device_runtime;
+
+typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
+#define BB_DEVICE_RUNTIME_SYMBOL "backendbench_device_runtime"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BACKENDBENCH_DEVICE_RUNTIME_H */
