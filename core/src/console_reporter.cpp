@@ -75,7 +75,7 @@ class ConsoleReporter final : public Reporter {
       std::string counts;
       for (const auto& [v, n] : verdicts[is.impl])
         if (v != "PASS") counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
-      std::string speed = is.speedup ? fmt::format("{:.2f}x", *is.speedup) : (is.fully_correct ? "-" : "failed");
+      std::string speed = is.speedup ? fmt::format("{:.2f}x", *is.speedup) : is.fully_correct ? "-" : !is.ran() ? "skipped" : "failed";
       fmt::print("{:<32} {:>6} {:>6} {:>6} {:>8}  {}\n", is.impl, is.passed, is.failed, is.skipped, speed, counts);
     }
     fmt::print("\n");

@@ -109,7 +109,7 @@ nlohmann::json scores_to_json(const Scores& s) {
   nlohmann::json impls = nlohmann::json::array(), ops = nlohmann::json::array(), perf = nlohmann::json::object();
   for (const auto& i : s.impls)
     impls.push_back({{"op", i.op}, {"impl", i.impl}, {"tests", i.tests}, {"passed", i.passed}, {"failed", i.failed},
-                     {"skipped", i.skipped}, {"fully_correct", i.fully_correct},
+                     {"skipped", i.skipped}, {"ran", i.ran()}, {"fully_correct", i.fully_correct},
                      {"speedup", i.speedup ? nlohmann::json(*i.speedup) : nlohmann::json()}});
   for (const auto& o : s.ops)
     ops.push_back({{"op", o.op}, {"implementations", o.impls}, {"correct_implementations", o.correct_impls},

@@ -1,5 +1,6 @@
 #include "scores.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -54,7 +55,7 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
       s.ops.push_back(os);
     }
     OpScore& os = s.ops[op_index[is.op]];
-    ++os.impls;
+    if (is.ran()) ++os.impls;
     if (is.fully_correct) ++os.correct_impls;
     if (is.fully_correct && is.speedup) {
       op_speedups[is.op].push_back(*is.speedup);
@@ -63,10 +64,11 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   }
   for (auto& os : s.ops) os.geomean_speedup = geomean(op_speedups[os.op]);
   s.geomean_speedup = geomean(all);
+  const auto impls_ran = std::count_if(s.impls.begin(), s.impls.end(), [](const ImplScore& is) { return is.ran(); });
   for (double p : ps) {
     int fast = 0;
     for (const auto& is : s.impls) fast += (is.fully_correct && is.speedup && *is.speedup > p) ? 1 : 0;
-    s.perf_at.emplace_back(p, s.impls.empty() ? 0.0 : static_cast<double>(fast) / static_cast<double>(s.impls.size()));
+    s.perf_at.emplace_back(p, impls_ran == 0 ? 0.0 : static_cast<double>(fast) / static_cast<double>(impls_ran));
   }
   return s;
 }

@@ -5,8 +5,8 @@
 //                      baseline median / its median
 //   geomean speedup    per op and overall, over fully correct implementations only; the
 //                      failed ones are counted beside it, never as 1.0
-//   perf@p             share of all scored implementations that are fully correct and whose
-//                      speedup exceeds p (KernelBench's fast_p)
+//   perf@p             share of the implementations that ran (not every test SKIPPED) that are
+//                      fully correct and whose speedup exceeds p (KernelBench's fast_p)
 #pragma once
 
 #include <optional>
@@ -21,12 +21,13 @@ struct ImplScore {
   std::string op, impl;
   int tests = 0, passed = 0, failed = 0, skipped = 0;  // failed: any verdict but PASS / SKIPPED
   bool fully_correct = false;                         // no failure and at least one pass
+  bool ran() const { return tests > skipped; }        // not every test SKIPPED
   std::optional<double> speedup;
 };
 
 struct OpScore {
   std::string op;
-  int impls = 0, correct_impls = 0;
+  int impls = 0, correct_impls = 0;  // implementations that ran, and those fully correct
   std::optional<double> geomean_speedup;
 };
 

@@ -37,6 +37,16 @@ TEST(Scores, GeomeanAndPerfAt) {
   EXPECT_NEAR(s.perf_at[1].second, 1.0 / 3.0, 1e-12);  // only fast beats 1
 }
 
+TEST(Scores, AnImplementationThatNeverRanIsNotInPerfAt) {
+  std::vector<bb::TestResult> rs = {result("cpu", bb::Verdict::pass, 2.0), result("gpu", bb::Verdict::skipped),
+                                    result("gpu", bb::Verdict::skipped)};
+  auto s = bb::compute_scores(rs, {{"op", "cpu"}, {"op", "gpu"}}, {1.0});
+  EXPECT_FALSE(s.impls[1].ran());
+  EXPECT_FALSE(s.impls[1].fully_correct);
+  EXPECT_EQ(s.ops[0].impls, 1);
+  EXPECT_EQ(s.perf_at[0].second, 1.0);  // 1 of the 1 that ran
+}
+
 TEST(Scores, AnImplementationWithNoResultsStillCounts) {
   auto s = bb::compute_scores({}, {{"op", "ghost"}}, {1.0});
   ASSERT_EQ(s.impls.size(), 1u);
