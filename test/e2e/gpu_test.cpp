@@ -1,0 +1,70 @@
+// GPU tests, end to end. Where no CUDA device exists they are skipped with the reason the
+// run reported; on the GPU machine they run for real.
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+
+namespace {
+
+// CUDA's availability as the run reported it; "" when available.
+std::string cuda_unavailable(const nlohmann::json& r) {
+  for (const auto& d : r.value("devices", nlohmann::json::array()))
+    if (d.value("name", "") == "cuda") return d.value("available", false) ? "" : d.value("reason", "unavailable");
+  return "the run asked nothing about CUDA";
+}
+
+std::string verdict_of(const nlohmann::json& r, const std::string& impl, const std::string& c) {
+  for (const auto& t : e2e::tests_of(r, impl))
+    if (t["case"] == c) return t["verdict"];
+  return "(none)";
+}
+
+}  // namespace
+
+TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--test-timeout", "60",
+                           "--timeout", "0.2", "--min-time", "0.01"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) {
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;  // everything SKIPPED, with the reason
+    for (const auto& t : r["tests"]) EXPECT_EQ(t["verdict"], "SKIPPED") << t.dump();
+    GTEST_SKIP() << "no CUDA device: " << why;
+  }
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const std::string c = "correctness/small[n=1000]";
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_good", c), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_good", "performance/big"), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_illegal", c), "CRASH");
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_illegal"))
+    EXPECT_NE(t["message"].get<std::string>().find("sticky device error"), std::string::npos) << t.dump();
+  // Each crash is its test's alone: the next tests ran in fresh workers with fresh contexts.
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_overflow", c), "OUT_OF_BOUNDS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_unwritten", c), "UNWRITTEN");
+  EXPECT_EQ(r["tests"].size(), 4u * 3u);
+  for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
+}
+
+TEST(Gpu, ShippedOpsPassOnCudaInEveryDtype) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir", logs.string(), "--impls",
+                           "myop_cuda_naive,myop_cuda_vec,rmsnorm_cuda_block,rmsnorm_cuda_warp", "--timeout", "0.2", "--min-time", "0.01"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (r["tests"].empty()) GTEST_SKIP() << "built without CUDA: no CUDA implementations";
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  int timed = 0;
+  for (const auto& t : r["tests"]) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    EXPECT_EQ(t["device"], "cuda");
+    if (t.contains("timing")) {
+      ++timed;
+      EXPECT_GT(t["gbps"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(r["tests"].size(), 2u * 29 + 2u * 34);
+  EXPECT_EQ(timed, 2 * 4 + 2 * 3);
+}
