@@ -48,6 +48,8 @@ typedef struct bb_device_runtime {
 
   int (*malloc)(void** ptr, size_t bytes);
   int (*free)(void* ptr);
+  /* Host <-> device copies are complete when they return (the data is in place on the other
+   * side), whatever stream later work runs on. */
   int (*memcpy_h2d)(void* dst, const void* src, size_t bytes);
   int (*memcpy_d2h)(void* dst, const void* src, size_t bytes);
   int (*memcpy_d2d)(void* dst, const void* src, size_t bytes, void* stream);
