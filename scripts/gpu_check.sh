@@ -30,9 +30,19 @@ ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 > "$out
 ctest_rc=$?
 "$build/backendbench" --log-dir "$out/shipped" > "$out/shipped.log" 2>&1
 run_rc=$?
+# GPU_REPEAT=N: the GPU tests N more times (races show up as flaky verdicts).
+repeat_rc=0
+if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
+  (cd "$build" && ./bb_e2e_tests --gtest_filter='Gpu.*' --gtest_repeat="$GPU_REPEAT" && ./bb_unit_tests --gtest_filter='Device.*' --gtest_repeat="$GPU_REPEAT") \
+    > "$out/gpu_repeat.log" 2>&1
+  repeat_rc=$?
+fi
 
 echo "== machine"; grep -m1 -E "H100|H200|NVIDIA" "$out/machine.txt"
 echo "== ctest (exit $ctest_rc)"; grep -E "tests passed|Skipped|\(Failed\)|Not Run|Timeout" "$out/ctest.log" | head -30
 echo "== shipped ops (exit $run_rc)"; grep -vE "^\[" "$out/shipped.log" | tail -22
 echo "== CUDA timings"; grep -E " on cuda" "$out/shipped.log" | grep performance | head -30
-[ "$ctest_rc" -eq 0 ] && [ "$run_rc" -eq 0 ]
+if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
+  echo "== GPU tests repeated $GPU_REPEAT times (exit $repeat_rc)"; grep -cE "^\[       OK \]" "$out/gpu_repeat.log"; grep -E "FAILED|SKIPPED \]" "$out/gpu_repeat.log" | sort | uniq -c | head
+fi
+[ "$ctest_rc" -eq 0 ] && [ "$run_rc" -eq 0 ] && [ "$repeat_rc" -eq 0 ]
