@@ -3,6 +3,9 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
       libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev)
+# HIP 5.2 (compiles the HIP runtime plugin and HIP kernels offline; no AMD GPU needed). The CUDA
+# parts build wherever nvcc is found (CUDA is not a Debian package here). NO_HIP=1 skips these.
+[ "${NO_HIP:-0}" = 1 ] || pkgs+=(hipcc libamdhip64-dev rocm-device-libs)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,4 +1,4 @@
-// Element types of the shipped CUDA kernels: float, double, __half, __nv_bfloat16, with float
+// Element types of the shipped CUDA kernels (also built for HIP through common/hip_shim): float, double, __half, __nv_bfloat16, with float
 // conversions that round to nearest even, and host-side dispatch from a DLPack dtype.
 #pragma once
 
@@ -7,6 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <backendbench/plugin.hpp>
+
+// The device these kernels are built for: CUDA, or HIP through common/hip_shim.
+#ifndef BB_GPU_DEVICE
+#define BB_GPU_DEVICE "cuda"
+#define BB_GPU_DLPACK_DEVICE kDLCUDA
+#endif
 
 namespace ops {
 
@@ -36,8 +42,8 @@ inline void check_launch(const char* what) {
 inline cudaStream_t stream_of(const bb::Call& c) { return static_cast<cudaStream_t>(c.stream()); }
 
 inline void require_cuda(const DLTensor& t, const char* name) {
-  if (t.device.device_type != kDLCUDA)
-    throw bb::Error(std::string("tensor '") + name + "' is not on a CUDA device", BB_ERR_INVALID_ARGUMENT);
+  if (t.device.device_type != BB_GPU_DLPACK_DEVICE)
+    throw bb::Error(std::string("tensor '") + name + "' is not on a " BB_GPU_DEVICE " device", BB_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace ops

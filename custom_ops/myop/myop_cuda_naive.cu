@@ -39,4 +39,4 @@ void myop(bb::Call& c) {
 }  // namespace
 
 BB_KERNEL_IMPL(myop, myop)
-BB_PLUGIN_INFO("1.0.0", "cuda", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float64,float16,bfloat16")

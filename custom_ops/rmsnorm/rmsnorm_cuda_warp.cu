@@ -41,4 +41,4 @@ void rmsnorm(bb::Call& c) {
 }  // namespace
 
 BB_KERNEL_IMPL(rmsnorm, rmsnorm)
-BB_PLUGIN_INFO("1.0.0", "cuda", "float32,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")

@@ -67,4 +67,6 @@ TEST(Gpu, ShippedOpsPassOnCudaInEveryDtype) {
   }
   EXPECT_EQ(r["tests"].size(), 2u * 29 + 2u * 34);
   EXPECT_EQ(timed, 2 * 4 + 2 * 3);
+  for (const auto& d : r["devices"])
+    if (d["name"] == "cuda") EXPECT_GT(d["devices"][0]["peak_bandwidth_gbps"].get<double>(), 1000.0) << d.dump();
 }

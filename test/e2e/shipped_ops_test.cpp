@@ -7,16 +7,16 @@ using e2e::backendbench;
 
 namespace {
 
-bool cuda_available(const nlohmann::json& results) {
+bool available(const nlohmann::json& results, const std::string& kind) {
   for (const auto& d : results.value("devices", nlohmann::json::array()))
-    if (d.value("name", "") == "cuda") return d.value("available", false);
+    if (d.value("name", "") == kind) return d.value("available", false);
   return false;
 }
 
 }  // namespace
 
-// On a machine without a GPU the CUDA implementations are SKIPPED with the reason and the run
-// still exits 0; on a GPU machine they pass and are timed like the CPU ones.
+// On a machine without a GPU the CUDA and HIP implementations are SKIPPED with the reason and
+// the run still exits 0; where the device exists they pass and are timed like the CPU ones.
 TEST(ShippedOps, EveryImplementationPassesAndIsTimed) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--suite", "custom_ops", "--backend", "custom_ops", "--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir",
@@ -27,28 +27,29 @@ TEST(ShippedOps, EveryImplementationPassesAndIsTimed) {
   EXPECT_TRUE(r["host"].contains("hostname"));
   EXPECT_EQ(r["ops"].size(), 2u);
   EXPECT_EQ(r["ops"][0]["seed"], 1234);
-  const bool cuda = cuda_available(r);
+  const bool cuda = available(r, "cuda"), hip = available(r, "hip");
   int timed = 0, cuda_tests = 0;
   for (const auto& t : r["tests"]) {
-    const bool on_cuda = t["impl"].get<std::string>().find("_cuda_") != std::string::npos;
-    cuda_tests += on_cuda;
-    if (on_cuda && !cuda) {
+    const std::string impl = t["impl"];
+    const std::string device = impl.find("_cuda_") != std::string::npos ? "cuda" : impl.find("_hip_") != std::string::npos ? "hip" : "cpu";
+    cuda_tests += device == "cuda";
+    if (device != "cpu" && !available(r, device)) {
       EXPECT_EQ(t["verdict"], "SKIPPED") << t.dump();
-      EXPECT_NE(t["message"].get<std::string>().find("cuda"), std::string::npos) << t.dump();
+      EXPECT_NE(t["message"].get<std::string>().find("no " + device + " device"), std::string::npos) << t.dump();
       continue;
     }
     EXPECT_EQ(t["verdict"], "PASS") << t.dump();
-    EXPECT_EQ(t["device"], on_cuda ? "cuda" : "cpu") << t.dump();
+    EXPECT_EQ(t["device"], device) << t.dump();
     if (t["kind"] == "performance") {
       ++timed;
       EXPECT_GT(t["timing"]["median_s"].get<double>(), 0.0);
       EXPECT_GT(t["gbps"].get<double>(), 0.0);
-      if (!on_cuda) EXPECT_GT(t["speedup"].get<double>(), 0.0);  // the CPU reference is a CPU baseline only
+      if (device == "cpu") EXPECT_GT(t["speedup"].get<double>(), 0.0);  // the CPU reference is a CPU baseline only
     }
   }
-  EXPECT_EQ(cuda_tests, 2 * 29 + 2 * 34);
-  // CPU: myop 2 implementations x 4 performance cases, rmsnorm 1 x 3; CUDA: myop 2 x 4, rmsnorm 2 x 3.
-  EXPECT_EQ(timed, 2 * 4 + 1 * 3 + (cuda ? 2 * 4 + 2 * 3 : 0));
+  if (std::filesystem::exists(std::filesystem::path(BB_SHIPPED_ROOT) / "myop" / "myop_cuda_vec.so")) EXPECT_EQ(cuda_tests, 2 * 29 + 2 * 34);
+  // CPU: myop 2 implementations x 4 performance cases, rmsnorm 1 x 3; each GPU kind adds 2 x 4 + 2 x 3.
+  EXPECT_EQ(timed, 2 * 4 + 1 * 3 + (cuda ? 14 : 0) + (hip ? 14 : 0));
   EXPECT_EQ(r["scores"]["correctness_rate"], 1.0);
   EXPECT_FALSE(r["scores"]["geomean_speedup"].is_null());
   EXPECT_NE(run.out.find("myop__myop_vec"), std::string::npos);

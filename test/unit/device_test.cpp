@@ -2,6 +2,7 @@
 // tests are skipped with the reason the runtime gave.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <vector>
 
 #include "device.hpp"
@@ -80,4 +81,20 @@ TEST(Device, CudaMemoryStreamsAndEvents) {
   api.free(a);
   api.free(b);
   api.stream_destroy(stream);
+}
+
+TEST(Device, HipLoadsAndReportsItsDevices) {
+  bool built = false;
+  for (const auto& d : bb::runtime_plugin_dirs()) built = built || std::filesystem::exists(std::filesystem::path(d) / "backendbench_hip.so");
+  if (!built) GTEST_SKIP() << "built without hipcc: no HIP runtime plugin";
+  auto j = bb::describe_device_kind("hip");
+  if (!j["available"].get<bool>()) {
+    // Loaded, asked the runtime, and it found no device: the reason says so (not "not found",
+    // not "cannot be loaded").
+    EXPECT_EQ(j["reason"].get<std::string>().rfind("no hip device", 0), 0u) << j.dump();
+    return;
+  }
+  ASSERT_FALSE(j["devices"].empty());
+  EXPECT_GT(j["devices"][0]["multiprocessors"].get<int>(), 0);
+  EXPECT_EQ(j["devices"][0]["arch"].get<std::string>().rfind("gfx", 0), 0u);
 }

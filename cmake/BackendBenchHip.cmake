@@ -1,0 +1,70 @@
+# HIP builds with hipcc, driven directly (Debian's HIP 5.2 is no full CMake HIP toolchain).
+#
+#   backendbench_hip_library(<target> OUTPUT <file.so> SOURCES <files...>
+#                            [INCLUDES <dirs...>] [DEPENDS <files...>] [LIBS <flags...>])
+#   backendbench_add_hip_plugin(<target> OP <op> NAME <stem> SOURCES <files...> [ROOT <dir>] [MANIFEST <file>])
+#
+# Kernels are built for BACKENDBENCH_HIP_ARCHS: gfx90a and gfx942 where hipcc accepts gfx942,
+# else gfx90a and gfx940 (clang 15, in Debian's HIP 5.2, predates gfx942).
+find_program(HIPCC_EXECUTABLE hipcc)
+
+if(HIPCC_EXECUTABLE AND NOT DEFINED BACKENDBENCH_HIP_ARCHS)
+  set(probe_src "${CMAKE_BINARY_DIR}/CMakeFiles/hip_arch_probe.hip")
+  file(WRITE "${probe_src}" "__global__ void k() {}\n")
+  execute_process(COMMAND "${HIPCC_EXECUTABLE}" --offload-arch=gfx942 -c "${probe_src}" -o "${probe_src}.o"
+                  RESULT_VARIABLE probe_rc OUTPUT_QUIET ERROR_QUIET)
+  if(probe_rc EQUAL 0)
+    set(BACKENDBENCH_HIP_ARCHS "gfx90a;gfx942" CACHE STRING "AMD GPU architectures for HIP kernels")
+  else()
+    set(BACKENDBENCH_HIP_ARCHS "gfx90a;gfx940" CACHE STRING "AMD GPU architectures for HIP kernels")
+    message(STATUS "BackendBench: ${HIPCC_EXECUTABLE} does not accept gfx942; HIP kernels target gfx90a and gfx940")
+  endif()
+endif()
+
+function(backendbench_hip_library target)
+  cmake_parse_arguments(ARG "" "OUTPUT" "SOURCES;INCLUDES;DEPENDS;LIBS" ${ARGN})
+  get_target_property(dlpack_inc dlpack::dlpack INTERFACE_INCLUDE_DIRECTORIES)
+  set(flags -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -Wno-unused-command-line-argument)
+  foreach(arch IN LISTS BACKENDBENCH_HIP_ARCHS)
+    list(APPEND flags --offload-arch=${arch})
+  endforeach()
+  set(incs "")
+  foreach(d IN LISTS ARG_INCLUDES dlpack_inc)
+    if(d)
+      list(APPEND incs "-I${d}")
+    endif()
+  endforeach()
+  list(APPEND incs "-I${PROJECT_SOURCE_DIR}/core/include")
+  set(srcs "")
+  foreach(s IN LISTS ARG_SOURCES)
+    get_filename_component(abs "${s}" ABSOLUTE)
+    list(APPEND srcs "${abs}")
+  endforeach()
+  get_filename_component(out_dir "${ARG_OUTPUT}" DIRECTORY)
+  add_custom_command(
+    OUTPUT "${ARG_OUTPUT}"
+    COMMAND "${CMAKE_COMMAND}" -E make_directory "${out_dir}"
+    COMMAND "${HIPCC_EXECUTABLE}" ${flags} ${incs} -x hip ${srcs} -o "${ARG_OUTPUT}" ${ARG_LIBS}
+    DEPENDS ${srcs} ${ARG_DEPENDS}
+    COMMENT "hipcc ${target} (${BACKENDBENCH_HIP_ARCHS})"
+    VERBATIM)
+  add_custom_target(${target} ALL DEPENDS "${ARG_OUTPUT}")
+endfunction()
+
+function(backendbench_add_hip_plugin target)
+  cmake_parse_arguments(ARG "" "OP;NAME;ROOT;MANIFEST" "SOURCES;DEPENDS" ${ARGN})
+  if(NOT ARG_ROOT)
+    set(ARG_ROOT "${BACKENDBENCH_ROOT}")
+  endif()
+  if(NOT ARG_MANIFEST AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
+    set(ARG_MANIFEST "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
+  endif()
+  file(GLOB shim_headers "${PROJECT_SOURCE_DIR}/custom_ops/common/*.cuh" "${PROJECT_SOURCE_DIR}/custom_ops/common/hip_shim/*.h"
+       "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh")
+  backendbench_hip_library(${target} OUTPUT "${ARG_ROOT}/${ARG_OP}/${ARG_NAME}${CMAKE_SHARED_MODULE_SUFFIX}"
+                           SOURCES ${ARG_SOURCES} INCLUDES "${PROJECT_SOURCE_DIR}/custom_ops/common/hip_shim"
+                           DEPENDS ${shim_headers} ${ARG_DEPENDS})
+  if(ARG_MANIFEST)
+    configure_file("${ARG_MANIFEST}" "${ARG_ROOT}/${ARG_OP}/gen_input.yaml" COPYONLY)
+  endif()
+endfunction()
