@@ -30,6 +30,8 @@ ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 > "$out
 ctest_rc=$?
 "$build/backendbench" --log-dir "$out/shipped" > "$out/shipped.log" 2>&1
 run_rc=$?
+# The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
+"$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
 # GPU_REPEAT=N: the GPU tests N more times (races show up as flaky verdicts).
 repeat_rc=0
 if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
@@ -41,6 +43,7 @@ fi
 echo "== machine"; grep -m1 -E "H100|H200|NVIDIA" "$out/machine.txt"
 echo "== ctest (exit $ctest_rc)"; grep -E "tests passed|Skipped|\(Failed\)|Not Run|Timeout" "$out/ctest.log" | head -30
 echo "== shipped ops (exit $run_rc)"; grep -vE "^\[" "$out/shipped.log" | tail -22
+echo "== CUDA hostile fixtures"; grep -E "scale_cuda_(illegal|overflow)|sticky|passed," "$out/gpu_fixtures.log" | head -12
 echo "== CUDA timings"; grep -E " on cuda" "$out/shipped.log" | grep performance | head -30
 if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
   echo "== GPU tests repeated $GPU_REPEAT times (exit $repeat_rc)"; grep -cE "^\[       OK \]" "$out/gpu_repeat.log"; grep -E "FAILED|SKIPPED \]" "$out/gpu_repeat.log" | sort | uniq -c | head
