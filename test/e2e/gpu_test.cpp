@@ -70,3 +70,22 @@ TEST(Gpu, ShippedOpsPassOnCudaInEveryDtype) {
   for (const auto& d : r["devices"])
     if (d["name"] == "cuda") EXPECT_GT(d["devices"][0]["peak_bandwidth_gbps"].get<double>(), 1000.0) << d.dump();
 }
+
+TEST(Gpu, AGpuImplementationServesAsTheReferenceAcrossDevices) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu_impl_ref"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu_impl_ref"), "--log-dir", logs.string(), "--correctness-only"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(r["ops"][0]["reference"], "scale__scale_cuda_good");
+  EXPECT_EQ(r["ops"][0]["reference_kind"], "implementation");
+  // The CPU implementation is checked against the reference computed on the GPU...
+  for (const auto& t : e2e::tests_of(r, "scale__scale_zcpu")) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    EXPECT_EQ(t["device"], "cpu");
+  }
+  // ...and so is a CUDA one, whose unwritten half is caught.
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_unwritten")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
+  EXPECT_EQ(r["tests"].size(), 2u * 3u);
+}
