@@ -30,21 +30,30 @@ Expected<Measurement> measure_cpu(const std::function<int()>& call, const Timing
   if (per_call > 0 && per_call < options.min_sample_time)
     m.batch = static_cast<std::size_t>(std::ceil(options.min_sample_time / per_call));
 
-  StopState state(options.rule);
-  std::vector<double> samples;
-  const auto measuring = Clock::now();
-  while (state.reason(seconds_since(measuring)) == StopReason::running) {
+  auto sample = [&]() -> Expected<double> {
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < m.batch; ++i)
       if (int rc = call(); rc != 0) return make_error(fmt::format("call returned {} while timing", rc));
-    const double sample = seconds_since(t0) / static_cast<double>(m.batch);
-    samples.push_back(sample);
-    state.add(sample);
+    return seconds_since(t0) / static_cast<double>(m.batch);
+  };
+  if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
+  m.wall_time = seconds_since(start);
+  return m;
+}
+
+Status sample_until_stopped(const std::function<Expected<double>()>& sample, const StopRule& rule, Measurement& m) {
+  StopState state(rule);
+  std::vector<double> samples;
+  const auto measuring = Clock::now();
+  while (state.reason(seconds_since(measuring)) == StopReason::running) {
+    auto s = sample();
+    if (!s) return s.error();
+    samples.push_back(*s);
+    state.add(*s);
   }
   m.stop = state.reason(seconds_since(measuring));
   m.stats = summarize(std::move(samples));
-  m.wall_time = seconds_since(start);
-  return m;
+  return Ok{};
 }
 
 }  // namespace bb

@@ -24,6 +24,10 @@ struct Measurement {
   double wall_time = 0;       // seconds spent measuring, warm-up included
 };
 
+// Takes samples until `rule` says enough, each from `sample` (one sample's seconds, or an error
+// that ends the measurement); fills m.stats and m.stop. Both timers share it.
+Status sample_until_stopped(const std::function<Expected<double>()>& sample, const StopRule& rule, Measurement& m);
+
 // `call` returns 0 on success; a nonzero return stops the measurement with an error.
 Expected<Measurement> measure_cpu(const std::function<int()>& call, const TimingOptions& options);
 

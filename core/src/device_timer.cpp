@@ -1,7 +1,6 @@
 #include "device_timer.hpp"
 
 #include <chrono>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -59,18 +58,12 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     } while (seconds_since(t0) < options.warmup_time);
   }
 
-  StopState state(options.rule);
-  std::vector<double> samples;
-  const auto measuring = Clock::now();
-  while (state.reason(seconds_since(measuring)) == StopReason::running) {
+  auto sample = [&]() -> Expected<double> {
     float ms = 0;
     if (auto s = one(&ms); !s) return s.error();
-    const double sample = ms * 1e-3;
-    samples.push_back(sample);
-    state.add(sample);
-  }
-  m.stop = state.reason(seconds_since(measuring));
-  m.stats = summarize(std::move(samples));
+    return ms * 1e-3;
+  };
+  if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
   m.wall_time = seconds_since(begin);
   return m;
 }

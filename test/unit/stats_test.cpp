@@ -87,3 +87,35 @@ TEST(CpuTimer, AFailingCallStopsTheMeasurement) {
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("returned 7"), std::string::npos);
 }
+
+TEST(Sampling, StopsWhenTheRuleIsMetAndPropagatesErrors) {
+  bb::StopRule rule;
+  rule.min_samples = 7;
+  rule.min_time = 0;
+  rule.max_noise = 0.01;
+  rule.timeout = 100;
+  bb::Measurement m;
+  int n = 0;
+  // Constant samples: converged as soon as the minimum count is reached.
+  ASSERT_TRUE(bb::sample_until_stopped([&]() -> bb::Expected<double> { return ++n, 0.002; }, rule, m).ok());
+  EXPECT_EQ(n, 7);
+  EXPECT_EQ(m.stats.samples, 7u);
+  EXPECT_EQ(m.stop, bb::StopReason::converged);
+  EXPECT_DOUBLE_EQ(m.stats.median, 0.002);
+
+  // Alternating samples never converge at 1% noise: max_samples ends it.
+  rule.max_samples = 40;
+  n = 0;
+  ASSERT_TRUE(bb::sample_until_stopped([&]() -> bb::Expected<double> { return (++n % 2) ? 1.0 : 3.0; }, rule, m).ok());
+  EXPECT_EQ(m.stats.samples, 40u);
+  EXPECT_EQ(m.stop, bb::StopReason::max_samples);
+  EXPECT_DOUBLE_EQ(m.stats.median, 2.0);
+
+  n = 0;
+  auto s = bb::sample_until_stopped([&]() -> bb::Expected<double> {
+    if (++n == 3) return bb::make_error("device lost");
+    return 1.0;
+  }, rule, m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "device lost");
+}
