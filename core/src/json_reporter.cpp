@@ -20,7 +20,7 @@ nlohmann::json op_json(const OpReport& op) {
 
 class JsonlReporter final : public Reporter {
  public:
-  explicit JsonlReporter(const std::filesystem::path& file) : file_(std::fopen(file.c_str(), "w")), path_(file) {
+  explicit JsonlReporter(const std::filesystem::path& file) : file_(std::fopen(file.c_str(), "w")) {
     if (!file_) fmt::print(stderr, "error: {}: cannot write the results stream\n", file.string());
   }
   ~JsonlReporter() override {
@@ -57,7 +57,6 @@ class JsonlReporter final : public Reporter {
     std::fflush(file_);  // in the kernel's hands now: survives the process being killed
   }
   FILE* file_;
-  std::filesystem::path path_;
 };
 
 class JsonReporter final : public Reporter {
