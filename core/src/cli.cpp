@@ -64,6 +64,18 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--timeout", rule.timeout, "measurement budget in seconds: stop sampling after it, and report so")
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(CLI::NonNegativeNumber);
+  bool hot = false;
+  app.add_flag("--hot", hot, "hot timing: no cache flush between samples, calls batched (default: cold, caches flushed)");
+  bool no_blocking = false;
+  app.add_flag("--disable-blocking-kernel", no_blocking,
+               "devices: launch without holding the stream behind a blocking kernel (launch latency is then timed)");
+  double throttle_percent = o.session.timing.throttle_threshold * 100;
+  app.add_option("--throttle-threshold", throttle_percent,
+                 "devices: discard samples whose SM clock is below this percent of the maximum (0: off)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--throttle-recovery-delay", o.session.timing.throttle_recovery_delay,
+                 "devices: seconds to wait after a throttled sample")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--perf-p", o.session.perf_p, "thresholds p for perf@p, comma-separated")->delimiter(',');
 
   try {
@@ -82,6 +94,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.isolate = !no_isolate;
   o.session.performance = !correctness_only;
   o.session.timing.rule.max_noise = max_noise_percent / 100.0;
+  o.session.timing.mode = hot ? TimingMode::hot : TimingMode::cold;
+  o.session.timing.blocking_kernel = !no_blocking;
+  o.session.timing.throttle_threshold = throttle_percent / 100.0;
   if (*seed_opt) o.session.seed = seed;
   o.session.root = root.empty() ? default_root(exe) : std::filesystem::path(root);
   return o;

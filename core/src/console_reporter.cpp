@@ -40,11 +40,18 @@ class ConsoleReporter final : public Reporter {
       fmt::print("{}: unavailable: {}\n", name, d.value("reason", "?"));
       return;
     }
-    for (const auto& dev : d.value("devices", nlohmann::json::array()))
-      fmt::print("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical) [{}]\n", name,
+    for (const auto& dev : d.value("devices", nlohmann::json::array())) {
+      std::string measured;
+      const auto mb = dev.value("measured_bandwidth", nlohmann::json::object());
+      if (mb.is_object() && mb.value("copy_gbps", 0.0) > 0)
+        measured = fmt::format(", {:.0f} GB/s measured by a copy kernel{}", mb.value("copy_gbps", 0.0), mb.value("cached", false) ? " (cached)" : "");
+      else if (mb.is_object() && mb.contains("error"))
+        measured = fmt::format(", copy bandwidth not measured: {}", mb.value("error", ""));
+      fmt::print("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]\n", name,
                  dev.value("ordinal", 0), dev.value("name", "?"), dev.value("arch", "?"), dev.value("multiprocessors", 0),
                  dev.value("l2_bytes", 0.0) / 1048576.0, dev.value("memory_bytes", 0.0) / 1073741824.0,
-                 dev.value("peak_bandwidth_gbps", 0.0), d.value("runtime", ""));
+                 dev.value("peak_bandwidth_gbps", 0.0), measured, d.value("runtime", ""));
+    }
   }
 
   void test_finished(const TestResult& r, std::size_t done, std::size_t total) override {
@@ -55,10 +62,23 @@ class ConsoleReporter final : public Reporter {
     }
     std::string line = fmt::format("[{}/{}] {:<16} {} {}{}", done, total, verdict(r.verdict), r.impl, r.case_id,
                                    r.device.empty() || r.device == "cpu" ? "" : " on " + r.device);
-    if (r.timing) line += fmt::format("  {}", format_seconds(r.timing->stats.median));
+    if (r.timing) {
+      const auto& t = *r.timing;
+      line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
+                          r.device.empty() || r.device == "cpu" ? "time" : "GPU time", t.stats.samples,
+                          t.batch > 1 ? fmt::format(" of {}", t.batch) : "", t.stop == "timeout" ? "budget" : t.stop);
+      if (!r.device.empty() && r.device != "cpu") line += fmt::format("  host {}", format_seconds(t.host.median));
+    }
     if (r.speedup) line += fmt::format("  {:.2f}x", *r.speedup);
+    if (r.tflops && *r.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.tflops);
     if (r.gbps) line += fmt::format("  {:.1f} GB/s", *r.gbps);
+    if (r.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.peak_pct);
+    if (r.peak_pct && r.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.peak_pct_theoretical);
+    if (r.peak_pct) line += ")";
     if (!r.message.empty()) line += "\n      " + r.message;
+    if (r.timing)
+      for (const auto& n : r.timing->notes)
+        if (n.find("budget") == std::string::npos || o_.verbose) line += "\n      note: " + n;
     clear_progress();
     fmt::print("{}\n", line);
     std::fflush(stdout);
@@ -88,6 +108,9 @@ class ConsoleReporter final : public Reporter {
                s.scores.passed, s.scores.failed, s.scores.skipped, s.scores.correctness_rate * 100,
                s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-", perf);
     fmt::print("{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
+    if (s.measured_time > 0)
+      fmt::print("timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,
+                 s.wall_time / s.measured_time);
     fmt::print("exit status {} ({:.1f} s)\n", s.exit_code, s.wall_time);
     std::fflush(stdout);
   }

@@ -1,34 +1,16 @@
-// Timing of a CPU call: warm-up, then batched samples until the stop rule says enough.
+// Timing of a CPU call: warm-up, then samples until the stop rule says enough. Cold (the
+// default): the call's buffers are evicted from every cache level before each sample, and a
+// sample is one call. Hot: no eviction, calls batched until a sample lasts min_sample_time.
 #pragma once
 
-#include <cstddef>
 #include <functional>
-#include <string>
 
-#include "expected.hpp"
-#include "stats.hpp"
+#include "measurement.hpp"
 
 namespace bb {
 
-struct TimingOptions {
-  StopRule rule;
-  double warmup_time = 0.01;       // seconds of warm-up calls (at least one call)
-  double min_sample_time = 1e-4;   // a sample batches calls until it lasts this long
-};
-
-struct Measurement {
-  SampleStats stats;          // per call, seconds
-  StopReason stop = StopReason::running;
-  std::size_t batch = 1;      // calls per sample
-  std::size_t warmup_calls = 0;
-  double wall_time = 0;       // seconds spent measuring, warm-up included
-};
-
-// Takes samples until `rule` says enough, each from `sample` (one sample's seconds, or an error
-// that ends the measurement); fills m.stats and m.stop. Both timers share it.
-Status sample_until_stopped(const std::function<Expected<double>()>& sample, const StopRule& rule, Measurement& m);
-
-// `call` returns 0 on success; a nonzero return stops the measurement with an error.
-Expected<Measurement> measure_cpu(const std::function<int()>& call, const TimingOptions& options);
+// `call` returns 0 on success; a nonzero return stops the measurement with an error. `flush`
+// (cold mode) evicts the call's data from the caches; it runs outside the timed region.
+Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options);
 
 }  // namespace bb

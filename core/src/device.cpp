@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "device_peak.hpp"
 #include "dynamic_library.hpp"
 
 namespace bb {
@@ -70,11 +71,17 @@ Expected<DeviceRuntime*> DeviceRuntime::get(const std::string& name) {
   return it->second.value().get();
 }
 
-nlohmann::json describe_device_kind(const std::string& name) {
+nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) {
   auto rt = DeviceRuntime::get(name);
   if (!rt) return {{"name", name}, {"available", false}, {"reason", rt.error().message}};
   nlohmann::json devices = nlohmann::json::array();
-  for (const auto& p : (*rt)->devices())
+  for (const auto& p : (*rt)->devices()) {
+    nlohmann::json measured;
+    if (measure_peak) {
+      auto peak = device_peak_bandwidth(**rt, p.ordinal);
+      measured = peak ? nlohmann::json{{"copy_gbps", peak->copy_gbps}, {"cached", peak->cached}}
+                      : nlohmann::json{{"error", peak.error().message}};
+    }
     devices.push_back({{"ordinal", p.ordinal},
                        {"name", p.name},
                        {"arch", p.arch},
@@ -84,7 +91,10 @@ nlohmann::json describe_device_kind(const std::string& name) {
                        {"sm_clock_khz", p.sm_clock_khz},
                        {"memory_clock_khz", p.memory_clock_khz},
                        {"memory_bus_bits", p.memory_bus_bits},
-                       {"peak_bandwidth_gbps", p.peak_bandwidth_gbps}});
+                       {"uuid", p.uuid},
+                       {"peak_bandwidth_gbps", p.peak_bandwidth_gbps},
+                       {"measured_bandwidth", measured}});
+  }
   return {{"name", name},
           {"available", true},
           {"runtime", (*rt)->api().runtime_version ? (*rt)->api().runtime_version : ""},

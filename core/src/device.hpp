@@ -35,7 +35,8 @@ class DeviceRuntime {
 // <binary dir>/../lib/backendbench/plugins.
 std::vector<std::string> runtime_plugin_dirs();
 
-// What the worker reports about a device kind, for the host's SKIPPED reasons and results.
-nlohmann::json describe_device_kind(const std::string& name);
+// What the worker reports about a device kind, for the host's SKIPPED reasons and results;
+// with measure_peak, each device's copy bandwidth too (device_peak.hpp).
+nlohmann::json describe_device_kind(const std::string& name, bool measure_peak = false);
 
 }  // namespace bb

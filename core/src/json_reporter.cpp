@@ -76,6 +76,7 @@ class JsonReporter final : public Reporter {
   void run_finished(const RunSummary& s) override {
     doc_["finished_at"] = s.finished_at;
     doc_["wall_time_s"] = s.wall_time;
+    doc_["measured_time_s"] = s.measured_time;  // inside timed regions: wall_time_s / this is the overhead ratio
     doc_["exit_code"] = s.exit_code;
     doc_["ops"] = ops_;
     doc_["devices"] = devices_;

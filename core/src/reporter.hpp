@@ -45,6 +45,7 @@ struct RunSummary {
   Scores scores;
   int exit_code = 0;
   double wall_time = 0;
+  double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)
   std::string finished_at;
 };
 

@@ -48,10 +48,13 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   if (r.timing) {
     const auto& t = *r.timing;
     const auto& s = t.stats;
-    j["timing"] = {{"samples", s.samples}, {"median_s", s.median}, {"min_s", s.min},     {"max_s", s.max},
-                   {"mean_s", s.mean},     {"q1_s", s.q1},         {"q3_s", s.q3},       {"iqr_s", s.iqr},
-                   {"stdev_s", s.stdev},   {"rel_stdev", s.rel_stdev}, {"stop", t.stop}, {"batch", t.batch},
-                   {"wall_time_s", t.wall_time}};
+    j["timing"] = {{"mode", t.mode},       {"samples", s.samples}, {"median_s", s.median}, {"min_s", s.min},
+                   {"max_s", s.max},       {"mean_s", s.mean},     {"q1_s", s.q1},         {"q3_s", s.q3},
+                   {"iqr_s", s.iqr},       {"stdev_s", s.stdev},   {"rel_stdev", s.rel_stdev},
+                   {"host_median_s", t.host.median}, {"host_mean_s", t.host.mean}, {"host_min_s", t.host.min},
+                   {"stop", t.stop},       {"batch", t.batch},     {"warmup_calls", t.warmup_calls},
+                   {"wall_time_s", t.wall_time}, {"measured_time_s", t.measured_time}, {"throttled_samples", t.throttled},
+                   {"sm_clock_mhz", t.clock_mhz}, {"blocking_kernel", t.blocking}, {"notes", t.notes}};
   }
   put(j, "baseline_median_s", r.baseline_median);
   put(j, "speedup", r.speedup);
@@ -59,6 +62,8 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   put(j, "bytes", r.bytes);
   put(j, "tflops", r.tflops);
   put(j, "gbps", r.gbps);
+  put(j, "peak_bandwidth_pct", r.peak_pct);
+  put(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
 }
 
 void from_json(const nlohmann::json& j, TestResult& r) {
@@ -98,9 +103,20 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     s.iqr = number(*it, "iqr_s");
     s.stdev = number(*it, "stdev_s");
     s.rel_stdev = number(*it, "rel_stdev");
+    t.mode = it->value("mode", "cold");
+    t.host.samples = s.samples;
+    t.host.median = number(*it, "host_median_s");
+    t.host.mean = number(*it, "host_mean_s");
+    t.host.min = number(*it, "host_min_s");
     t.stop = it->value("stop", "");
     t.batch = it->value("batch", std::size_t{1});
+    t.warmup_calls = it->value("warmup_calls", std::size_t{0});
     t.wall_time = number(*it, "wall_time_s");
+    t.measured_time = number(*it, "measured_time_s");
+    t.throttled = it->value("throttled_samples", std::size_t{0});
+    t.clock_mhz = number(*it, "sm_clock_mhz");
+    t.blocking = it->value("blocking_kernel", false);
+    t.notes = it->value("notes", std::vector<std::string>{});
     r.timing = t;
   }
   get(j, "baseline_median_s", r.baseline_median);
@@ -109,6 +125,8 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   get(j, "bytes", r.bytes);
   get(j, "tflops", r.tflops);
   get(j, "gbps", r.gbps);
+  get(j, "peak_bandwidth_pct", r.peak_pct);
+  get(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
 }
 
 }  // namespace bb

@@ -28,10 +28,18 @@ struct Mismatch {
 };
 
 struct Timing {
-  SampleStats stats;  // seconds per call
-  std::string stop;   // converged | max_samples | timeout
-  std::size_t batch = 1;
-  double wall_time = 0;
+  std::string mode = "cold";  // cold | hot
+  SampleStats stats;          // seconds per call (on a device: GPU time between events)
+  SampleStats host;           // host wall time per call, from the call to its completion
+  std::string stop;           // converged | max_samples | timeout (the budget ended it)
+  std::size_t batch = 1;      // calls per sample
+  std::size_t warmup_calls = 0;
+  double wall_time = 0;       // seconds spent measuring, warm-up and flushes included
+  double measured_time = 0;   // seconds inside timed regions
+  std::size_t throttled = 0;  // samples discarded for a throttled SM clock
+  double clock_mhz = 0;       // median SM clock over the kept samples (0: not read)
+  bool blocking = false;      // launches queued behind a blocking kernel
+  std::vector<std::string> notes;
 };
 
 struct TestResult {
@@ -48,6 +56,9 @@ struct TestResult {
   std::optional<double> speedup;          // baseline median / this median
   std::optional<double> flops, bytes;     // work of the case
   std::optional<double> tflops, gbps;
+  // Percent of the device's peak bandwidth: measured once per device by a copy kernel, and
+  // the theoretical figure from its memory clock and bus width.
+  std::optional<double> peak_pct, peak_pct_theoretical;
   double duration = 0;  // seconds the test took, end to end
 };
 

@@ -108,6 +108,10 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"max_noise", r.max_noise},
           {"timeout_s", r.timeout},
           {"warmup_time_s", o.timing.warmup_time},
+          {"timing_mode", timing_mode_name(o.timing.mode)},
+          {"blocking_kernel", o.timing.blocking_kernel},
+          {"throttle_threshold", o.timing.throttle_threshold},
+          {"throttle_recovery_delay_s", o.timing.throttle_recovery_delay},
           {"perf_p", o.perf_p}};
 }
 
@@ -189,7 +193,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     nlohmann::json info = {{"name", kind}, {"available", kind == "cpu"}};
     if (kind != "cpu") {
       executor->recycle();
-      ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}}, 120.0);
+      ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}}, 120.0);
       executor->recycle();
       info = out.status == ExecOutcome::Status::ok ? out.reply
                                                    : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
@@ -218,6 +222,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
         req.time = true;
         req.device = baseline_device;
         TestResult r = execute(req);
+        if (r.timing) summary.measured_time += r.timing->measured_time;
         if (r.verdict == Verdict::pass && r.timing) baseline[c.index] = r.timing->stats.median;
         else fmt::print(stderr, "warning: {}: baseline {} on {}: {}: {}\n", p.folder.name, p.baseline_name, c.id, verdict_name(r.verdict), r.message);
       }
@@ -239,6 +244,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
           req.reference_device = reference_device_for(p.reference, p.manifest, device);
           r = execute(req);
         }
+        if (r.timing) summary.measured_time += r.timing->measured_time;
         r.op = p.folder.name;
         r.impl = impl.name;
         r.case_id = c.id;
@@ -246,6 +252,15 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
         r.device = device;
         r.flops = c.flops;
         r.bytes = c.bytes;
+        if (r.verdict == Verdict::pass && r.timing && r.gbps && device != "cpu") {
+          const nlohmann::json devs = device_kind(device).value("devices", nlohmann::json::array());
+          if (devs.is_array() && !devs.empty()) {
+            const double measured = devs[0].value("measured_bandwidth", nlohmann::json::object()).value("copy_gbps", 0.0);
+            const double theoretical = devs[0].value("peak_bandwidth_gbps", 0.0);
+            if (measured > 0) r.peak_pct = *r.gbps / measured * 100;
+            if (theoretical > 0) r.peak_pct_theoretical = *r.gbps / theoretical * 100;
+          }
+        }
         if (r.verdict == Verdict::pass && r.timing) {
           if (auto it = baseline.find(c.index); it != baseline.end() && device == baseline_device && r.timing->stats.median > 0) {
             r.baseline_median = it->second;

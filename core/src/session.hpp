@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_timer.hpp"
+#include "measurement.hpp"
 #include "reporter.hpp"
 
 namespace bb {

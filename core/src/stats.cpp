@@ -47,9 +47,9 @@ const char* stop_reason_name(StopReason r) {
   return "?";
 }
 
-void StopState::add(double x) {
+void StopState::add(double x, double region) {
   ++n_;
-  sum_ += x;
+  measured_ += region >= 0 ? region : x;
   const double d = x - mean_;
   mean_ += d / static_cast<double>(n_);
   m2_ += d * (x - mean_);
@@ -61,7 +61,7 @@ double StopState::rel_stdev() const {
 }
 
 StopReason StopState::reason(double elapsed) const {
-  if (n_ >= rule_.min_samples && sum_ >= rule_.min_time && rel_stdev() <= rule_.max_noise) return StopReason::converged;
+  if (n_ >= rule_.min_samples && measured_ >= rule_.min_time && rel_stdev() <= rule_.max_noise) return StopReason::converged;
   if (n_ >= rule_.max_samples) return StopReason::max_samples;
   if (elapsed >= rule_.timeout && n_ >= std::min<std::size_t>(rule_.min_samples, 3)) return StopReason::timeout;
   if (elapsed >= 4 * rule_.timeout) return StopReason::timeout;  // a call slower than the budget

@@ -36,16 +36,18 @@ const char* stop_reason_name(StopReason r);
 class StopState {
  public:
   explicit StopState(StopRule rule) : rule_(rule) {}
-  void add(double sample_seconds);
+  // `region_seconds`: the sample's whole timed region (several calls when batched), which is
+  // what min_time counts; by default the sample itself.
+  void add(double sample_seconds, double region_seconds = -1);
   StopReason reason(double elapsed_wall_seconds) const;
   std::size_t count() const { return n_; }
-  double measured_time() const { return sum_; }
+  double measured_time() const { return measured_; }
   double rel_stdev() const;
 
  private:
   StopRule rule_;
   std::size_t n_ = 0;
-  double sum_ = 0, mean_ = 0, m2_ = 0;  // Welford
+  double measured_ = 0, mean_ = 0, m2_ = 0;  // Welford
 };
 
 }  // namespace bb

@@ -7,6 +7,8 @@
 
 #include "call_frame.hpp"
 #include "device.hpp"
+#include "cpu_cache.hpp"
+#include "cpu_timer.hpp"
 #include "device_timer.hpp"
 #include "compare.hpp"
 #include "host_buffer.hpp"
@@ -53,7 +55,9 @@ nlohmann::json to_json(const TestRequest& r) {
           {"timing",
            {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
             {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", r.timing.warmup_time},
-            {"min_sample_time", r.timing.min_sample_time}}}};
+            {"min_sample_time", r.timing.min_sample_time}, {"mode", timing_mode_name(r.timing.mode)},
+            {"blocking_kernel", r.timing.blocking_kernel}, {"throttle_threshold", r.timing.throttle_threshold},
+            {"throttle_recovery_delay", r.timing.throttle_recovery_delay}}}};
 }
 
 TestRequest test_request_from_json(const nlohmann::json& j) {
@@ -79,6 +83,10 @@ TestRequest test_request_from_json(const nlohmann::json& j) {
   s.timeout = t.value("timeout", s.timeout);
   r.timing.warmup_time = t.value("warmup_time", r.timing.warmup_time);
   r.timing.min_sample_time = t.value("min_sample_time", r.timing.min_sample_time);
+  r.timing.mode = t.value("mode", std::string("cold")) == "hot" ? TimingMode::hot : TimingMode::cold;
+  r.timing.blocking_kernel = t.value("blocking_kernel", r.timing.blocking_kernel);
+  r.timing.throttle_threshold = t.value("throttle_threshold", r.timing.throttle_threshold);
+  r.timing.throttle_recovery_delay = t.value("throttle_recovery_delay", r.timing.throttle_recovery_delay);
   return r;
 }
 
@@ -482,9 +490,15 @@ TestResult TestRunner::run(const TestRequest& req) {
     const bb_kernel_fn fn = *impl;
     Expected<Measurement> meas = make_error("");
     if (impl_exec->rt) {
-      meas = measure_device([&] { return bound.launch(fn); }, impl_exec->rt->api(), impl_exec->stream, req.timing);
+      const auto& props = impl_exec->rt->devices()[static_cast<size_t>(impl_exec->ordinal)];
+      meas = measure_device([&] { return bound.launch(fn); }, impl_exec->rt->api(), impl_exec->stream, props.sm_clock_khz / 1e3, req.timing);
     } else {
-      meas = measure_cpu([&] { return bound.launch(fn); }, req.timing);
+      // Cold: every byte the call touches, guards included, leaves the caches before a sample.
+      auto flush = [&] {
+        for (auto* set : {&timed.inputs, &timed.outputs})
+          for (auto& b : *set) evict_from_cpu_caches(b.raw(), b.raw_size());
+      };
+      meas = measure_cpu([&] { return bound.launch(fn); }, flush, req.timing);
     }
     if (!meas) {
       CallOutcome out = bound.finish_device();
@@ -492,10 +506,23 @@ TestResult TestRunner::run(const TestRequest& req) {
       const std::string msg = bound.plugin_message();
       return finish(Verdict::error, fmt::format("while timing: {}{}{}", meas.error().message, msg.empty() ? "" : ": ", msg));
     }
-    r.timing = Timing{meas->stats, stop_reason_name(meas->stop), meas->batch, meas->wall_time};
-    const double t = meas->stats.median;
-    if (t > 0 && c.flops) r.tflops = *c.flops / t / 1e12;
-    if (t > 0 && c.bytes) r.gbps = *c.bytes / t / 1e9;
+    Timing t;
+    t.mode = timing_mode_name(meas->mode);
+    t.stats = meas->stats;
+    t.host = meas->host;
+    t.stop = stop_reason_name(meas->stop);
+    t.batch = meas->batch;
+    t.warmup_calls = meas->warmup_calls;
+    t.wall_time = meas->wall_time;
+    t.measured_time = meas->measured_time;
+    t.throttled = meas->throttled;
+    t.clock_mhz = meas->clock_mhz;
+    t.blocking = meas->blocking;
+    t.notes = meas->notes;
+    r.timing = t;
+    const double med = meas->stats.median;
+    if (med > 0 && c.flops) r.tflops = *c.flops / med / 1e12;
+    if (med > 0 && c.bytes) r.gbps = *c.bytes / med / 1e9;
   }
   return finish(Verdict::pass, "");
 }

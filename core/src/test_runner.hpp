@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cases.hpp"
-#include "cpu_timer.hpp"
+#include "measurement.hpp"
 #include "plugin_library.hpp"
 #include "results.hpp"
 

@@ -31,7 +31,7 @@ nlohmann::json handle_request(const nlohmann::json& request) {
     if (runner().poisoned()) j["fatal"] = true;  // the host replaces this worker
     return j;
   }
-  if (cmd == "devices") return describe_device_kind(request.value("kind", ""));
+  if (cmd == "devices") return describe_device_kind(request.value("kind", ""), request.value("measure_peak", false));
   return {{"error", "unknown command '" + cmd + "'"}};
 }
 

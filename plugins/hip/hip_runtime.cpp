@@ -15,6 +15,19 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define GPU_ATTR_MEMORY_CLOCK_KHZ hipDeviceAttributeMemoryClockRate
 #define GPU_ATTR_MEMORY_BUS_BITS hipDeviceAttributeMemoryBusWidth
 #define GPU_ARCH_NAME(prop, buf, n) std::snprintf(buf, n, "%s", (prop).gcnArchName)
+#define GPU_HOST_ALLOC_MAPPED(ptr, bytes) hipHostMalloc(ptr, bytes, hipHostMallocMapped | hipHostMallocPortable)
+// HIP 5.2 has no device UUID query: the PCI address names the device.
+#define GPU_UUID(prop, buf, n) \
+  std::snprintf(buf, n, "%s-pci-%04x:%02x:%02x", (prop).gcnArchName, (prop).pciDomainID, (prop).pciBusID, (prop).pciDeviceID)
+
+// The constant-rate wall clock: 100 MHz on gfx90a and gfx94x (HIP 5.2 cannot query its rate).
+__device__ inline uint64_t gpu_global_ns() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return static_cast<uint64_t>(__builtin_amdgcn_s_memrealtime()) * 10;
+#else
+  return 0;
+#endif
+}
 
 static bool gpu_is_sticky(hipError_t e) {
   switch (e) {

@@ -149,11 +149,29 @@ TEST(TestRunner, ProtocolRoundTrip) {
   EXPECT_TRUE(back.time);
   EXPECT_EQ(*back.seed, 77u);
   EXPECT_DOUBLE_EQ(back.timing.rule.max_noise, 0.005);
+  EXPECT_EQ(back.timing.mode, bb::TimingMode::cold);
+  req.timing.mode = bb::TimingMode::hot;
+  req.timing.blocking_kernel = false;
+  req.timing.throttle_threshold = 0.5;
+  back = bb::test_request_from_json(bb::to_json(req));
+  EXPECT_EQ(back.timing.mode, bb::TimingMode::hot);
+  EXPECT_FALSE(back.timing.blocking_kernel);
+  EXPECT_DOUBLE_EQ(back.timing.throttle_threshold, 0.5);
 
   bb::TestResult r;
   r.verdict = bb::Verdict::out_of_bounds;
   r.speedup = 1.5;
-  r.timing = bb::Timing{bb::summarize({1, 2, 3}), "converged", 4, 0.5};
+  bb::Timing t;
+  t.mode = "hot";
+  t.stats = bb::summarize({1, 2, 3});
+  t.host = bb::summarize({2, 3, 4});
+  t.stop = "converged";
+  t.batch = 4;
+  t.throttled = 2;
+  t.clock_mhz = 1755;
+  t.notes = {"2 sample(s) discarded"};
+  r.timing = t;
+  r.peak_pct = 91.5;
   r.mismatch = bb::Mismatch{};
   r.mismatch->actual = std::nan("");  // poison is a NaN; JSON carries it as null
   nlohmann::json j = nlohmann::json::parse(nlohmann::json(r).dump());
@@ -163,4 +181,10 @@ TEST(TestRunner, ProtocolRoundTrip) {
   EXPECT_EQ(*r2.speedup, 1.5);
   EXPECT_EQ(r2.timing->stats.median, 2);
   EXPECT_EQ(r2.timing->batch, 4u);
+  EXPECT_EQ(r2.timing->mode, "hot");
+  EXPECT_EQ(r2.timing->host.median, 3);
+  EXPECT_EQ(r2.timing->throttled, 2u);
+  EXPECT_EQ(r2.timing->clock_mhz, 1755);
+  EXPECT_EQ(r2.timing->notes, std::vector<std::string>{"2 sample(s) discarded"});
+  EXPECT_EQ(*r2.peak_pct, 91.5);
 }

@@ -32,7 +32,14 @@ typedef struct bb_device_properties {
   int32_t memory_clock_khz;     /* maximum */
   int32_t memory_bus_bits;
   double peak_bandwidth_gbps;   /* theoretical: 2 (DDR) x memory clock x bus width */
+  char uuid[40];                /* "GPU-xxxxxxxx-..." or the runtime's id: a cache key */
 } bb_device_properties;
+
+/* What a cold sample's probes read (see clock_probe). */
+typedef struct bb_clock_sample {
+  uint64_t sm_clock;   /* an SM's cycle counter */
+  uint64_t global_ns;  /* the device's global timer, nanoseconds */
+} bb_clock_sample;
 
 typedef struct bb_device_runtime {
   uint32_t struct_size;
@@ -67,6 +74,29 @@ typedef struct bb_device_runtime {
   int (*get_last_error)(void);  /* and clear it, where the runtime can */
   int (*is_sticky)(int code);
   const char* (*error_string)(int code);
+
+  /* Measurement (the host checks struct_size before using these). All act on the current
+   * device and enqueue on `stream` without waiting. */
+
+  /* Leaves the device's L2 cache cold and clean: a kernel reads a buffer twice the size of L2
+   * (allocated and written once, on first use), so earlier dirty lines are written back and
+   * evicted here, not inside the next timed region. */
+  int (*flush_cache)(void* stream);
+  /* A kernel that spins until release_stream() (or timeout_ms passes), so that every launch
+   * enqueued behind it starts back to back, with no host launch gaps between them. */
+  int (*block_stream)(void* stream, double timeout_ms);
+  /* Lets the blocking kernel finish; *timed_out = 1 if it had already given up waiting (the
+   * host blocked while enqueuing: the launches behind it were not queued in time). Call after
+   * the stream has finished to read timed_out; 0 before. */
+  int (*release_stream)(void);
+  int (*blocking_timed_out)(int* timed_out);
+  /* Records the SM cycle counter and the global timer at this point of the stream into probe
+   * `slot` (0..7), readable by read_clock_probes once the stream is done. */
+  int (*clock_probe)(void* stream, int slot);
+  int (*read_clock_probes)(bb_clock_sample* out, int count);
+  /* Device memory bandwidth, measured: a copy kernel over a buffer much larger than L2, best of
+   * several runs, counting bytes read plus bytes written. Blocks. */
+  int (*measure_copy_bandwidth)(double* gbps);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

@@ -1,6 +1,7 @@
-// The CUDA device runtime plugin: gpu_runtime.inc spelled for the CUDA runtime.
+// The CUDA device runtime plugin: gpu_runtime.inc spelled for the CUDA runtime (built by nvcc).
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #define GPU_RUNTIME_NAME "cuda"
@@ -15,6 +16,21 @@ typedef cudaDeviceProp gpuDeviceProp;
 #define GPU_ATTR_MEMORY_CLOCK_KHZ cudaDevAttrMemoryClockRate
 #define GPU_ATTR_MEMORY_BUS_BITS cudaDevAttrGlobalMemoryBusWidth
 #define GPU_ARCH_NAME(prop, buf, n) std::snprintf(buf, n, "sm_%d%d", (prop).major, (prop).minor)
+#define GPU_HOST_ALLOC_MAPPED(ptr, bytes) cudaHostAlloc(ptr, bytes, cudaHostAllocMapped | cudaHostAllocPortable)
+
+static void gpu_uuid(const cudaDeviceProp& prop, char* buf, size_t n) {
+  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::snprintf(buf, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+                b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+#define GPU_UUID(prop, buf, n) gpu_uuid(prop, buf, n)
+
+// The global timer, in nanoseconds.
+__device__ __forceinline__ uint64_t gpu_global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 // Errors after which the context is unusable and the process must start afresh.
 static bool gpu_is_sticky(cudaError_t e) {

@@ -1,0 +1,46 @@
+#include "cpu_cache.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#define BB_EVICT_X86 1
+#endif
+
+namespace bb {
+
+namespace {
+constexpr std::size_t kLine = 64;  // x86-64 and most AArch64 cores; dc civac acts on the CTR's line
+
+#if !defined(BB_EVICT_X86) && !defined(__aarch64__)
+// Elsewhere: read (and so displace) a buffer far larger than any last-level cache.
+void displace_caches() {
+  static std::vector<unsigned char> big(256u << 20, 1);
+  volatile unsigned sink = 0;
+  unsigned acc = 0;
+  for (std::size_t i = 0; i < big.size(); i += kLine) acc += big[i];
+  sink = acc;
+  (void)sink;
+}
+#endif
+}  // namespace
+
+void evict_from_cpu_caches(const void* data, std::size_t bytes) {
+  if (!data || bytes == 0) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data) & ~(std::uintptr_t{kLine} - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(data) + bytes;
+#if defined(BB_EVICT_X86)
+  for (std::uintptr_t p = begin; p < end; p += kLine) _mm_clflush(reinterpret_cast<const void*>(p));
+  _mm_mfence();
+#elif defined(__aarch64__)
+  for (std::uintptr_t p = begin; p < end; p += kLine) asm volatile("dc civac, %0" : : "r"(p) : "memory");
+  asm volatile("dsb ish" : : : "memory");
+#else
+  (void)begin;
+  (void)end;
+  displace_caches();
+#endif
+}
+
+}  // namespace bb

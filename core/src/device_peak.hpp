@@ -1,0 +1,28 @@
+// A device's memory bandwidth as a copy kernel measures it (bytes read plus written), taken
+// once per device and cached on disk, so that "percent of peak" compares against what the
+// device really reaches as well as against its theoretical figure.
+//
+// The cache: $BACKENDBENCH_CACHE_DIR, else $XDG_CACHE_HOME/backendbench, else
+// ~/.cache/backendbench; file device_peaks.json, keyed by runtime, device UUID, name and
+// runtime version. A cache that cannot be read or written only costs a new measurement.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "device.hpp"
+
+namespace bb {
+
+std::filesystem::path device_cache_dir();
+
+struct DevicePeak {
+  double copy_gbps = 0;
+  bool cached = false;  // read from the cache, not measured now
+};
+
+// Measures device `ordinal` (made current) unless the cache has it.
+Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal);
+
+}  // namespace bb
