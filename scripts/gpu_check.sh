@@ -5,9 +5,15 @@
 #
 # The GPU image has no dlpack package: put Debian's dlpack/dlpack.h under .carry/include/
 # (scripts/carry_dlpack.sh) and carry .carry, or pass DLPACK_INCLUDE_DIR.
+#
+# BENCH=1 adds the measurement benchmarks (scripts/bench_gpu_timing.sh: against ncu and
+# do_bench; scripts/bench_stability.sh: five full runs); SKIP_TESTS=1 leaves out ctest and the
+# fixtures, for a benchmark-only call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${OUT:-gpu-logs}"
+# Logs go to a folder of their own; the device tool brings back only a few files from $OUT,
+# so they travel as one archive (plus the benchmark tables).
+out="${LOG_DIR:-gpu-logs}"
 build="${BUILD_DIR:-build-gpu}"
 mkdir -p "$out"
 
@@ -26,12 +32,17 @@ if ! { cmake -S . -B "$build" "${cmake_args[@]}" && cmake --build "$build" --par
   exit 1
 fi
 
-ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 > "$out/ctest.log" 2>&1
-ctest_rc=$?
+ctest_rc=0
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  # Serial: the GPU timing tests share the device with nothing else.
+  ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.' > "$out/ctest.log" 2>&1
+  ctest_rc=$?
+  ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
+  # The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
+  "$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
+fi
 "$build/backendbench" --log-dir "$out/shipped" > "$out/shipped.log" 2>&1
 run_rc=$?
-# The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
-"$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
 # GPU_REPEAT=N: the GPU tests N more times (races show up as flaky verdicts).
 repeat_rc=0
 if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
@@ -47,5 +58,14 @@ echo "== CUDA hostile fixtures"; grep -E "scale_cuda_(illegal|overflow)|sticky|p
 echo "== CUDA timings"; grep -E " on cuda" "$out/shipped.log" | grep performance | head -30
 if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
   echo "== GPU tests repeated $GPU_REPEAT times (exit $repeat_rc)"; grep -cE "^\[       OK \]" "$out/gpu_repeat.log"; grep -E "FAILED|SKIPPED \]" "$out/gpu_repeat.log" | sort | uniq -c | head
+fi
+echo "== efficiency (shipped ops sweep)"; grep -E "^timed " "$out/shipped.log"
+if [ "${BENCH:-0}" = 1 ]; then
+  scripts/bench_gpu_timing.sh "$build" "$out"
+  echo "== stability"; scripts/bench_stability.sh "$build" "$out" "${STABILITY_RUNS:-5}"
+fi
+if [ -n "${OUT:-}" ] && [ "$OUT" != "$out" ]; then
+  tar czf "$OUT/gpu-logs.tgz" -C "$out" . 2>/dev/null
+  for f in timing_table.md stability.md; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
 fi
 [ "$ctest_rc" -eq 0 ] && [ "$run_rc" -eq 0 ] && [ "$repeat_rc" -eq 0 ]

@@ -29,7 +29,7 @@ int list_root(const SessionOptions& o) {
   for (const auto& p : plans) {
     fmt::print("{}  ({})\n", p.folder.name, p.folder.manifest.string());
     fmt::print("  reference: {}\n", p.reference.name);
-    fmt::print("  baseline:  {}\n", p.baseline ? p.baseline_name : "none");
+    fmt::print("  baseline:  {}\n", p.baselines.empty() ? "none" : p.baseline_names());
     for (const auto& i : p.impls)
       fmt::print("  impl:      {}{}\n", i.name, i.info.version.empty() ? "" : "  (version " + i.info.version + ")");
     for (const auto& w : p.warnings) fmt::print("  warning:   {}\n", w);

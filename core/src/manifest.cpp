@@ -381,7 +381,20 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
     else add(d);
     if (m.devices.empty()) fail(d, "devices: expected at least one of cpu, cuda, hip");
   }
-  if (root["baseline"]) m.baseline = as_string(root["baseline"], "baseline");
+  if (const auto& b = root["baseline"]) {
+    m.baseline_line = line_of(b);
+    if (b.IsMap()) {
+      for (const auto& kv : b) {
+        const std::string dev = as_string(kv.first, "baseline device");
+        if (std::find(m.devices.begin(), m.devices.end(), dev) == m.devices.end())
+          fail(kv.first, fmt::format("baseline for device '{}', which is not among the op's devices ({})", dev, fmt::join(m.devices, ", ")));
+        m.baselines.emplace_back(dev, as_string(kv.second, "baseline"));
+      }
+      if (m.baselines.empty()) fail(b, "baseline: expected a name, or a map of device to name ({cuda: myop_cuda_naive})");
+    } else {
+      m.baseline = as_string(b, "baseline");
+    }
+  }
 
   // inputs
   if (!root["inputs"] || !root["inputs"].IsSequence() || root["inputs"].size() == 0)

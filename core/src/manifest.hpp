@@ -109,7 +109,9 @@ struct Manifest {
   std::string description;
   uint64_t seed = 0;
   std::vector<std::string> devices{"cpu"};
-  std::string baseline = "reference";
+  std::string baseline = "reference";                // one baseline, on the device it runs on
+  std::vector<std::pair<std::string, std::string>> baselines;  // or one per device: {cuda: myop_cuda_naive}
+  int baseline_line = 0;
   std::vector<InputSpec> inputs;
   std::vector<AttrSpec> attributes;
   std::vector<OutputSpec> outputs;

@@ -68,27 +68,53 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   }
   plan.impls = std::move(impls);
 
-  // Baseline: the reference by default, or the implementation the manifest names.
-  const std::string& b = plan.manifest.baseline;
-  if (b == "reference" || b.empty()) {
-    if (plan.reference.kind != ReferenceChoice::Kind::identity) {
-      plan.baseline = plan.reference.target();
-      plan.baseline_name = plan.reference.name;
-      plan.baseline_info = plan.reference.info;
+  // Baselines: the reference by default, or the implementation the manifest names; per device
+  // when the manifest gives a map.
+  auto resolve_baseline = [&](const std::string& b, const std::string& want_device) -> Status {
+    Baseline out;
+    if (b == "reference" || b.empty()) {
+      if (plan.reference.kind == ReferenceChoice::Kind::identity) {
+        plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
+        return Ok{};
+      }
+      out = Baseline{plan.reference.target(), plan.reference.name, plan.reference.info, ""};
     } else {
-      plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
+      std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
+      auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
+      if (it == folder.libraries.end() && !want_device.empty()) {  // that device's libraries may not be built here
+        plan.warnings.push_back(fmt::format("{}: baseline '{}' for {} is no library of {}; no speedups on {}",
+                                            plan.manifest.where(plan.manifest.baseline_line), b, want_device, folder.dir.string(), want_device));
+        return Ok{};
+      }
+      if (it == folder.libraries.end())
+        return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
+                                      plan.manifest.where(plan.manifest.baseline_line), b, folder.dir.string()));
+      out = Baseline{Target{Target::Kind::kernel_impl, it->string()}, folder.name + "__" + stem, infos[stem], ""};
     }
+    out.device = device_for(out.info, plan.manifest);
+    if (!want_device.empty()) {
+      const auto& devs = out.info.devices;
+      if (!devs.empty() && std::find(devs.begin(), devs.end(), want_device) == devs.end())
+        return make_error(fmt::format("{}: baseline '{}' for {} runs on {}, not {}", plan.manifest.where(plan.manifest.baseline_line), b,
+                                      want_device, fmt::join(devs, ", "), want_device));
+      out.device = want_device;
+    }
+    if (!out.device.empty()) plan.baselines.push_back(std::move(out));
+    return Ok{};
+  };
+  if (plan.manifest.baselines.empty()) {
+    if (auto s = resolve_baseline(plan.manifest.baseline, ""); !s) return s.error();
   } else {
-    std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
-    auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
-    if (it == folder.libraries.end())
-      return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
-                                    folder.manifest.string(), b, folder.dir.string()));
-    plan.baseline = Target{Target::Kind::kernel_impl, it->string()};
-    plan.baseline_name = folder.name + "__" + stem;
-    plan.baseline_info = infos[stem];
+    for (const auto& [dev, name] : plan.manifest.baselines)
+      if (auto s = resolve_baseline(name, dev); !s) return s.error();
   }
   return plan;
+}
+
+std::string OpPlan::baseline_names() const {
+  std::string s;
+  for (const auto& b : baselines) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", b.name, b.device);
+  return s;
 }
 
 std::string device_for(const PluginInfo& info, const Manifest& m) {

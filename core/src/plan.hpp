@@ -32,6 +32,13 @@ struct ReferenceChoice {
   Target target() const;
 };
 
+struct Baseline {
+  Target target;
+  std::string name;
+  PluginInfo info;
+  std::string device;
+};
+
 struct LoadFailure {
   std::filesystem::path library;
   std::string error;
@@ -43,9 +50,10 @@ struct OpPlan {
   std::vector<ConcreteCase> cases;
   std::vector<Implementation> impls;  // scored, in sorted order, after --impls
   ReferenceChoice reference;
-  std::optional<Target> baseline;     // none: no speedups (identity reference, say)
-  std::string baseline_name;
-  PluginInfo baseline_info;
+  // What speedups are measured against, one per device at most; none: no speedups (identity
+  // reference, say). Each is timed on its device; only implementations there get speedups.
+  std::vector<Baseline> baselines;
+  std::string baseline_names() const;  // "myop_reference (cpu), myop__myop_cuda_naive (cuda)"
   std::vector<std::string> warnings;
   std::vector<LoadFailure> failures;  // libraries that could not be used
 };

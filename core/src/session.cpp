@@ -33,7 +33,7 @@ OpReport report_of(const OpPlan& p) {
   r.reference_kind = p.reference.kind == ReferenceChoice::Kind::library          ? "library"
                      : p.reference.kind == ReferenceChoice::Kind::implementation ? "implementation"
                                                                                  : "identity";
-  r.baseline = p.baseline_name;
+  r.baseline = p.baseline_names();
   for (const auto& i : p.impls) r.impls.push_back(i.name);
   r.cases = p.cases.size();
   r.warnings = p.warnings;
@@ -210,21 +210,22 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
 
   std::size_t done = 0;
   for (const auto& p : plans) {
-    // Baseline medians, measured first so each test's speedup is known when it is reported.
-    std::map<int, double> baseline;
-    const std::string baseline_device = p.baseline ? device_for(p.baseline_info, p.manifest) : "";
-    if (o.performance && p.baseline && !baseline_device.empty() && device_kind(baseline_device).value("available", false)) {
+    // Baseline medians per device, measured first so each test's speedup is known when it is
+    // reported.
+    std::map<std::pair<std::string, int>, double> baseline;  // (device, case) -> median
+    for (const auto& b : p.baselines) {
+      if (!o.performance || !device_kind(b.device).value("available", false)) continue;
       executor->recycle();
       for (const auto& c : p.cases) {
         if (c.kind != CaseKind::performance) continue;
-        TestRequest req = request_for(p, c, *p.baseline);
+        TestRequest req = request_for(p, c, b.target);
         req.check = false;
         req.time = true;
-        req.device = baseline_device;
+        req.device = b.device;
         TestResult r = execute(req);
         if (r.timing) summary.measured_time += r.timing->measured_time;
-        if (r.verdict == Verdict::pass && r.timing) baseline[c.index] = r.timing->stats.median;
-        else fmt::print(stderr, "warning: {}: baseline {} on {}: {}: {}\n", p.folder.name, p.baseline_name, c.id, verdict_name(r.verdict), r.message);
+        if (r.verdict == Verdict::pass && r.timing) baseline[{b.device, c.index}] = r.timing->stats.median;
+        else fmt::print(stderr, "warning: {}: baseline {} on {}: {}: {}\n", p.folder.name, b.name, c.id, verdict_name(r.verdict), r.message);
       }
     }
 
@@ -262,7 +263,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
           }
         }
         if (r.verdict == Verdict::pass && r.timing) {
-          if (auto it = baseline.find(c.index); it != baseline.end() && device == baseline_device && r.timing->stats.median > 0) {
+          if (auto it = baseline.find({device, c.index}); it != baseline.end() && r.timing->stats.median > 0) {
             r.baseline_median = it->second;
             r.speedup = it->second / r.timing->stats.median;
           }

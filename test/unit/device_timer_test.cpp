@@ -1,0 +1,123 @@
+// The device timer and the runtime's measurement helpers, on a real GPU (skipped, with the
+// runtime's reason, where there is none). Nothing here asserts a duration: only what the
+// helpers must produce (sane clocks, a bandwidth under the theoretical peak, the blocking
+// kernel's fallback) and what the timer reports.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "device.hpp"
+#include "device_peak.hpp"
+#include "device_timer.hpp"
+
+namespace {
+
+struct Cuda {
+  bb::DeviceRuntime* rt = nullptr;
+  void* stream = nullptr;
+  void* buf = nullptr;
+  static constexpr size_t kBytes = 64u << 20;
+  std::string why;
+  Cuda() {
+    auto r = bb::DeviceRuntime::get("cuda");
+    if (!r) {
+      why = r.error().message;
+      return;
+    }
+    rt = *r;
+    rt->api().set_device(0);
+    rt->api().stream_create(&stream);
+    rt->api().malloc(&buf, kBytes);
+  }
+  ~Cuda() {
+    if (buf) rt->api().free(buf);
+    if (stream) rt->api().stream_destroy(stream);
+  }
+  double max_mhz() const { return rt->devices()[0].sm_clock_khz / 1e3; }
+  // A call: a 64 MiB memset on the stream (a real device workload, enqueued without waiting).
+  int launch() { return rt->api().memset(buf, 1, kBytes, stream); }
+};
+
+bb::TimingOptions quick(bb::TimingMode mode) {
+  bb::TimingOptions o;
+  o.mode = mode;
+  o.rule.min_samples = 10;
+  o.rule.max_samples = 30;
+  o.rule.min_time = 0;
+  o.rule.timeout = 2;
+  o.warmup_time = 0.002;
+  return o;
+}
+
+}  // namespace
+
+TEST(DeviceTimer, ColdSamplesAreTakenBehindTheBlockingKernelWithTheClockRead) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  auto m = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->mode, bb::TimingMode::cold);
+  EXPECT_EQ(m->batch, 1u);
+  EXPECT_TRUE(m->blocking);
+  EXPECT_GE(m->stats.samples + m->throttled, 10u);
+  EXPECT_GT(m->stats.median, 0);
+  EXPECT_GE(m->host.median, m->stats.median * 0.5);  // the host waits for the work it times
+  // The SM clock over each sample: read, and no faster than the device's maximum (+10% slack
+  // for the counters' granularity).
+  EXPECT_GT(m->clock_mhz, 0) << "the clock probes read nothing";
+  EXPECT_LT(m->clock_mhz, c.max_mhz() * 1.1);
+}
+
+TEST(DeviceTimer, HotModeBatchesShortCalls) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  int calls = 0;
+  // A tiny call (a 4-byte memset): far below min_sample_time, so samples batch it.
+  auto m = bb::measure_device([&] { return ++calls, c.rt->api().memset(c.buf, 0, 4, c.stream); }, c.rt->api(), c.stream, c.max_mhz(),
+                              quick(bb::TimingMode::hot));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->mode, bb::TimingMode::hot);
+  EXPECT_GT(m->batch, 1u);
+  EXPECT_LE(m->batch, 200u);  // the blocked queue's cap
+  EXPECT_EQ(static_cast<size_t>(calls), m->warmup_calls + (m->stats.samples + m->throttled) * m->batch);
+}
+
+TEST(DeviceTimer, ACallThatBlocksTheHostIsTimedWithoutTheBlockingKernel) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  // The call waits for the whole device: behind a blocking kernel it would wait for ever.
+  auto sync_call = [&] {
+    if (int e = c.launch(); e) return e;
+    return c.rt->api().synchronize();
+  };
+  auto m = bb::measure_device(sync_call, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_FALSE(m->blocking);
+  ASSERT_FALSE(m->notes.empty());
+  EXPECT_NE(m->notes[0].find("blocks the host"), std::string::npos) << m->notes[0];
+  EXPECT_GT(m->stats.samples, 0u);
+}
+
+TEST(DeviceTimer, CopyBandwidthIsMeasuredBelowTheTheoreticalPeakAndCached) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  const auto dir = std::filesystem::temp_directory_path() / ("bb_peak_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("BACKENDBENCH_CACHE_DIR", dir.c_str(), 1);
+  auto first = bb::device_peak_bandwidth(*c.rt, 0);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_FALSE(first->cached);
+  const double theoretical = c.rt->devices()[0].peak_bandwidth_gbps;
+  EXPECT_GT(first->copy_gbps, 0.3 * theoretical);  // a copy reaches a good share of the peak
+  EXPECT_LT(first->copy_gbps, 1.05 * theoretical);
+  auto second = bb::device_peak_bandwidth(*c.rt, 0);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->cached);
+  EXPECT_DOUBLE_EQ(second->copy_gbps, first->copy_gbps);
+  EXPECT_TRUE(std::filesystem::exists(dir / "device_peaks.json"));
+  ::unsetenv("BACKENDBENCH_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
