@@ -5,7 +5,8 @@ figures beside theirs. Used by scripts/bench_gpu_timing.sh.
 
   driver --plugin P --sizes N,... --mode ncu      launches for ncu to profile (5 per size)
   driver --plugin P --sizes N,... --mode dobench  do_bench's mean and median, as JSON
-  table --ours results.json[,label=...] --ncu ncu.csv --dobench dobench.json
+  table --ours results.json[,label=...[,field=event_median_s]] --ncu ncu.csv --dobench dobench.json
+        (the first --ours is the one held to the targets)
 """
 import argparse
 import csv
@@ -113,7 +114,7 @@ def read_ours(path):
     with open(path) as f:
         doc = json.load(f)
     out = {}
-    for r in doc["results"]:
+    for r in doc["tests"]:
         if r.get("kind") != "performance" or r.get("verdict") != "PASS" or "timing" not in r:
             continue
         n = int(r["case"].split("n=")[1].rstrip("]"))
@@ -131,11 +132,12 @@ def table(args):
         dob = {int(k): v for k, v in json.load(f).items()}
     ours = []
     for spec in args.ours:
-        path, _, label = spec.partition(",label=")
-        ours.append((label or "backendbench", read_ours(path)))
+        path, _, rest = spec.partition(",label=")
+        label, _, field = rest.partition(",field=")
+        ours.append((label or "backendbench", field or "median_s", read_ours(path)))
     names = {65536: "64K", 1048576: "1M", 16777216: "16M", 134217728: "128M"}
     head = ["elements", "ncu (median of 5)"]
-    for label, _ in ours:
+    for label, _, _ in ours:
         head += [label, "error"]
     head += ["do_bench mean", "error", "do_bench median", "error"]
     print("| " + " | ".join(head) + " |")
@@ -144,12 +146,12 @@ def table(args):
     for n in sorted(ncu):
         ref = statistics.median(ncu[n])
         row = [names.get(n, str(n)), fmt_us(ref)]
-        for label, o in ours:
+        for label, field, o in ours:
             t = o.get(n)
-            if t is None:
+            if t is None or not t.get(field):
                 row += ["-", "-"]
                 continue
-            v = t["median_s"] * 1e6
+            v = t[field] * 1e6
             row += [fmt_us(v), f"{(v / ref - 1) * 100:+.1f}%"]
         d = dob.get(n, {})
         for key in ("mean_ms", "median_ms"):
@@ -159,7 +161,7 @@ def table(args):
             else:
                 row += ["-", "-"]
         print("| " + " | ".join(row) + " |")
-        first = ours[0][1].get(n)
+        first = ours[0][2].get(n)
         if first and "mean_ms" in d:
             ours_err = abs(first["median_s"] * 1e6 / ref - 1)
             db_err = abs(d["mean_ms"] * 1e3 / ref - 1)

@@ -18,7 +18,7 @@ def main(paths):
     docs = [json.load(open(p)) for p in paths]
     medians = {}
     for d in docs:
-        for r in d["results"]:
+        for r in d["tests"]:
             if r.get("kind") == "performance" and r.get("verdict") == "PASS" and "timing" in r:
                 medians.setdefault((r["impl"], r["case"]), []).append(r["timing"]["median_s"])
     print(f"| implementation | case | elements | medians over {len(docs)} runs (µs) | spread |")

@@ -7,6 +7,11 @@
 // out of the region between the events. Hot: no flush; a sample is a batch of calls between
 // the events, also queued behind the blocking kernel.
 //
+// The GPU time of a sample is the span of the call's own device activity (CUPTI's kernel,
+// copy and memset records, first start to last end), as a profiler reports it, where the
+// runtime has activity records; else the time between the events, which adds the launch
+// latency of the first kernel (about a microsecond on an H100). Both are reported.
+//
 // Throttling: the two probes give the SM clock over the sample; a sample below the threshold
 // is discarded and the timer waits the recovery delay before the next.
 //
