@@ -65,12 +65,9 @@ class ConsoleReporter final : public Reporter {
     if (r.timing) {
       const auto& t = *r.timing;
       line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
-                          r.device.empty() || r.device == "cpu" ? "time" : t.gpu_timer == "events" ? "GPU time, events" : "GPU time", t.stats.samples,
-                          t.batch > 1 ? fmt::format(" of {}", t.batch) : "", t.stop == "timeout" ? "budget" : t.stop);
-      if (!r.device.empty() && r.device != "cpu") {
-        if (t.gpu_timer != "events" && t.event_median > 0) line += fmt::format("  events {}", format_seconds(t.event_median));
-        line += fmt::format("  host {}", format_seconds(t.host.median));
-      }
+                          r.device.empty() || r.device == "cpu" ? "time" : "GPU time", t.stats.samples,
+                          t.batch > 1 ? fmt::format(" of {}", t.batch) : "", t.stop == "timeout" ? "budget" : t.stop == "noise_plateau" ? "noise plateau" : t.stop);
+      if (!r.device.empty() && r.device != "cpu") line += fmt::format("  host {}", format_seconds(t.host.median));
     }
     if (r.speedup) line += fmt::format("  {:.2f}x", *r.speedup);
     if (r.tflops && *r.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.tflops);
@@ -81,7 +78,8 @@ class ConsoleReporter final : public Reporter {
     if (!r.message.empty()) line += "\n      " + r.message;
     if (r.timing)
       for (const auto& n : r.timing->notes)
-        if (n.find("budget") == std::string::npos || o_.verbose) line += "\n      note: " + n;
+        if ((n.find("budget") == std::string::npos && n.find("stopped improving") == std::string::npos) || o_.verbose)
+          line += "\n      note: " + n;
     clear_progress();
     fmt::print("{}\n", line);
     std::fflush(stdout);

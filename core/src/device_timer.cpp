@@ -52,17 +52,17 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   EventPair ev(rt);
   if (ev.error) return make_error("creating events: " + describe(rt, ev.error));
   bool blocking = options.blocking_kernel;
-  bool span = true;  // the device's activity records, until the runtime says it has none
-  std::size_t span_samples = 0, event_samples = 0;
 
   // One timed region of `calls` launches; per-call GPU and host seconds, and the SM clock.
   auto region = [&](std::size_t calls, bool flush, double block_ms) -> Expected<Sample> {
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
-    if (span && rt.span_begin() != 0) span = false;
     if (probes)
       if (int e = rt.clock_probe(stream, 0); e) return make_error("clock probe: " + describe(rt, e));
-    if (flush)
+    if (flush) {
       if (int e = rt.flush_cache(stream); e) return make_error("cache flush: " + describe(rt, e));
+      // Wait for it: the host time below is then the call's alone, flush excluded.
+      if (int e = rt.stream_synchronize(stream); e) return make_error("cache flush: " + describe(rt, e));
+    }
     if (block_ms > 0)
       if (int e = rt.block_stream(stream, block_ms); e) return make_error("blocking kernel: " + describe(rt, e));
     if (int e = rt.event_record(ev.start, stream); e) return make_error("event: " + describe(rt, e));
@@ -83,18 +83,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     if (int e = rt.event_elapsed_ms(&ms, ev.start, ev.stop); e) return make_error("elapsed: " + describe(rt, e));
     Sample s;
     s.region_seconds = ms * 1e-3;
-    s.event_seconds = s.region_seconds / static_cast<double>(calls);
-    s.seconds = s.event_seconds;
-    double span_seconds = 0;
-    int activities = 0;
-    if (span && rt.span_end(&span_seconds, &activities) == 0 && activities > 0 && span_seconds > 0) {
-      // First start to last end of what the call ran: the time a profiler reports.
-      s.region_seconds = span_seconds;
-      s.seconds = span_seconds / static_cast<double>(calls);
-      ++span_samples;
-    } else {
-      ++event_samples;
-    }
+    s.seconds = s.region_seconds / static_cast<double>(calls);
     s.host_seconds = host / static_cast<double>(calls);
     if (block_ms > 0) {
       int timed_out = 0;
@@ -151,7 +140,6 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   };
   if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
   m.blocking = blocking;
-  m.gpu_timer = span_samples > 0 && event_samples == 0 ? "activity" : span_samples > 0 ? "activity+events" : "events";
   m.wall_time = seconds_since(begin);
   return m;
 }

@@ -7,10 +7,10 @@
 // out of the region between the events. Hot: no flush; a sample is a batch of calls between
 // the events, also queued behind the blocking kernel.
 //
-// The GPU time of a sample is the span of the call's own device activity (CUPTI's kernel,
-// copy and memset records, first start to last end), as a profiler reports it, where the
-// runtime has activity records; else the time between the events, which adds the launch
-// latency of the first kernel (about a microsecond on an H100). Both are reported.
+// The events add a fixed cost to what a profiler's kernel duration counts: the front end's
+// processing of the launch and of the stop event, about 1.1 us on an H100 (docs/PERFORMANCE.md).
+// (CUPTI's activity timestamps were tried instead: they read below Nsight Compute's duration
+// for small kernels and slowed large ones by 7%.)
 //
 // Throttling: the two probes give the SM clock over the sample; a sample below the threshold
 // is discarded and the timer waits the recovery delay before the next.

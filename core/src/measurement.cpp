@@ -52,19 +52,19 @@ Status sample_until_stopped(const std::function<Expected<Sample>()>& sample, con
   } else if (!discarded.empty()) {
     m.notes.push_back(fmt::format("{} sample(s) discarded: SM clock throttled (lowest {:.0f} MHz)", discarded.size(), m.min_clock_mhz));
   }
-  std::vector<double> seconds, host, events, clocks;
+  std::vector<double> seconds, host, clocks;
   m.measured_time = 0;
   for (const auto& k : kept) {
     seconds.push_back(k.seconds);
     host.push_back(k.host_seconds);
-    if (k.event_seconds > 0) events.push_back(k.event_seconds);
     if (k.clock_mhz > 0) clocks.push_back(k.clock_mhz);
     m.measured_time += k.region_seconds > 0 ? k.region_seconds : k.seconds;
   }
   m.stats = summarize(std::move(seconds));
   m.host = summarize(std::move(host));
-  m.events = summarize(std::move(events));
   m.clock_mhz = clocks.empty() ? 0 : summarize(std::move(clocks)).median;
+  if (m.stop == StopReason::noise_plateau)
+    m.notes.push_back(fmt::format("the noise stopped improving at {:.2f}% (target {:g}%)", m.stats.rel_stdev * 100, rule.max_noise * 100));
   if (m.stop == StopReason::timeout)
     m.notes.push_back(fmt::format("the {:g} s budget ended sampling at {:.2f}% noise (target {:g}%)", rule.timeout,
                                   m.stats.rel_stdev * 100, rule.max_noise * 100));

@@ -35,7 +35,6 @@ struct Sample {
   double seconds = 0;       // per call: the timed region (device: GPU time between events)
   double host_seconds = 0;  // per call: host wall time from the call to its completion
   double region_seconds = 0;  // the whole timed region (seconds x calls in the sample)
-  double event_seconds = 0;   // devices: per call, between the events (launch latency included)
   double clock_mhz = 0;     // the SM clock over the sample; 0 when not read
   bool throttled = false;   // the clock was below the threshold: the sample is discarded
 };
@@ -44,8 +43,6 @@ struct Measurement {
   TimingMode mode = TimingMode::cold;
   SampleStats stats;          // the kept samples, seconds per call (devices: GPU time)
   SampleStats host;           // host wall time per call, same samples
-  SampleStats events;         // devices: time between the events, same samples
-  std::string gpu_timer;      // devices: "activity" (the device's kernel records) or "events"
   StopReason stop = StopReason::running;
   std::size_t batch = 1;      // calls per sample
   std::size_t warmup_calls = 0;

@@ -51,7 +51,6 @@ void to_json(nlohmann::json& j, const TestResult& r) {
     j["timing"] = {{"mode", t.mode},       {"samples", s.samples}, {"median_s", s.median}, {"min_s", s.min},
                    {"max_s", s.max},       {"mean_s", s.mean},     {"q1_s", s.q1},         {"q3_s", s.q3},
                    {"iqr_s", s.iqr},       {"stdev_s", s.stdev},   {"rel_stdev", s.rel_stdev},
-                   {"gpu_timer", t.gpu_timer}, {"event_median_s", t.event_median},
                    {"host_median_s", t.host.median}, {"host_mean_s", t.host.mean}, {"host_min_s", t.host.min},
                    {"stop", t.stop},       {"batch", t.batch},     {"warmup_calls", t.warmup_calls},
                    {"wall_time_s", t.wall_time}, {"measured_time_s", t.measured_time}, {"throttled_samples", t.throttled},
@@ -106,8 +105,6 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     s.rel_stdev = number(*it, "rel_stdev");
     t.mode = it->value("mode", "cold");
     t.host.samples = s.samples;
-    t.gpu_timer = it->value("gpu_timer", "");
-    t.event_median = number(*it, "event_median_s");
     t.host.median = number(*it, "host_median_s");
     t.host.mean = number(*it, "host_mean_s");
     t.host.min = number(*it, "host_min_s");

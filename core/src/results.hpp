@@ -31,9 +31,7 @@ struct Timing {
   std::string mode = "cold";  // cold | hot
   SampleStats stats;          // seconds per call (on a device: GPU time between events)
   SampleStats host;           // host wall time per call, from the call to its completion
-  std::string gpu_timer;      // devices: activity | events (what stats measured)
-  double event_median = 0;    // devices: median time between the events around the call
-  std::string stop;           // converged | max_samples | timeout (the budget ended it)
+  std::string stop;           // converged | noise_plateau | max_samples | timeout (the budget ended it)
   std::size_t batch = 1;      // calls per sample
   std::size_t warmup_calls = 0;
   double wall_time = 0;       // seconds spent measuring, warm-up and flushes included

@@ -41,6 +41,7 @@ const char* stop_reason_name(StopReason r) {
   switch (r) {
     case StopReason::running: return "running";
     case StopReason::converged: return "converged";
+    case StopReason::noise_plateau: return "noise_plateau";
     case StopReason::max_samples: return "max_samples";
     case StopReason::timeout: return "timeout";
   }
@@ -53,6 +54,14 @@ void StopState::add(double x, double region) {
   const double d = x - mean_;
   mean_ += d / static_cast<double>(n_);
   m2_ += d * (x - mean_);
+  if (n_ % kPlateauEvery == 0) noise_history_.push_back(rel_stdev());
+}
+
+bool StopState::plateaued() const {
+  if (noise_history_.size() < kPlateauChecks) return false;
+  const auto first = noise_history_.end() - static_cast<std::ptrdiff_t>(kPlateauChecks);
+  const auto [lo, hi] = std::minmax_element(first, noise_history_.end());
+  return *hi > 0 && (*hi - *lo) <= kPlateauRange * *hi;
 }
 
 double StopState::rel_stdev() const {
@@ -61,7 +70,10 @@ double StopState::rel_stdev() const {
 }
 
 StopReason StopState::reason(double elapsed) const {
-  if (n_ >= rule_.min_samples && measured_ >= rule_.min_time && rel_stdev() <= rule_.max_noise) return StopReason::converged;
+  if (n_ >= rule_.min_samples && measured_ >= rule_.min_time) {
+    if (rel_stdev() <= rule_.max_noise) return StopReason::converged;
+    if (plateaued()) return StopReason::noise_plateau;
+  }
   if (n_ >= rule_.max_samples) return StopReason::max_samples;
   if (elapsed >= rule_.timeout && n_ >= std::min<std::size_t>(rule_.min_samples, 3)) return StopReason::timeout;
   if (elapsed >= 4 * rule_.timeout) return StopReason::timeout;  // a call slower than the budget

@@ -19,8 +19,10 @@ double quantile(const std::vector<double>& sorted, double q);
 SampleStats summarize(std::vector<double> samples);
 
 // When to stop sampling: once at least min_samples samples and min_time seconds of them are
-// taken and the relative standard deviation is at most max_noise; or when max_samples or
-// the time budget is reached, whichever comes first.
+// taken and the relative standard deviation is at most max_noise; or, as nvbench does, once
+// the noise has stopped improving (a kernel whose noise sits above max_noise, a few percent
+// for a microsecond kernel, gains nothing from more samples); or when max_samples or the time
+// budget is reached, whichever comes first.
 struct StopRule {
   std::size_t min_samples = 10;
   std::size_t max_samples = 100000;
@@ -29,7 +31,7 @@ struct StopRule {
   double timeout = 2.0;     // seconds of wall time spent measuring (the budget)
 };
 
-enum class StopReason { running, converged, max_samples, timeout };
+enum class StopReason { running, converged, noise_plateau, max_samples, timeout };
 const char* stop_reason_name(StopReason r);
 
 // Incremental: add() each sample; reason() tells whether to stop.
@@ -44,10 +46,18 @@ class StopState {
   double measured_time() const { return measured_; }
   double rel_stdev() const;
 
+  // The noise is checked every kPlateauEvery samples; a plateau is kPlateauChecks checks in a
+  // row within kPlateauRange of each other (relative).
+  static constexpr std::size_t kPlateauEvery = 50;
+  static constexpr std::size_t kPlateauChecks = 5;
+  static constexpr double kPlateauRange = 0.01;
+
  private:
+  bool plateaued() const;
   StopRule rule_;
   std::size_t n_ = 0;
   double measured_ = 0, mean_ = 0, m2_ = 0;  // Welford
+  std::vector<double> noise_history_;
 };
 
 }  // namespace bb

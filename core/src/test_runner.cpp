@@ -510,8 +510,6 @@ TestResult TestRunner::run(const TestRequest& req) {
     t.mode = timing_mode_name(meas->mode);
     t.stats = meas->stats;
     t.host = meas->host;
-    t.gpu_timer = meas->gpu_timer;
-    t.event_median = meas->events.median;
     t.stop = stop_reason_name(meas->stop);
     t.batch = meas->batch;
     t.warmup_calls = meas->warmup_calls;

@@ -52,6 +52,4 @@ static bool gpu_is_sticky(cudaError_t e) {
 }
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
 
-#include "cupti_span.inc"
-
 #include "../common/gpu_runtime.inc"

@@ -43,13 +43,4 @@ static bool gpu_is_sticky(hipError_t e) {
 }
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
 
-// No activity records through HIP 5.2's runtime alone (rocprofiler is another library): the
-// host times with events.
-static int gpu_span_begin(void) { return 1; }
-static int gpu_span_end(double* seconds, int* count) {
-  *seconds = 0;
-  *count = 0;
-  return 1;
-}
-
 #include "../common/gpu_runtime.inc"

@@ -68,10 +68,6 @@ TEST(DeviceTimer, ColdSamplesAreTakenBehindTheBlockingKernelWithTheClockRead) {
   // The SM clock over each sample: read, and no faster than the device's maximum (+10% slack
   // for the counters' granularity).
   EXPECT_GT(m->clock_mhz, 0) << "the clock probes read nothing";
-  // With the device's activity records, the GPU time is the memset's own span, which lies
-  // inside the events around it.
-  EXPECT_TRUE(m->gpu_timer == "activity" || m->gpu_timer == "events") << m->gpu_timer;
-  if (m->gpu_timer == "activity") EXPECT_LE(m->stats.median, m->events.median * 1.02);
   EXPECT_LT(m->clock_mhz, c.max_mhz() * 1.1);
 }
 

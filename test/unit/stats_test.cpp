@@ -54,6 +54,29 @@ TEST(StopRule, ConvergesOnlyAfterMinimumsAndLowNoise) {
   EXPECT_EQ(short_samples.reason(2.0), bb::StopReason::running);
 }
 
+TEST(StopRule, ANoiseThatStopsImprovingEndsSamplingBeforeTheBudget) {
+  bb::StopRule rule;
+  rule.min_samples = 10;
+  rule.min_time = 0;
+  rule.max_noise = 0.001;  // never reached by the samples below
+  rule.timeout = 100;
+  bb::StopState s(rule);
+  // A repeating pattern with 2% noise: its relative stdev settles as samples accumulate.
+  const double pattern[] = {1.00, 1.02, 0.98, 1.03, 0.97, 1.01, 0.99};
+  std::size_t n = 0;
+  while (s.reason(1.0) == bb::StopReason::running && n < 100000) s.add(pattern[n++ % 7]);
+  EXPECT_EQ(s.reason(1.0), bb::StopReason::noise_plateau);
+  EXPECT_EQ(n % bb::StopState::kPlateauEvery, 0u);  // decided at a check
+  EXPECT_GE(n, bb::StopState::kPlateauEvery * bb::StopState::kPlateauChecks);
+  EXPECT_LT(n, 100000u);
+  EXPECT_GT(s.rel_stdev(), rule.max_noise);
+
+  // A noise still falling (samples closing in on one value) is no plateau.
+  bb::StopState falling(rule);
+  for (int i = 0; i < 300; ++i) falling.add(i < 50 ? (i % 2 ? 1.5 : 0.5) : 1.0);
+  EXPECT_EQ(falling.reason(1.0), bb::StopReason::running);
+}
+
 TEST(StopRule, MaxSamplesCapsTheRun) {
   bb::StopRule rule;
   rule.min_samples = 1;
@@ -201,9 +224,9 @@ TEST(Sampling, TheBudgetEndsANoisyRunAndSaysSo) {
   bb::StopRule rule;
   rule.min_samples = 3;
   rule.max_samples = 1000000;
-  rule.min_time = 0;
+  rule.min_time = 1e6;  // never reached: neither convergence nor a plateau may end the run
   rule.max_noise = 0.01;
-  rule.timeout = 0.02;  // seconds of wall time; the samples below are noisy forever
+  rule.timeout = 0.02;  // seconds of wall time
   bb::Measurement m;
   int n = 0;
   ASSERT_TRUE(bb::sample_until_stopped([&]() -> bb::Expected<bb::Sample> { return sample_of((++n % 2) ? 1.0 : 2.0); }, rule, m).ok());

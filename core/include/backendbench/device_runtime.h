@@ -97,14 +97,6 @@ typedef struct bb_device_runtime {
   /* Device memory bandwidth, measured: a copy kernel over a buffer much larger than L2, best of
    * several runs, counting bytes read plus bytes written. Blocks. */
   int (*measure_copy_bandwidth)(double* gbps);
-  /* The device's own record of what ran (CUPTI's activity records on CUDA), where the runtime
-   * has one: span_begin() starts collecting the kernels, copies and memsets this process
-   * launches, the runtime's own measurement kernels excepted; span_end(), once the stream is
-   * done, gives the time from the first one's start to the last one's end, as a profiler
-   * reports kernel time, with no launch latency in it. Nonzero from span_begin: not available
-   * (the host then times with events). *count = 0: nothing ran on the device. */
-  int (*span_begin)(void);
-  int (*span_end)(double* seconds, int* count);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
