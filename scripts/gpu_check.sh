@@ -8,7 +8,7 @@
 #
 # BENCH=1 adds the measurement benchmarks (scripts/bench_gpu_timing.sh: against ncu and
 # do_bench; scripts/bench_stability.sh: five full runs); SKIP_TESTS=1 leaves out ctest and the
-# fixtures, for a benchmark-only call.
+# fixtures, for a benchmark-only call; GPU_TESTS_ONLY=1 runs only the tests that use a device.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Logs go to a folder of their own; the device tool brings back only a few files from $OUT,
@@ -35,9 +35,12 @@ fi
 ctest_rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Serial: the GPU timing tests share the device with nothing else.
-  ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.' > "$out/ctest.log" 2>&1
-  ctest_rc=$?
-  ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
+  : > "$out/ctest.log"
+  if [ "${GPU_TESTS_ONLY:-0}" != 1 ]; then
+    ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.' > "$out/ctest.log" 2>&1
+    ctest_rc=$?
+  fi
+  ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.|Device\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
   # The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
   "$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
 fi
