@@ -196,13 +196,6 @@ Expected<TestRunner::Exec> TestRunner::exec_for(const std::string& device, int i
     void* stream = nullptr;
     if (int e = ex.rt->api().stream_create(&stream); e != 0) return make_error(fmt::format("stream: {}", ex.rt->describe(e)));
     streams_[key] = stream;
-    // The measurement's own buffers (the flush buffer, the blocking kernel's flag) are made now,
-    // before any test's tensors: allocated in the middle of the first test, they left that
-    // test's tensors placed apart from every later test's, and its kernel read 60% slow (H100).
-    ex.rt->api().flush_cache(stream);
-    ex.rt->api().block_stream(stream, 0.0);  // times out at once: it only sets the flag up
-    ex.rt->api().stream_synchronize(stream);
-    ex.rt->api().get_last_error();
   }
   ex.stream = streams_[key];
   return ex;
