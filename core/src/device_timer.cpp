@@ -42,8 +42,8 @@ constexpr double kSampleBlockMs = 2000;
 // that fills it waits for the blocked stream.
 constexpr std::size_t kMaxBlockedBatch = 200;
 // An idle GPU's clocks (memory's too, which no probe reads) take a while to come up: the
-// first measurement in a process warms up for at least this long. Seen on an H100: without
-// it the first case of a fresh worker read 70% slow (6.5 us against 3.8 us).
+// first measurement in a process warms up for at least this long. (It does not cure the slow
+// first case of a baseline worker seen on an H100: docs/PERFORMANCE.md, stability.)
 constexpr double kFirstWarmup = 0.3;
 bool g_device_warm = false;
 }  // namespace
