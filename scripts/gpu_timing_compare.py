@@ -5,7 +5,7 @@ figures beside theirs. Used by scripts/bench_gpu_timing.sh.
 
   driver --plugin P --sizes N,... --mode ncu      launches for ncu to profile (5 per size)
   driver --plugin P --sizes N,... --mode dobench  do_bench's mean and median, as JSON
-  table --ours results.json[,label=...[,field=event_median_s]] --ncu ncu.csv --dobench dobench.json
+  table --ours results.json[,label=...[,field=min_s]] --ncu ncu.csv --dobench dobench.json
         (the first --ours is the one held to the targets)
 """
 import argparse

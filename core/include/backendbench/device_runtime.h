@@ -85,10 +85,10 @@ typedef struct bb_device_runtime {
   /* A kernel that spins until release_stream() (or timeout_ms passes), so that every launch
    * enqueued behind it starts back to back, with no host launch gaps between them. */
   int (*block_stream)(void* stream, double timeout_ms);
-  /* Lets the blocking kernel finish; *timed_out = 1 if it had already given up waiting (the
-   * host blocked while enqueuing: the launches behind it were not queued in time). Call after
-   * the stream has finished to read timed_out; 0 before. */
+  /* Lets the blocking kernel finish. */
   int (*release_stream)(void);
+  /* Once the stream is done: *timed_out = 1 if the last blocking kernel gave up waiting (the
+   * host blocked while enqueuing, so the launches behind it were not queued in time). */
   int (*blocking_timed_out)(int* timed_out);
   /* Records the SM cycle counter and the global timer at this point of the stream into probe
    * `slot` (0..7), readable by read_clock_probes once the stream is done. */
