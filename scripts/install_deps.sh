@@ -2,7 +2,10 @@
 # Installs the Debian packages BackendBench builds against. Idempotent; needs root (or sudo).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-      libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev)
+      libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev libssl-dev
+      # reports and sweeps: JUnit validation (xmllint), the HTML report in a real browser, a real
+      # one-node Slurm for the sharding test
+      libxml2-utils chromium slurmctld slurmd slurm-client munge)
 # HIP 5.2 (compiles the HIP runtime plugin and HIP kernels offline; no AMD GPU needed). The CUDA
 # parts build wherever nvcc is found (CUDA is not a Debian package here). NO_HIP=1 skips these.
 [ "${NO_HIP:-0}" = 1 ] || pkgs+=(hipcc libamdhip64-dev rocm-device-libs)

@@ -7,6 +7,9 @@
 
 #include "version.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace bb {
 
 std::filesystem::path self_executable(const char* argv0) {
@@ -27,6 +30,75 @@ std::filesystem::path default_root(const std::filesystem::path& exe) {
 }
 }  // namespace
 
+Expected<std::pair<int, int>> parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv) {
+  auto number = [](const std::string& s) -> std::optional<long> {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stol(s);
+  };
+  if (text == "auto") {
+    // Slurm array: SLURM_ARRAY_TASK_ID counts from SLURM_ARRAY_TASK_MIN (often 0 or 1).
+    if (const char* id = getenv("SLURM_ARRAY_TASK_ID")) {
+      const char* count = getenv("SLURM_ARRAY_TASK_COUNT");
+      const char* min = getenv("SLURM_ARRAY_TASK_MIN");
+      auto i = number(id), n = number(count ? count : ""), m = number(min ? min : "0");
+      if (!i || !n || !m || *n < 1 || *i < *m || *i - *m >= *n)
+        return make_error(fmt::format("--shard auto: SLURM_ARRAY_TASK_ID={} SLURM_ARRAY_TASK_COUNT={} SLURM_ARRAY_TASK_MIN={}: expected "
+                                      "MIN <= ID < MIN + COUNT (an array of consecutive tasks, --array=0-N or 1-N)",
+                                      id, count ? count : "(unset)", min ? min : "(unset)"));
+      return std::pair<int, int>{static_cast<int>(*i - *m), static_cast<int>(*n)};
+    }
+    // Kubernetes Indexed Job: JOB_COMPLETION_INDEX, and the completions count we are told.
+    if (const char* id = getenv("JOB_COMPLETION_INDEX")) {
+      const char* count = getenv("JOB_COMPLETIONS");
+      if (!count) count = getenv("BACKENDBENCH_SHARD_COUNT");
+      auto i = number(id), n = number(count ? count : "");
+      if (!i || !n || *n < 1 || *i >= *n)
+        return make_error(fmt::format("--shard auto: JOB_COMPLETION_INDEX={} with JOB_COMPLETIONS={}: set JOB_COMPLETIONS (or "
+                                      "BACKENDBENCH_SHARD_COUNT) to the Job's completions, above the index",
+                                      id, count ? count : "(unset)"));
+      return std::pair<int, int>{static_cast<int>(*i), static_cast<int>(*n)};
+    }
+    return make_error("--shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm array task) nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set");
+  }
+  const auto slash = text.find('/');
+  auto i = number(text.substr(0, slash)), n = slash == std::string::npos ? std::nullopt : number(text.substr(slash + 1));
+  if (!i || !n || *n < 1 || *i < 1 || *i > *n)
+    return make_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n (e.g. 2/3), or auto", text));
+  return std::pair<int, int>{static_cast<int>(*i - 1), static_cast<int>(*n)};
+}
+
+Expected<std::pair<bool, std::vector<int>>> parse_devices(const std::string& text) {
+  if (text.empty()) return std::pair<bool, std::vector<int>>{false, {}};
+  if (text == "all") return std::pair<bool, std::vector<int>>{true, {}};
+  std::vector<int> ordinals;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(fmt::format("--devices {}: '{}' is no device ordinal; expected all, or ordinals like 0,1", text, item));
+    const int d = std::stoi(item);
+    if (std::find(ordinals.begin(), ordinals.end(), d) == ordinals.end()) ordinals.push_back(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return std::pair<bool, std::vector<int>>{false, ordinals};
+}
+
+std::string ctest_devices() {
+  // Under `ctest --resource-spec-file`, a test that declared RESOURCE_GROUPS gets
+  // CTEST_RESOURCE_GROUP_0_GPUS=id:1,slots:1 (one group; ids of the spec's gpus).
+  const char* groups = std::getenv("CTEST_RESOURCE_GROUP_COUNT");
+  const char* gpus = std::getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+  if (!groups || !gpus) return "";
+  std::string ids, s = gpus;
+  for (std::size_t pos = s.find("id:"); pos != std::string::npos; pos = s.find("id:", pos + 3)) {
+    const auto end = s.find_first_of(",;", pos);
+    ids += (ids.empty() ? "" : ",") + s.substr(pos + 3, end == std::string::npos ? std::string::npos : end - pos - 3);
+  }
+  return ids;
+}
+
 Expected<CliOptions> parse_cli(int argc, char** argv) {
   CliOptions o;
   for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
@@ -45,6 +117,22 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--no-log", o.no_log, "write no result files");
   app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
   app.add_flag("-v,--verbose", o.verbose, "a line for every test");
+  app.add_flag("-q,--quiet", o.quiet, "print only the final table");
+  app.add_option("--json", o.json_file, "write results.json's content to this file too");
+  app.add_option("--junit", o.junit_file, "write a JUnit XML report to this file too");
+  app.add_option("--csv", o.csv_file, "write the operator summary CSV to this file too");
+  app.add_option("--md", o.md_file, "write the Markdown summary to this file too");
+  app.add_option("--html", o.html_file, "write the HTML report to this file too");
+  std::string devices;
+  app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
+  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too)")
+      ->check(CLI::Range(1, 1024));
+  std::string shard;
+  app.add_option("--shard", shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");
+  app.add_option("--repeat", o.session.repeats, "run the sweep this many times")->check(CLI::Range(1, 100000));
+  app.add_option("--run-id", o.session.run_id,
+                 "names this run, so its shards can be told from another run's (default: $SLURM_ARRAY_JOB_ID, else $BACKENDBENCH_RUN_ID)");
+  app.add_option("--skip-exit-code", o.session.skip_exit_code, "exit with this status when every selected test is SKIPPED");
   bool no_isolate = false;
   app.add_flag("--no-isolate", no_isolate, "run tests in this process (for debuggers): a crash ends the run");
   app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
@@ -91,6 +179,22 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return make_error(fmt::format("{} (see backendbench --help)", e.what()));
   }
+  auto device_choice = parse_devices(devices.empty() ? ctest_devices() : devices);
+  if (!device_choice) return device_choice.error();
+  o.session.all_devices = device_choice->first;
+  o.session.device_ordinals = device_choice->second;
+  if (!shard.empty()) {
+    auto s = parse_shard(shard);
+    if (!s) return s.error();
+    o.session.shard_index = s->first;
+    o.session.shard_count = s->second;
+  }
+  if (o.session.run_id.empty())
+    for (const char* var : {"SLURM_ARRAY_JOB_ID", "BACKENDBENCH_RUN_ID"})
+      if (const char* v = std::getenv(var); v && *v) {
+        o.session.run_id = v;
+        break;
+      }
   o.session.isolate = !no_isolate;
   o.session.performance = !correctness_only;
   o.session.timing.rule.max_noise = max_noise_percent / 100.0;

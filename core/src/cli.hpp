@@ -2,7 +2,11 @@
 //   [--custom-ops-root DIR] [--ops a,b] [--impls x,y] [--log-dir DIR] ...
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -17,12 +21,24 @@ struct CliOptions {
   bool no_log = false;
   bool list_only = false;
   bool verbose = false;
+  bool quiet = false;
+  // Report files by flag (nvbench's names), beside the log dir's.
+  std::optional<std::filesystem::path> json_file, junit_file, csv_file, md_file, html_file;
   std::string command_line;
   std::optional<int> exit_now;  // --help / --version: exit with this status
 };
 
 // argv[0] is used to find the default root (the built custom_ops beside the binary).
 Expected<CliOptions> parse_cli(int argc, char** argv);
+
+// --shard i/n (1-based) or auto (Slurm array or Kubernetes Indexed Job variables, read through
+// `getenv`): the 0-based index and the count.
+Expected<std::pair<int, int>> parse_shard(const std::string& text,
+                                          const std::function<const char*(const char*)>& getenv = [](const char* n) { return std::getenv(n); });
+// --devices all | 0,1,...: (all, ordinals); "" is (false, {}).
+Expected<std::pair<bool, std::vector<int>>> parse_devices(const std::string& text);
+// The GPU ids CTest gave this test (CTEST_RESOURCE_GROUP_0_GPUS), as "1,2"; "" outside CTest.
+std::string ctest_devices();
 
 // Where the host binary is: /proc/self/exe, else argv[0].
 std::filesystem::path self_executable(const char* argv0);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +25,13 @@ struct RunInfo {
   nlohmann::json options;      // the effective options
   std::filesystem::path root;  // the custom-ops root
   std::filesystem::path log_dir;
+  // Known once the sweep is planned (sweep_planned): tool version and commit, each plugin's
+  // and manifest's sha256 and size.
+  nlohmann::json provenance = nlohmann::json::object();
+  std::string sweep_id;        // the same sweep on every host and shard
+  int shard_index = 0, shard_count = 1;
+  int repeats = 1;
+  std::vector<double> perf_p{1.0};
 };
 
 // What the report says about one op besides its tests.
@@ -56,22 +65,32 @@ class Reporter {
   virtual void op_planned(const OpReport&) {}
   // A device kind the run asked about: {name, available, reason | runtime, devices: [...]}.
   virtual void device_described(const nlohmann::json&) {}
+  // The sweep is planned: `total` tests will run (this shard's, every repeat); `info` now has
+  // the provenance and the sweep id.
+  virtual void sweep_planned(const RunInfo& /*info*/, std::size_t /*total*/) {}
+  // An implementation that cannot run at all here (its device is missing): its tests will all
+  // be SKIPPED for `reason`. Reported once, before its tests.
+  virtual void impl_skipped(const std::string& /*impl*/, const std::string& /*device*/, const std::string& /*reason*/) {}
+  // A worker took a test (several run at once with several workers).
+  virtual void test_started(const TestResult& /*what: op, impl, case_id, device*/) {}
   virtual void test_finished(const TestResult&, std::size_t /*done*/, std::size_t /*total*/) {}
   virtual void run_finished(const RunSummary&) {}
 };
 
 struct ConsoleOptions {
-  bool verbose = false;  // a line for every test, not only the ones that did not pass
-  bool color = false;
+  bool verbose = false;   // -v: a line for every test, not only the ones that did not pass
+  bool quiet = false;     // -q: only the final table
+  bool terminal = false;  // stdout is a terminal: one live status line, colours
+  double progress_interval = 5.0;  // not a terminal: a plain progress line this often (seconds)
+  std::FILE* out = stdout;  // where the lines go (tests: a memory stream)
+  std::FILE* err = stderr;  // warnings and errors
+  std::function<double()> clock;  // seconds, monotonic (tests: a fake); empty: std::chrono::steady_clock
+  int width = 0;  // terminal: columns for the status line; 0: asked of the terminal
 };
 
 std::unique_ptr<Reporter> make_console_reporter(ConsoleOptions options);
 // results.jsonl: one line per test, flushed as each ends, so a killed run keeps what finished.
 std::unique_ptr<Reporter> make_jsonl_reporter(const std::filesystem::path& file);
-// results.json: the whole run, written at the end.
-std::unique_ptr<Reporter> make_json_reporter(const std::filesystem::path& file);
-
-nlohmann::json scores_to_json(const Scores& s);
 
 // "12.3 us", "4.56 ms"
 std::string format_seconds(double s);

@@ -36,7 +36,7 @@ std::optional<Verdict> parse_verdict(const std::string& name) {
 
 void to_json(nlohmann::json& j, const TestResult& r) {
   j = nlohmann::json{{"op", r.op},       {"impl", r.impl},       {"case", r.case_id},   {"kind", r.kind},
-                     {"device", r.device}, {"verdict", verdict_name(r.verdict)}, {"message", r.message},
+                     {"device", r.device}, {"device_index", r.device_index}, {"repeat", r.repeat}, {"verdict", verdict_name(r.verdict)}, {"message", r.message},
                      {"duration_s", r.duration}};
   if (r.mismatch) {
     const auto& m = *r.mismatch;
@@ -72,6 +72,8 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   r.case_id = j.value("case", "");
   r.kind = j.value("kind", "");
   r.device = j.value("device", "cpu");
+  r.device_index = j.value("device_index", 0);
+  r.repeat = j.value("repeat", 0);
   r.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.message = j.value("message", "");
   r.duration = number(j, "duration_s");

@@ -48,6 +48,8 @@ struct TestResult {
   std::string case_id;  // "correctness/small[dtype=float16]"
   std::string kind;     // correctness | performance
   std::string device = "cpu";
+  int device_index = 0;  // the device's ordinal (0 on the CPU)
+  int repeat = 0;        // --repeat: which pass over the sweep (0-based)
   Verdict verdict = Verdict::error;
   std::string message;
   std::optional<Mismatch> mismatch;

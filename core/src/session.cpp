@@ -4,12 +4,19 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "device.hpp"
 #include "discovery.hpp"
 #include "executor.hpp"
+#include "job_runner.hpp"
+#include "jobs.hpp"
 #include "plan.hpp"
+#include "provenance.hpp"
+#include "scheduler.hpp"
+#include "worker_pool.hpp"
 
 namespace bb {
 
@@ -41,53 +48,77 @@ OpReport report_of(const OpPlan& p) {
   return r;
 }
 
-// Why an implementation cannot run a case on `device`, or "" if it can.
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
-                        const nlohmann::json& device_kind) {
-  if (device.empty())
-    return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
-  if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
-  if (!impl.info.dtypes.empty()) {
-    for (DType t : c.dtypes())
-      if (std::find(impl.info.dtypes.begin(), impl.info.dtypes.end(), dtype_name(t)) == impl.info.dtypes.end())
-        return fmt::format("dtype {} is not supported by the implementation (it supports {})", dtype_name(t), fmt::join(impl.info.dtypes, ", "));
-  }
-  return "";
-}
+struct Planned {
+  std::vector<OpPlan> plans;
+  std::vector<OpReport> unusable;  // ops whose manifest could not be used
+  bool any_unusable = false;       // a manifest or a library could not be used: exit 2
+};
 
-// Where the reference runs for a test on `device`: there, if its info record allows it (or it
-// has none and the op runs nowhere else); otherwise the first device it lists, else the CPU.
-std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, const std::string& device) {
-  if (ref.kind == ReferenceChoice::Kind::identity) return "cpu";
-  const auto& devs = ref.info.devices;
-  if (devs.empty()) {
-    const bool has_cpu = std::find(m.devices.begin(), m.devices.end(), "cpu") != m.devices.end();
-    return has_cpu ? "cpu" : device;
-  }
-  if (std::find(devs.begin(), devs.end(), device) != devs.end()) return device;
-  return devs.front();
-}
-
-TestResult outcome_to_result(const ExecOutcome& out) {
-  TestResult r;
-  if (out.status == ExecOutcome::Status::ok) {
-    try {
-      if (out.reply.contains("error") && !out.reply.contains("verdict")) {
-        r.verdict = Verdict::error;
-        r.message = out.reply.value("error", "worker error");
-      } else {
-        r = out.reply.get<TestResult>();
-      }
-    } catch (const std::exception& e) {  // a reply the host cannot read is that test's error
-      r = TestResult{};
-      r.verdict = Verdict::error;
-      r.message = std::string("unreadable worker reply: ") + e.what();
+// Discover the ops, read their manifests, probe their libraries, choose references and
+// baselines. A fatal error (no root, unknown --ops/--impls) is returned as one.
+Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
+  auto discovered = discover_ops(o.root);
+  if (!discovered) return discovered.error();
+  auto folders = filter_ops(std::move(*discovered), o.ops);
+  if (!folders) return folders.error();
+  if (folders->empty()) return make_error(fmt::format("{}: no ops (folders holding gen_input.yaml)", o.root.string()));
+  Planned out;
+  PlanOptions plan_options;
+  plan_options.seed = o.seed;
+  for (const auto& f : *folders) {
+    auto plan = plan_op(f, executor, plan_options);
+    if (!plan) {
+      OpReport r;
+      r.op = f.name;
+      r.manifest = f.manifest.string();
+      r.errors.push_back(plan.error().message);
+      out.unusable.push_back(r);
+      out.any_unusable = true;
+      continue;
     }
-  } else {
-    r.verdict = out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout;
-    r.message = out.detail;
+    out.any_unusable = out.any_unusable || !plan->failures.empty();
+    out.plans.push_back(std::move(*plan));
   }
-  return r;
+  if (auto s = filter_impls(out.plans, o.impls); !s) return s.error();
+  return out;
+}
+
+std::vector<std::filesystem::path> runtime_plugins() {
+  std::vector<std::filesystem::path> found;
+  for (const auto& dir : runtime_plugin_dirs())
+    for (const char* name : {"cuda", "hip"}) {
+      const auto p = std::filesystem::path(dir) / (std::string("backendbench_") + name + ".so");
+      std::error_code ec;
+      if (std::filesystem::exists(p, ec) && std::find(found.begin(), found.end(), p) == found.end()) found.push_back(p);
+    }
+  return found;
+}
+
+// The worker slots: -j for the CPU; for each GPU kind in use, one per device (-j per device
+// when nothing is timed). Without isolation, one slot does everything in this process.
+Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const std::map<std::string, nlohmann::json>& kinds) {
+  std::vector<WorkerSlot> slots;
+  if (!o.isolate) {
+    WorkerSlot all{{"cpu"}, o.device_ordinals.empty() ? 0 : o.device_ordinals.front(), "in-process"};
+    for (const auto& [kind, d] : kinds)
+      if (kind != "cpu") all.kinds.push_back(kind);
+    return std::vector<WorkerSlot>{all};
+  }
+  for (int i = 0; i < o.cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
+  for (const auto& [kind, d] : kinds) {
+    if (kind == "cpu" || !d.value("available", false)) continue;
+    std::vector<int> present;
+    for (const auto& dev : d.value("devices", nlohmann::json::array())) present.push_back(dev.value("ordinal", 0));
+    std::vector<int> use = o.all_devices ? present : o.device_ordinals.empty() ? std::vector<int>{0} : o.device_ordinals;
+    for (int ordinal : use)
+      if (std::find(present.begin(), present.end(), ordinal) == present.end())
+        return make_error(fmt::format("--devices: {} device {} does not exist; this machine has {} {} device(s){}", kind, ordinal,
+                                      present.size(), kind, present.empty() ? "" : fmt::format(" ({})", fmt::join(present, ", "))));
+    const int per_device = o.performance ? 1 : o.cpu_workers;
+    for (int ordinal : use)
+      for (int i = 0; i < per_device; ++i) slots.push_back({{kind}, ordinal, fmt::format("{}:{}#{}", kind, ordinal, i)});
+  }
+  return slots;
 }
 
 }  // namespace
@@ -112,15 +143,32 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"blocking_kernel", o.timing.blocking_kernel},
           {"throttle_threshold", o.timing.throttle_threshold},
           {"throttle_recovery_delay_s", o.timing.throttle_recovery_delay},
-          {"perf_p", o.perf_p}};
+          {"perf_p", o.perf_p},
+          {"devices", o.all_devices ? nlohmann::json("all") : nlohmann::json(o.device_ordinals)},
+          {"jobs", o.cpu_workers},
+          {"shard", fmt::format("{}/{}", o.shard_index + 1, o.shard_count)},
+          {"repeats", o.repeats},
+          {"run_id", o.run_id}};
 }
 
 int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporter*>& reporters) {
   const auto started = std::chrono::steady_clock::now();
   info.started_at = now_iso8601();
+  info.shard_index = o.shard_index;
+  info.shard_count = o.shard_count;
+  info.repeats = o.repeats;
+  info.perf_p = o.perf_p;
   for (auto* r : reporters) r->run_started(info);
   RunSummary summary;
+  std::vector<std::size_t> order;  // each result's place in the sweep
   auto finish = [&](int code) {
+    // Results in sweep order, whatever order the workers finished them in.
+    std::vector<std::size_t> idx(summary.results.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
+    std::vector<TestResult> sorted;
+    for (std::size_t i : idx) sorted.push_back(std::move(summary.results[i]));
+    summary.results = std::move(sorted);
     summary.exit_code = code;
     summary.finished_at = now_iso8601();
     summary.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -132,158 +180,117 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     return finish(2);
   };
 
-  auto discovered = discover_ops(o.root);
-  if (!discovered) return fatal(discovered.error().message);
-  auto folders = filter_ops(std::move(*discovered), o.ops);
-  if (!folders) return fatal(folders.error().message);
-  if (folders->empty()) return fatal(fmt::format("{}: no ops (folders holding gen_input.yaml)", o.root.string()));
-
+  // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
   auto executor = o.isolate ? make_isolated_executor(o.worker_binary) : make_in_process_executor();
-  PlanOptions plan_options;
-  plan_options.seed = o.seed;
-  std::vector<OpPlan> plans;
-  bool unusable = false;
-  for (const auto& f : *folders) {
-    auto plan = plan_op(f, *executor, plan_options);
-    if (!plan) {
-      unusable = true;
-      OpReport r;
-      r.op = f.name;
-      r.manifest = f.manifest.string();
-      r.errors.push_back(plan.error().message);
-      summary.ops.push_back(r);
-      for (auto* rep : reporters) rep->op_planned(r);
-      continue;
-    }
-    unusable = unusable || !plan->failures.empty();
-    plans.push_back(std::move(*plan));
+  auto planned = plan_sweep(o, *executor);
+  if (!planned) return fatal(planned.error().message);
+  const std::vector<OpPlan>& plans = planned->plans;
+  for (const auto& r : planned->unusable) {
+    summary.ops.push_back(r);
+    for (auto* rep : reporters) rep->op_planned(r);
   }
-  if (auto s = filter_impls(plans, o.impls); !s) return fatal(s.error().message);
-
-  std::size_t total = 0;
   std::vector<std::pair<std::string, std::string>> impl_order;
   for (const auto& p : plans) {
     summary.ops.push_back(report_of(p));
     for (auto* rep : reporters) rep->op_planned(summary.ops.back());
-    total += p.impls.size() * p.cases.size();
     for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
   }
 
-  auto request_for = [&](const OpPlan& p, const ConcreteCase& c, Target target) {
-    TestRequest req;
-    req.manifest = p.folder.manifest.string();
-    req.op = p.folder.name;
-    req.case_index = c.index;
-    req.impl = std::move(target);
-    req.reference = p.reference.target();
-    req.check_determinism = o.check_determinism;
-    req.seed = o.seed;
-    req.timing = o.timing;
-    return req;
-  };
-  auto timeout_for = [&](const TestRequest& req) {
-    return o.test_timeout + (req.time ? 4 * o.timing.rule.timeout + o.timing.warmup_time : 0.0);
-  };
+  // 2. The sweep: every test; its identity, shared by its shards; this shard's part.
+  const auto all_tests = enumerate_tests(plans, o.repeats, o.performance, o.timing);
+  info.provenance = describe_provenance(o.root, plans, runtime_plugins());
+  info.sweep_id = sweep_identity(plans, all_tests, info.options, info.provenance, o.run_id);
+  const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
+  for (auto* rep : reporters) rep->sweep_planned(info, tests.size());
 
-  // What each device kind offers, asked of a worker once (the host never touches a GPU).
-  std::map<std::string, nlohmann::json> device_kinds;
-  auto device_kind = [&](const std::string& kind) -> const nlohmann::json& {
-    auto it = device_kinds.find(kind);
-    if (it != device_kinds.end()) return it->second;
-    nlohmann::json info = {{"name", kind}, {"available", kind == "cpu"}};
-    if (kind != "cpu") {
-      executor->recycle();
-      ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}}, 120.0);
-      executor->recycle();
-      info = out.status == ExecOutcome::Status::ok ? out.reply
-                                                   : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
-      for (auto* rep : reporters) rep->device_described(info);
-    }
-    return device_kinds.emplace(kind, info).first->second;
-  };
-  // Runs a test request; a worker whose device context a sticky error destroyed is replaced.
-  auto execute = [&](const TestRequest& req) {
-    ExecOutcome out = executor->execute(to_json(req), timeout_for(req));
-    if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor->recycle();
-    return outcome_to_result(out);
-  };
-
-  std::size_t done = 0;
-  for (const auto& p : plans) {
-    // Baseline medians per device, measured first so each test's speedup is known when it is
-    // reported.
-    std::map<std::pair<std::string, int>, double> baseline;  // (device, case) -> median
-    for (const auto& b : p.baselines) {
-      if (!o.performance || !device_kind(b.device).value("available", false)) continue;
-      executor->recycle();
-      for (const auto& c : p.cases) {
-        if (c.kind != CaseKind::performance) continue;
-        TestRequest req = request_for(p, c, b.target);
-        req.check = false;
-        req.time = true;
-        req.device = b.device;
-        TestResult r = execute(req);
-        if (r.timing) summary.measured_time += r.timing->measured_time;
-        if (r.verdict == Verdict::pass && r.timing) baseline[{b.device, c.index}] = r.timing->stats.median;
-        else fmt::print(stderr, "warning: {}: baseline {} on {}: {}: {}\n", p.folder.name, b.name, c.id, verdict_name(r.verdict), r.message);
-      }
-    }
-
-    for (const auto& impl : p.impls) {
-      executor->recycle();  // each implementation in a fresh worker
-      const std::string device = device_for(impl.info, p.manifest);
-      for (const auto& c : p.cases) {
-        const std::string why = skip_reason(impl, p.manifest, c, device, device.empty() ? nlohmann::json() : device_kind(device));
-        TestResult r;
-        if (!why.empty()) {
-          r.verdict = Verdict::skipped;
-          r.message = why;
-        } else {
-          TestRequest req = request_for(p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
-          req.time = o.performance && c.kind == CaseKind::performance;
-          req.device = device;
-          req.reference_device = reference_device_for(p.reference, p.manifest, device);
-          r = execute(req);
-        }
-        if (r.timing) summary.measured_time += r.timing->measured_time;
-        r.op = p.folder.name;
-        r.impl = impl.name;
-        r.case_id = c.id;
-        r.kind = case_kind_name(c.kind);
-        r.device = device;
-        r.flops = c.flops;
-        r.bytes = c.bytes;
-        if (r.verdict == Verdict::pass && r.timing && r.gbps && device != "cpu") {
-          const nlohmann::json devs = device_kind(device).value("devices", nlohmann::json::array());
-          if (devs.is_array() && !devs.empty()) {
-            const double measured = devs[0].value("measured_bandwidth", nlohmann::json::object()).value("copy_gbps", 0.0);
-            const double theoretical = devs[0].value("peak_bandwidth_gbps", 0.0);
-            if (measured > 0) r.peak_pct = *r.gbps / measured * 100;
-            if (theoretical > 0) r.peak_pct_theoretical = *r.gbps / theoretical * 100;
-          }
-        }
-        if (r.verdict == Verdict::pass && r.timing) {
-          if (auto it = baseline.find({device, c.index}); it != baseline.end() && r.timing->stats.median > 0) {
-            r.baseline_median = it->second;
-            r.speedup = it->second / r.timing->stats.median;
-          }
-        } else {
-          r.timing.reset();  // an incorrect implementation is never reported with a time
-          r.tflops.reset();
-          r.gbps.reset();
-        }
-        ++done;
-        for (auto* rep : reporters) rep->test_finished(r, done, total);
-        summary.results.push_back(std::move(r));
-      }
-    }
+  // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
+  // touches a GPU); then the workers that will serve them.
+  auto device_of = [&](int op, int impl) { return device_for(plans[op].impls[impl].info, plans[op].manifest); };
+  std::map<std::string, nlohmann::json> device_kinds = {{"cpu", {{"name", "cpu"}, {"available", true}}}};
+  for (const auto& t : tests) {
+    const std::string kind = device_of(t.op, t.impl);
+    if (kind.empty() || device_kinds.count(kind)) continue;
+    executor->recycle();
+    ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}}, 120.0);
+    executor->recycle();
+    nlohmann::json d = out.status == ExecOutcome::Status::ok
+                           ? out.reply
+                           : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
+    for (auto* rep : reporters) rep->device_described(d);
+    device_kinds[kind] = d;
   }
-  executor->recycle();
+  executor.reset();
+  auto slots = worker_slots(o, device_kinds);
+  if (!slots) return fatal(slots.error().message);
 
+  // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
+  // missing is told once); the rest becomes jobs.
+  std::size_t done = 0;
+  auto report = [&](TestResult r, std::size_t place) {
+    ++done;
+    for (auto* rep : reporters) rep->test_finished(r, done, tests.size());
+    summary.results.push_back(std::move(r));
+    order.push_back(place);
+  };
+  SweepContext ctx{plans, o, device_kinds, device_of, {}};
+  std::vector<TestSpec> runnable;
+  std::set<std::pair<int, int>> told;
+  for (const auto& t : tests) {
+    const auto& p = plans[t.op];
+    const std::string device = device_of(t.op, t.impl);
+    const nlohmann::json kind = device.empty() ? nlohmann::json() : device_kinds.at(device);
+    const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], device, kind);
+    if (why.empty()) {
+      runnable.push_back(t);
+      continue;
+    }
+    const bool whole_impl = device.empty() || !kind.value("available", false);
+    if (whole_impl && told.insert({t.op, t.impl}).second)
+      for (auto* rep : reporters) rep->impl_skipped(p.impls[t.impl].name, device, why);
+    TestResult r = test_identity(ctx, t, 0);
+    r.verdict = Verdict::skipped;
+    r.message = why;
+    report(std::move(r), t.order);
+  }
+  JobOptions job_options;
+  job_options.performance = o.performance;
+  for (const auto& s : *slots)
+    for (const auto& k : s.kinds) ++job_options.workers_per_kind[k];
+  Scheduler scheduler(make_jobs(plans, runnable, device_of, job_options));
+
+  // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
+  EventQueue events;
+  {
+    auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary) : make_in_process_executor(); };
+    WorkerPool pool(*slots, scheduler, ctx, make_executor, events);
+    while (auto e = events.pop()) {
+      switch (e->kind) {
+        case Event::Kind::started:
+          for (auto* rep : reporters) rep->test_started(e->result);
+          break;
+        case Event::Kind::finished:
+          report(std::move(e->result), e->order);
+          break;
+        case Event::Kind::warning:
+          fmt::print(stderr, "warning: {}\n", e->text);
+          break;
+        case Event::Kind::measured:
+          summary.measured_time += e->seconds;
+          break;
+      }
+    }
+    pool.join();
+  }
+
+  // 6. Scores and the verdict.
   summary.scores = compute_scores(summary.results, impl_order, o.perf_p);
   const bool all_passed = std::all_of(summary.results.begin(), summary.results.end(),
                                       [](const TestResult& r) { return r.verdict == Verdict::pass || r.verdict == Verdict::skipped; });
-  return finish(unusable ? 2 : all_passed ? 0 : 1);
+  const int status = finish(planned->any_unusable ? 2 : all_passed ? 0 : 1);
+  const bool all_skipped = !summary.results.empty() && std::all_of(summary.results.begin(), summary.results.end(),
+                                                                   [](const TestResult& r) { return r.verdict == Verdict::skipped; });
+  if (status == 0 && all_skipped && o.skip_exit_code) return *o.skip_exit_code;
+  return status;
 }
 
 }  // namespace bb

@@ -24,6 +24,17 @@ struct SessionOptions {
   std::optional<uint64_t> seed;
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
+  // Devices: which ordinals of each GPU kind get a worker pool. Empty: device 0 only; "all":
+  // every device found; otherwise the listed ordinals.
+  std::vector<int> device_ordinals;
+  bool all_devices = false;
+  int cpu_workers = 1;   // -j: workers for CPU tests (and per device with --correctness-only)
+  int shard_index = 0, shard_count = 1;  // --shard i/n (0-based index here)
+  int repeats = 1;       // --repeat N
+  // Names the run for its sweep id: shards of one run share it (default: the Slurm array's
+  // job id, else BACKENDBENCH_RUN_ID; empty: the sweep's tests and options alone).
+  std::string run_id;
+  std::optional<int> skip_exit_code;  // every selected test SKIPPED: exit with this (CTest's SKIP_RETURN_CODE)
 };
 
 nlohmann::json session_options_json(const SessionOptions& options);

@@ -1,0 +1,185 @@
+#include "job_runner.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+void BaselineStore::put(int op, const std::string& device, int case_pos, double median) {
+  std::lock_guard lock(mutex_);
+  medians_[{op, device, case_pos}] = median;
+}
+
+std::optional<double> BaselineStore::get(int op, const std::string& device, int case_pos) const {
+  std::lock_guard lock(mutex_);
+  auto it = medians_.find({op, device, case_pos});
+  if (it == medians_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
+                        const nlohmann::json& device_kind) {
+  if (device.empty())
+    return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
+  if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
+  if (!impl.info.dtypes.empty()) {
+    for (DType t : c.dtypes())
+      if (std::find(impl.info.dtypes.begin(), impl.info.dtypes.end(), dtype_name(t)) == impl.info.dtypes.end())
+        return fmt::format("dtype {} is not supported by the implementation (it supports {})", dtype_name(t), fmt::join(impl.info.dtypes, ", "));
+  }
+  return "";
+}
+
+namespace {
+
+// Where the reference runs for a test on `device`: there, if its info record allows it (or it
+// has none and the op runs nowhere else); otherwise the first device it lists, else the CPU.
+std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, const std::string& device) {
+  if (ref.kind == ReferenceChoice::Kind::identity) return "cpu";
+  const auto& devs = ref.info.devices;
+  if (devs.empty()) {
+    const bool has_cpu = std::find(m.devices.begin(), m.devices.end(), "cpu") != m.devices.end();
+    return has_cpu ? "cpu" : device;
+  }
+  if (std::find(devs.begin(), devs.end(), device) != devs.end()) return device;
+  return devs.front();
+}
+
+TestResult outcome_to_result(const ExecOutcome& out) {
+  TestResult r;
+  if (out.status == ExecOutcome::Status::ok) {
+    try {
+      if (out.reply.contains("error") && !out.reply.contains("verdict")) {
+        r.verdict = Verdict::error;
+        r.message = out.reply.value("error", "worker error");
+      } else {
+        r = out.reply.get<TestResult>();
+      }
+    } catch (const std::exception& e) {  // a reply the host cannot read is that test's error
+      r = TestResult{};
+      r.verdict = Verdict::error;
+      r.message = std::string("unreadable worker reply: ") + e.what();
+    }
+  } else {
+    r.verdict = out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout;
+    r.message = out.detail;
+  }
+  return r;
+}
+
+TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, Target target) {
+  TestRequest req;
+  req.manifest = p.folder.manifest.string();
+  req.op = p.folder.name;
+  req.case_index = c.index;
+  req.impl = std::move(target);
+  req.reference = p.reference.target();
+  req.check_determinism = ctx.options.check_determinism;
+  req.seed = ctx.options.seed;
+  req.timing = ctx.options.timing;
+  return req;
+}
+
+double timeout_for(const SessionOptions& o, const TestRequest& req) {
+  return o.test_timeout + (req.time ? 4 * o.timing.rule.timeout + o.timing.warmup_time : 0.0);
+}
+
+// Runs a request; a worker whose device context a sticky error destroyed is replaced.
+TestResult execute(Executor& executor, const SessionOptions& o, const TestRequest& req) {
+  ExecOutcome out = executor.execute(to_json(req), timeout_for(o, req));
+  if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor.recycle();
+  return outcome_to_result(out);
+}
+
+// The device's bandwidth figures: (measured by a copy kernel, theoretical), 0 when unknown.
+std::pair<double, double> peak_bandwidth(const nlohmann::json& kind, int ordinal) {
+  const nlohmann::json devs = kind.value("devices", nlohmann::json::array());
+  if (!devs.is_array()) return {0, 0};
+  for (const auto& d : devs)
+    if (d.value("ordinal", -1) == ordinal) {
+      const auto mb = d.value("measured_bandwidth", nlohmann::json::object());
+      return {mb.is_object() ? mb.value("copy_gbps", 0.0) : 0.0, d.value("peak_bandwidth_gbps", 0.0)};
+    }
+  return {0, 0};
+}
+
+}  // namespace
+
+TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal) {
+  const auto& p = ctx.plans[t.op];
+  const auto& c = p.cases[t.case_pos];
+  TestResult r;
+  r.op = p.folder.name;
+  r.impl = p.impls[t.impl].name;
+  r.case_id = c.id;
+  r.kind = case_kind_name(c.kind);
+  r.device = ctx.device_of(t.op, t.impl);
+  r.device_index = r.device == "cpu" || r.device.empty() ? 0 : ordinal;
+  r.repeat = t.repeat;
+  r.flops = c.flops;
+  r.bytes = c.bytes;
+  return r;
+}
+
+void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx, const JobEvents& events) {
+  const auto& o = ctx.options;
+  const auto& p = ctx.plans[job.op];
+  if (job.kind == Job::Kind::baseline) {
+    const Baseline& b = p.baselines[job.baseline];
+    for (const auto& t : job.tests) {
+      const auto& c = p.cases[t.case_pos];
+      TestRequest req = request_for(ctx, p, c, b.target);
+      req.check = false;
+      req.time = true;
+      req.device = b.device;
+      req.device_index = b.device == "cpu" ? 0 : ordinal;
+      TestResult r = execute(executor, o, req);
+      if (r.timing) events.measured(r.timing->measured_time);
+      if (r.verdict == Verdict::pass && r.timing) ctx.baselines.put(job.op, b.device, t.case_pos, r.timing->stats.median);
+      else events.warning(fmt::format("{}: baseline {} on {}: {}: {}", p.folder.name, b.name, c.id, verdict_name(r.verdict), r.message));
+    }
+    return;
+  }
+
+  const auto& impl = p.impls[job.impl];
+  for (const auto& t : job.tests) {
+    const auto& c = p.cases[t.case_pos];
+    const TestResult id = test_identity(ctx, t, ordinal);
+    events.started(id);
+    TestRequest req = request_for(ctx, p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
+    req.time = o.performance && c.kind == CaseKind::performance;
+    req.device = job.device;
+    req.device_index = id.device_index;
+    req.reference_device = reference_device_for(p.reference, p.manifest, job.device);
+    TestResult out = execute(executor, o, req);  // the worker's verdict and figures, under the test's identity
+    out.op = id.op;
+    out.impl = id.impl;
+    out.case_id = id.case_id;
+    out.kind = id.kind;
+    out.device = id.device;
+    out.device_index = id.device_index;
+    out.repeat = id.repeat;
+    out.flops = id.flops;
+    out.bytes = id.bytes;
+    if (out.timing) events.measured(out.timing->measured_time);
+    if (out.verdict == Verdict::pass && out.timing) {
+      if (out.gbps && job.device != "cpu") {
+        const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index);
+        if (measured > 0) out.peak_pct = *out.gbps / measured * 100;
+        if (theoretical > 0) out.peak_pct_theoretical = *out.gbps / theoretical * 100;
+      }
+      if (auto base = ctx.baselines.get(job.op, job.device, t.case_pos); base && out.timing->stats.median > 0) {
+        out.baseline_median = *base;
+        out.speedup = *base / out.timing->stats.median;
+      }
+    } else {
+      out.timing.reset();  // an incorrect implementation is never reported with a time
+      out.tflops.reset();
+      out.gbps.reset();
+    }
+    events.finished(std::move(out), t.order);
+  }
+}
+
+}  // namespace bb

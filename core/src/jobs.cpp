@@ -1,0 +1,127 @@
+#include "jobs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace bb {
+
+std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repeats, bool performance, const TimingOptions& timing) {
+  // A timed case costs about its measurement budget; the unit is a small correctness test
+  // (tens of milliseconds), and bytes moved add input generation and checking.
+  const double measure = std::max(0.1, std::min(timing.rule.timeout, std::max(timing.rule.min_time * 4, timing.warmup_time + 0.2)));
+  std::vector<TestSpec> tests;
+  for (int o = 0; o < static_cast<int>(plans.size()); ++o) {
+    const auto& p = plans[o];
+    for (int i = 0; i < static_cast<int>(p.impls.size()); ++i)
+      for (int r = 0; r < repeats; ++r)
+        for (int c = 0; c < static_cast<int>(p.cases.size()); ++c) {
+          const auto& cs = p.cases[c];
+          TestSpec t{o, i, c, r, 1.0, tests.size()};
+          t.cost += cs.bytes.value_or(0.0) / 1e8;
+          if (performance && cs.kind == CaseKind::performance) t.cost += measure / 0.05;
+          tests.push_back(t);
+        }
+  }
+  return tests;
+}
+
+std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index, int count) {
+  if (count <= 1) return tests;
+  std::vector<std::size_t> by_cost(tests.size());
+  std::iota(by_cost.begin(), by_cost.end(), 0);
+  std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t a, std::size_t b) { return tests[a].cost > tests[b].cost; });
+  std::vector<double> load(static_cast<std::size_t>(count), 0.0);
+  std::vector<int> owner(tests.size(), 0);
+  for (std::size_t k : by_cost) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();  // first of the least loaded
+    owner[k] = static_cast<int>(least);
+    load[static_cast<std::size_t>(least)] += tests[k].cost;
+  }
+  std::vector<TestSpec> mine;
+  for (std::size_t k = 0; k < tests.size(); ++k)
+    if (owner[k] == index) mine.push_back(tests[k]);
+  return mine;
+}
+
+std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
+                           const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options) {
+  std::vector<Job> jobs;
+  // Baselines first: one job per (op, device) that has timed cases here, over those cases.
+  std::map<std::pair<int, std::string>, std::size_t> baseline_job;
+  if (options.performance) {
+    for (const auto& t : runnable) {
+      const auto& p = plans[t.op];
+      if (p.cases[t.case_pos].kind != CaseKind::performance) continue;
+      const std::string dev = device_of(t.op, t.impl);
+      const auto b = std::find_if(p.baselines.begin(), p.baselines.end(), [&](const Baseline& x) { return x.device == dev; });
+      if (b == p.baselines.end()) continue;
+      auto [it, fresh] = baseline_job.try_emplace({t.op, dev}, jobs.size());
+      if (fresh) {
+        Job j;
+        j.kind = Job::Kind::baseline;
+        j.op = t.op;
+        j.baseline = static_cast<int>(b - p.baselines.begin());
+        j.device = dev;
+        jobs.push_back(j);
+      }
+      Job& j = jobs[it->second];
+      if (std::none_of(j.tests.begin(), j.tests.end(), [&](const TestSpec& x) { return x.case_pos == t.case_pos; })) {
+        j.tests.push_back(t);
+        j.cost += t.cost;
+      }
+    }
+    for (auto& j : jobs)
+      std::sort(j.tests.begin(), j.tests.end(), [](const TestSpec& a, const TestSpec& b) { return a.case_pos < b.case_pos; });
+  }
+
+  // Tests: runs of one (op, implementation, repeat), cut so that each device kind's workers
+  // all get work: pieces of about a third of a worker's share.
+  std::map<std::string, double> cost_per_kind;
+  for (const auto& t : runnable) cost_per_kind[device_of(t.op, t.impl)] += t.cost;
+  auto target_for = [&](const std::string& kind) {
+    const auto w = options.workers_per_kind.find(kind);
+    const int workers = w == options.workers_per_kind.end() ? 1 : std::max(1, w->second);
+    if (workers == 1) return std::numeric_limits<double>::infinity();
+    return cost_per_kind[kind] / (3.0 * workers);
+  };
+  std::size_t k = 0;
+  while (k < runnable.size()) {
+    std::size_t end = k + 1;
+    while (end < runnable.size() && runnable[end].op == runnable[k].op && runnable[end].impl == runnable[k].impl &&
+           runnable[end].repeat == runnable[k].repeat)
+      ++end;
+    const std::string dev = device_of(runnable[k].op, runnable[k].impl);
+    const double target = target_for(dev);
+    Job j;
+    auto flush = [&]() {
+      if (j.tests.empty()) return;
+      if (auto b = baseline_job.find({j.op, dev}); b != baseline_job.end()) {
+        const bool timed = std::any_of(j.tests.begin(), j.tests.end(),
+                                       [&](const TestSpec& t) { return plans[t.op].cases[t.case_pos].kind == CaseKind::performance; });
+        if (timed) j.after.push_back(b->second);
+      }
+      jobs.push_back(std::move(j));
+      j = Job{};
+    };
+    for (std::size_t q = k; q < end; ++q) {
+      if (j.tests.empty()) {
+        j.kind = Job::Kind::tests;
+        j.op = runnable[q].op;
+        j.impl = runnable[q].impl;
+        j.repeat = runnable[q].repeat;
+        j.device = dev;
+      }
+      j.tests.push_back(runnable[q]);
+      j.cost += runnable[q].cost;
+      if (j.cost >= target) flush();
+    }
+    flush();
+    k = end;
+  }
+  return jobs;
+}
+
+}  // namespace bb

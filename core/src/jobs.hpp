@@ -1,0 +1,61 @@
+// The sweep as work: every test (op, implementation, case, repeat) in sweep order, the part of
+// it this shard runs, and the jobs that carry it to workers. A job is a run of tests of one
+// implementation on one device kind, served by one worker; a baseline job times an op's
+// baseline first, and the jobs that need its medians for speedups wait for it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "measurement.hpp"
+#include "plan.hpp"
+
+namespace bb {
+
+struct TestSpec {
+  int op = 0;          // index into the plans
+  int impl = 0;        // index into plans[op].impls
+  int case_pos = 0;    // index into plans[op].cases
+  int repeat = 0;
+  double cost = 1.0;   // expected cost, in units of a small correctness test
+  std::size_t order = 0;  // position in the whole sweep (results are reported in this order)
+};
+
+// Every test of the plans, in sweep order: op, implementation, repeat, case.
+std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repeats, bool performance, const TimingOptions& timing);
+
+// Shard `index` of `count` (0-based): tests balanced by expected cost (largest first, each to
+// the least loaded shard; ties to the lower shard), returned in sweep order. The same tests
+// give the same partition on every host.
+std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index, int count);
+
+struct Job {
+  enum class Kind { tests, baseline };
+  Kind kind = Kind::tests;
+  int op = 0;
+  int impl = -1;          // tests: index into plans[op].impls
+  int baseline = -1;      // baseline: index into plans[op].baselines
+  std::string device;     // the device kind it runs on: cpu, cuda, hip
+  int repeat = 0;
+  std::vector<TestSpec> tests;    // tests: what to run; baseline: the performance cases to time
+  std::vector<std::size_t> after;  // jobs that must finish first (the baseline it compares with)
+  double cost = 0;
+};
+
+struct JobOptions {
+  bool performance = true;
+  // Workers that will serve each device kind: a kind's work is cut into enough jobs to keep
+  // them all busy (one job per implementation when one worker serves it).
+  std::map<std::string, int> workers_per_kind;
+};
+
+// Jobs for the runnable tests (SKIPPED ones are settled before), `device_of(op, impl)` the
+// device kind each implementation runs on. Baseline jobs come first, for each (op, device)
+// whose performance cases are timed.
+std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
+                           const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options);
+
+}  // namespace bb

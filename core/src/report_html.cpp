@@ -1,0 +1,475 @@
+// report.html: the run as one self-contained page (inline CSS, inline JS, inline SVG; nothing
+// fetched, so it opens from a CI artifact or an air-gapped machine). In order:
+//
+//   header        the verdict, the counts per verdict, the scores (correctness, geomean speedup,
+//                 perf@p), host and timing of the run
+//   failures      first: every test that did not pass (capped), its message and mismatch figures
+//   speedup       per implementation, an SVG bar chart on a log scale around a 1.0x line; a
+//                 failed implementation is drawn as "failed", never as a bar
+//   bandwidth     percent of the device's peak bandwidth per timed case (SVG bars)
+//   timing        per timed case: median, IQR box and min-max whiskers, the baseline marked (SVG)
+//   implementations, skipped (grouped by reason), all tests (with a filter), provenance
+//
+// Every string from the run is escaped (plugin messages are hostile); the script reads only
+// the page's own DOM. Long lists are capped so that a run of 100k tests stays a page a browser
+// opens: the capped counts are said where they are cut.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report_files.hpp"
+#include "report_text.hpp"
+
+namespace bb {
+
+namespace {
+
+constexpr std::size_t kMaxFailures = 500;
+constexpr std::size_t kMaxTestRows = 2000;
+constexpr std::size_t kMaxChartRows = 100;
+constexpr std::size_t kMaxMessage = 4096;
+
+// HTML text and attribute values alike.
+std::string h(std::string_view raw, std::size_t max_bytes = kMaxMessage) {
+  const std::string s = truncate_text(clean_text(raw), max_bytes);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// At most `n` characters (code points) of `s`, with an ellipsis: chart labels have no wrapping.
+std::string shorten(const std::string& raw, std::size_t n) {
+  const std::string s = clean_text(raw);
+  std::size_t chars = 0, i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (chars == n) return s.substr(0, i) + "…";
+      ++chars;
+    }
+  }
+  return s;
+}
+
+std::string plural(std::size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
+const char* verdict_class(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::skipped: return "skip";
+    case Verdict::error: case Verdict::crash: case Verdict::timeout: return "err";
+    default: return "fail";
+  }
+}
+
+std::string badge(Verdict v) { return fmt::format("<span class=\"badge {}\">{}</span>", verdict_class(v), verdict_name(v)); }
+
+constexpr const char* kStyle = R"css(
+:root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg:#f6f8fa;--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#6e7781;--warn:#bc4c00}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}
+main{max-width:1200px;margin:0 auto;padding:0 24px 48px}
+header{padding:20px 24px;border-bottom:1px solid var(--line);background:var(--bg)}
+header .inner{max-width:1200px;margin:0 auto}
+header.bad{border-top:6px solid var(--fail)} header.good{border-top:6px solid var(--pass)} header.none{border-top:6px solid var(--skip)}
+h1{margin:0 0 6px;font-size:24px} h1 .verdict{font-weight:600} header.bad h1 .verdict{color:var(--fail)} header.good h1 .verdict{color:var(--pass)}
+h2{margin:32px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line);font-size:19px}
+h2 .count{color:var(--muted);font-weight:400;font-size:15px}
+.meta{color:var(--muted);font-size:13px;word-break:break-all}
+.chips{margin:12px 0 4px;display:flex;flex-wrap:wrap;gap:6px}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:12px}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:140px}
+.card .v{font-size:20px;font-weight:600} .card .k{color:var(--muted);font-size:12px}
+nav{margin:14px 0 0;font-size:13px} nav a{margin-right:14px;color:#0969da;text-decoration:none}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.badge.pass{background:var(--pass)} .badge.fail{background:var(--fail)} .badge.err{background:var(--err)} .badge.skip{background:var(--skip)}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:var(--bg);font-weight:600;position:sticky;top:0}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+pre{margin:4px 0 0;padding:8px;background:var(--bg);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:260px;overflow:auto}
+.failure td{background:#fff8f8}
+.note{color:var(--muted);font-size:13px;margin:6px 0}
+.empty{color:var(--muted);font-style:italic}
+svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-serif}
+svg text{font-size:12px;fill:var(--fg)} svg .lbl{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px}
+svg .axis{stroke:#8c959f;stroke-width:1} svg .grid{stroke:#eaeef2;stroke-width:1} svg .one{stroke:#57606a;stroke-width:1.5;stroke-dasharray:4 3}
+svg .faster{fill:#2da44e} svg .slower{fill:#fb8f44} svg .bw{fill:#218bff} svg .failed{fill:var(--fail);font-weight:600} svg .muted{fill:var(--muted)}
+svg .box{fill:#b6e3ff;stroke:#0969da} svg .whisker{stroke:#0969da;stroke-width:1.2} svg .median{stroke:#0a3069;stroke-width:2.5} svg .base{fill:var(--warn)}
+svg tr:hover, svg g.row:hover rect.hl{fill:#f6f8fa}
+.legend{font-size:12px;color:var(--muted);margin:4px 0 8px}
+.legend span{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px;vertical-align:middle}
+.filter{margin:8px 0;display:flex;gap:8px;align-items:center}
+.filter input{padding:5px 8px;border:1px solid var(--line);border-radius:6px;width:320px;font:inherit}
+.filter select{padding:4px;border:1px solid var(--line);border-radius:6px;font:inherit}
+details summary{cursor:pointer;color:#0969da}
+ul.skips li{margin:4px 0}
+)css";
+
+constexpr const char* kScript = R"js(
+(function(){
+  var input=document.getElementById('test-filter'), sel=document.getElementById('verdict-filter');
+  if(!input||!sel) return;
+  var rows=document.querySelectorAll('#all-tests tbody tr'), shown=document.getElementById('shown');
+  function apply(){
+    var q=input.value.toLowerCase(), v=sel.value, n=0;
+    for(var i=0;i<rows.length;i++){
+      var r=rows[i], ok=(!v||r.getAttribute('data-verdict')===v)&&(!q||r.textContent.toLowerCase().indexOf(q)>=0);
+      r.style.display=ok?'':'none'; if(ok) n++;
+    }
+    if(shown) shown.textContent=n+' shown';
+  }
+  input.addEventListener('input',apply); sel.addEventListener('change',apply); apply();
+})();
+)js";
+
+// A horizontal chart's frame: labels on the left, the plot, a value column on the right.
+struct Frame {
+  double label_w = 330, plot_w = 500, value_w = 150, row_h = 24, top = 28, bottom = 10;
+  double width() const { return label_w + plot_w + value_w; }
+  double height(std::size_t rows) const { return top + row_h * static_cast<double>(rows) + bottom; }
+  double y(std::size_t row) const { return top + row_h * static_cast<double>(row); }
+};
+
+// A log axis over [lo, hi], its ticks at 1, 2, 5 per decade.
+struct LogAxis {
+  double lo, hi;
+  double x(const Frame& f, double v) const {
+    v = std::clamp(v, lo, hi);
+    return f.label_w + (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * f.plot_w;
+  }
+  std::vector<double> ticks() const {
+    std::vector<double> t;
+    for (int e = static_cast<int>(std::floor(std::log10(lo))) - 1; e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
+      }
+    return t;
+  }
+};
+
+std::string svg_open(const Frame& f, std::size_t rows, const char* id, const std::string& label) {
+  return fmt::format("<svg id=\"{}\" role=\"img\" aria-label=\"{}\" viewBox=\"0 0 {:.0f} {:.0f}\" width=\"{:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+                     id, h(label), f.width(), f.height(rows), f.width());
+}
+
+// The row's label at the left, with the full text as its tooltip.
+std::string row_label(const Frame& f, std::size_t row, const std::string& text) {
+  return fmt::format("<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", f.label_w - 8,
+                     f.y(row) + f.row_h * 0.65, h(text), h(shorten(text, 46)));
+}
+
+std::string fmt_ratio(double v) { return v >= 100 ? fmt::format("{:.0f}x", v) : v >= 10 ? fmt::format("{:.1f}x", v) : fmt::format("{:.2f}x", v); }
+
+std::string log_grid(const Frame& f, const LogAxis& ax, std::size_t rows, bool seconds) {
+  std::string out;
+  for (double t : ax.ticks()) {
+    const double x = ax.x(f, t);
+    out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>", x, f.top - 4, f.y(rows));
+    out += fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x, f.top - 10,
+                       h(seconds ? format_seconds(t) : fmt::format("{:g}x", t)));
+  }
+  return out;
+}
+
+// Speedup per implementation: bars from the 1.0x line, right for faster, left for slower.
+std::string speedup_chart(const RunRecord& run) {
+  const auto& impls = run.scores.impls;
+  const std::size_t rows = std::min(impls.size(), kMaxChartRows);
+  if (rows == 0) return "<p class=\"empty\">No implementations.</p>\n";
+  double lo = 0.5, hi = 2.0;
+  for (const auto& is : impls)
+    if (is.fully_correct && finite(is.speedup) && *is.speedup > 0) lo = std::min(lo, *is.speedup / 1.3), hi = std::max(hi, *is.speedup * 1.3);
+  const LogAxis ax{lo, hi};
+  Frame f;
+  const auto verdicts = verdict_counts_by_impl(run);
+  std::string out = "<div class=\"legend\"><span style=\"background:#2da44e\"></span>faster than the baseline<span style=\"background:#fb8f44\"></span>slower"
+                    "<span style=\"background:#cf222e\"></span>failed: not timed as if right, no bar</div>\n";
+  out += svg_open(f, rows, "speedup-chart", "speedup per implementation, log scale");
+  out += log_grid(f, ax, rows, false);
+  const double x1 = ax.x(f, 1.0);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto& is = impls[i];
+    const double y = f.y(i) + 4, bh = f.row_h - 8;
+    out += "<g class=\"row\">";
+    out += row_label(f, i, is.impl);
+    const std::string status = impl_status(is);
+    if (is.fully_correct && finite(is.speedup) && *is.speedup > 0) {
+      const double v = *is.speedup, xv = ax.x(f, v);
+      out += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\"><title>{}: {}</title></rect>",
+                         v >= 1 ? "faster" : "slower", std::min(x1, xv), y, std::max(1.0, std::abs(xv - x1)), bh, h(is.impl), fmt_ratio(v));
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, fmt_ratio(v));
+    } else {
+      std::string what, cls = "muted";
+      if (status == "failed") {
+        auto it = verdicts.find(is.impl);
+        what = "✗ failed" + (it == verdicts.end() ? std::string() : " (" + it->second + ")");
+        cls = "failed";
+      } else if (status == "correct") what = "correct, not timed";
+      else what = status;
+      out += fmt::format("<text class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", cls, f.label_w + 8, f.y(i) + f.row_h * 0.65, h(shorten(what, 70)));
+    }
+    out += "</g>\n";
+  }
+  out += fmt::format("<line class=\"one\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>\n", x1, f.top - 4, f.y(rows));
+  out += "</svg>\n";
+  if (impls.size() > rows) out += fmt::format("<p class=\"note\">The first {} of {} implementations are drawn.</p>\n", rows, impls.size());
+  return out;
+}
+
+std::string case_name(const TestResult& t) {
+  return fmt::format("{} {}{}{}", t.impl, t.case_id, t.repeat > 0 ? fmt::format("#{}", t.repeat) : "",
+                     t.device == "cpu" || t.device.empty() ? "" : " " + device_label(t));
+}
+
+// Percent of peak bandwidth per timed case, on a linear 0-100% axis.
+std::string bandwidth_chart(const RunRecord& run) {
+  std::vector<const TestResult*> rows;
+  std::size_t total = 0;
+  for (const auto& t : run.tests)
+    if (finite(t.peak_pct) && t.verdict == Verdict::pass && ++total <= kMaxChartRows) rows.push_back(&t);
+  if (rows.empty())
+    return "<p class=\"empty\">No test reported a percent of peak bandwidth (it needs a timed case on a device and the bytes the case moves).</p>\n";
+  double top = 100;
+  for (const auto* t : rows) top = std::max(top, *t->peak_pct);
+  Frame f;
+  std::string out = svg_open(f, rows.size(), "bandwidth-chart", "percent of peak bandwidth per case");
+  for (double p = 0; p <= top + 1e-9; p += top > 150 ? 50 : 25) {
+    const double x = f.label_w + p / top * f.plot_w;
+    out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/><text class=\"muted\" x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4:.0f}%</text>\n",
+                       x, f.top - 4, f.y(rows.size()), f.top - 10, p);
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& t = *rows[i];
+    const double w = std::max(1.0, *t.peak_pct / top * f.plot_w);
+    out += "<g class=\"row\">" + row_label(f, i, case_name(t));
+    out += fmt::format("<rect class=\"bw\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\"><title>{:.1f}% of peak{}</title></rect>",
+                       f.label_w, f.y(i) + 4, w, f.row_h - 8, *t.peak_pct, finite(t.gbps) ? fmt::format(", {:.1f} GB/s", *t.gbps) : "");
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{:.1f}%{}</text></g>\n", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, *t.peak_pct,
+                       finite(t.gbps) ? fmt::format(" · {:.0f} GB/s", *t.gbps) : "");
+  }
+  out += "</svg>\n";
+  if (total > rows.size()) out += fmt::format("<p class=\"note\">The first {} of {} cases are drawn.</p>\n", rows.size(), total);
+  return out;
+}
+
+// Timing spread per timed case: min-max whiskers, the IQR box, the median; the baseline's
+// median as a diamond.
+std::string timing_chart(const RunRecord& run) {
+  std::vector<const TestResult*> rows;
+  std::size_t total = 0;
+  for (const auto& t : run.tests)
+    if (t.timing && t.timing->stats.median > 0 && std::isfinite(t.timing->stats.median) && ++total <= kMaxChartRows) rows.push_back(&t);
+  if (rows.empty()) return "<p class=\"empty\">No timed tests (a correctness-only run, or no implementation passed).</p>\n";
+  double lo = INFINITY, hi = 0;
+  for (const auto* t : rows) {
+    const auto& s = t->timing->stats;
+    for (double v : {s.min, s.median, s.max, t->baseline_median.value_or(0.0)})
+      if (v > 0 && std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  lo /= 1.5, hi *= 1.5;
+  const LogAxis ax{lo, hi};
+  Frame f;
+  std::string out =
+      "<div class=\"legend\">box: interquartile range · thick line: median · whiskers: min to max · <span class=\"diamond\" "
+      "style=\"background:#bc4c00;transform:rotate(45deg);width:8px;height:8px\"></span>baseline median</div>\n";
+  out += svg_open(f, rows.size(), "timing-chart", "timing spread per case, log scale");
+  out += log_grid(f, ax, rows.size(), true);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& t = *rows[i];
+    const auto& s = t.timing->stats;
+    const double cy = f.y(i) + f.row_h / 2, bh = f.row_h - 10;
+    const double xmin = ax.x(f, s.min > 0 ? s.min : s.median), xmax = ax.x(f, s.max > 0 ? s.max : s.median);
+    const double xq1 = ax.x(f, s.q1 > 0 ? s.q1 : s.median), xq3 = ax.x(f, s.q3 > 0 ? s.q3 : s.median), xm = ax.x(f, s.median);
+    out += "<g class=\"row\">" + row_label(f, i, case_name(t));
+    out += fmt::format("<title>{}</title>", h(timing_line(*t.timing)));
+    out += fmt::format("<line class=\"whisker\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", xmin, xmax, cy, cy);
+    out += fmt::format("<line class=\"whisker\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/><line class=\"whisker\" x1=\"{3:.1f}\" x2=\"{3:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
+                       xmin, cy - bh / 3, cy + bh / 3, xmax);
+    out += fmt::format("<rect class=\"box\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>", xq1, cy - bh / 2, std::max(1.5, xq3 - xq1), bh);
+    out += fmt::format("<line class=\"median\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>", xm, cy - bh / 2, cy + bh / 2);
+    if (finite(t.baseline_median) && *t.baseline_median > 0) {
+      const double xb = ax.x(f, *t.baseline_median);
+      out += fmt::format("<path class=\"base\" d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\"><title>baseline median {}</title></path>", xb, cy - 4,
+                         h(format_seconds(*t.baseline_median)));
+    }
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{} ±{:.1f}%</text></g>\n", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65,
+                       h(format_seconds(s.median)), std::isfinite(s.rel_stdev) ? s.rel_stdev * 100 : 0.0);
+  }
+  out += "</svg>\n";
+  if (total > rows.size()) out += fmt::format("<p class=\"note\">The first {} of {} timed cases are drawn.</p>\n", rows.size(), total);
+  return out;
+}
+
+std::string timing_cell(const TestResult& t) {
+  if (!t.timing) return "";
+  return h(format_seconds(t.timing->stats.median));
+}
+
+}  // namespace
+
+std::string html_report(const RunRecord& run) {
+  const Scores& s = run.scores;
+  std::vector<const TestResult*> failures;
+  std::map<Verdict, std::size_t> by_verdict;
+  for (const auto& t : run.tests) {
+    ++by_verdict[t.verdict];
+    if (is_failure(t.verdict)) failures.push_back(&t);
+  }
+  std::size_t unusable = 0;
+  for (const auto& op : run.ops) unusable += op.errors.empty() ? 0 : 1;
+
+  std::string verdict, state;
+  if (!failures.empty()) verdict = fmt::format("{} of {} failing", failures.size(), plural(run.tests.size(), "test")), state = "bad";
+  else if (unusable) verdict = fmt::format("{} could not be used", plural(unusable, "op")), state = "bad";
+  else if (run.tests.empty()) verdict = "no tests ran", state = "none";
+  else if (s.passed == 0) verdict = fmt::format("all {} skipped", plural(run.tests.size(), "test")), state = "none";
+  else verdict = fmt::format("all {} passed", plural(run.tests.size() - by_verdict[Verdict::skipped], "test")), state = "good";
+
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += fmt::format("<title>BackendBench: {}</title>\n<style>{}</style>\n</head>\n<body>\n", h(verdict), kStyle);
+
+  // Header.
+  const std::string host = run.host.is_object() ? run.host.value("hostname", std::string()) : std::string();
+  out += fmt::format("<header class=\"{}\"><div class=\"inner\">\n<h1>BackendBench: <span class=\"verdict\">{}</span></h1>\n", state, h(verdict));
+  out += fmt::format("<div class=\"meta\">{} of {}{}{}{}{}</div>\n", plural(s.impls.size(), "implementation"), plural(run.ops.size(), "op"),
+                     host.empty() ? "" : " on " + h(host), run.started_at.empty() ? "" : " · started " + h(run.started_at),
+                     run.wall_time > 0 ? fmt::format(" · {:.1f} s", run.wall_time) : "",
+                     run.shard.count > 1 ? fmt::format(" · shard {}/{}", run.shard.index + 1, run.shard.count) : "");
+  if (!run.command.empty()) out += fmt::format("<div class=\"meta\"><code>{}</code></div>\n", h(run.command, 1000));
+  if (!run.complete) out += "<p><strong>Incomplete run:</strong> read back from results.jsonl; the run did not finish.</p>\n";
+  out += "<div class=\"chips\">";
+  for (const auto& [v, n] : by_verdict) out += fmt::format("<span class=\"badge {}\">{} {}</span>", verdict_class(v), verdict_name(v), n);
+  out += "</div>\n<div class=\"cards\">";
+  auto card = [&](const std::string& value, const std::string& key) {
+    out += fmt::format("<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>", h(value), h(key));
+  };
+  card(format_percent(s.correctness_rate), "correctness rate");
+  card(format_speedup(s.geomean_speedup), "geomean speedup (correct implementations)");
+  for (const auto& [p, share] : s.perf_at) card(format_percent(share), fmt::format("perf@{:g}", p));
+  int correct = 0, ran = 0;
+  for (const auto& is : s.impls) correct += is.fully_correct ? 1 : 0, ran += is.ran() ? 1 : 0;
+  card(fmt::format("{} / {}", correct, ran), "implementations fully correct");
+  out += "</div>\n<nav><a href=\"#failures\">Failures</a><a href=\"#speedup\">Speedup</a><a href=\"#bandwidth\">Bandwidth</a>"
+         "<a href=\"#timing\">Timing</a><a href=\"#implementations\">Implementations</a><a href=\"#skipped\">Skipped</a>"
+         "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a></nav>\n</div></header>\n<main>\n";
+
+  // Ops that could not be used.
+  for (const auto& op : run.ops)
+    for (const auto& e : op.errors) out += fmt::format("<p><span class=\"badge fail\">UNUSABLE</span> <b>{}</b>: {}</p>\n", h(op.op), h(e));
+
+  // Failures first.
+  out += fmt::format("<section id=\"failures\">\n<h2>Failures <span class=\"count\">{}</span></h2>\n", failures.size());
+  if (failures.empty()) out += "<p class=\"empty\">No test failed.</p>\n";
+  else {
+    out += "<table class=\"tests\"><thead><tr><th>verdict</th><th>implementation</th><th>case</th><th>device</th><th>message and details</th></tr></thead><tbody>\n";
+    for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
+      const auto& t = *failures[i];
+      out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><pre>{}</pre></td></tr>\n",
+                         badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", h(device_label(t)),
+                         h(failure_details(t)));
+    }
+    out += "</tbody></table>\n";
+    if (failures.size() > kMaxFailures)
+      out += fmt::format("<p class=\"note\">…and {} more failing tests (junit.xml and results.json have them all).</p>\n", failures.size() - kMaxFailures);
+  }
+  out += "</section>\n";
+
+  out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
+  out += speedup_chart(run) + "</section>\n";
+  out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the copy kernel's measured peak</span></h2>\n";
+  out += bandwidth_chart(run) + "</section>\n";
+  out += "<section id=\"timing\">\n<h2>Timing spread <span class=\"count\">per timed case, log scale</span></h2>\n";
+  out += timing_chart(run) + "</section>\n";
+
+  // Implementations.
+  out += fmt::format("<section id=\"implementations\">\n<h2>Implementations <span class=\"count\">{}</span></h2>\n", s.impls.size());
+  if (s.impls.empty()) out += "<p class=\"empty\">No implementations.</p>\n";
+  else {
+    const auto verdicts = verdict_counts_by_impl(run);
+    out += "<table><thead><tr><th>op</th><th>implementation</th><th>status</th><th class=\"num\">passed</th><th class=\"num\">failed</th>"
+           "<th class=\"num\">skipped</th><th class=\"num\">speedup</th><th>verdicts</th></tr></thead><tbody>\n";
+    for (const auto& is : s.impls) {
+      const std::string status = impl_status(is);
+      auto it = verdicts.find(is.impl);
+      out += fmt::format("<tr><td>{}</td><td class=\"name\">{}</td><td><span class=\"badge {}\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                         h(is.op), h(is.impl), status == "correct" ? "pass" : status == "failed" ? "fail" : "skip", h(status), is.passed, is.failed,
+                         is.skipped, is.fully_correct ? h(format_speedup(is.speedup)) : h(status), it == verdicts.end() ? "" : h(it->second));
+    }
+    out += "</tbody></table>\n";
+  }
+  out += "</section>\n";
+
+  // Skipped, by reason.
+  const auto groups = skip_groups(run);
+  out += fmt::format("<section id=\"skipped\">\n<h2>Skipped <span class=\"count\">{}</span></h2>\n", by_verdict[Verdict::skipped]);
+  if (groups.empty()) out += "<p class=\"empty\">Nothing was skipped.</p>\n";
+  else {
+    out += "<ul class=\"skips\">\n";
+    for (std::size_t i = 0; i < groups.size() && i < 100; ++i) {
+      const auto& g = groups[i];
+      std::string who;
+      for (std::size_t k = 0; k < g.impls.size() && k < 20; ++k)
+        who += fmt::format("{}<code>{}</code> ({})", k ? ", " : "", h(g.impls[k].first), g.impls[k].second);
+      if (g.impls.size() > 20) who += fmt::format(" and {} more", g.impls.size() - 20);
+      out += fmt::format("<li><b>{}</b>: {}<br>{}</li>\n", plural(g.tests, "test"), h(g.reason, 1000), who);
+    }
+    if (groups.size() > 100) out += fmt::format("<li>…and {} more reasons</li>\n", groups.size() - 100);
+    out += "</ul>\n";
+  }
+  out += "</section>\n";
+
+  // All tests.
+  out += fmt::format("<section id=\"tests\">\n<h2>All tests <span class=\"count\">{}</span></h2>\n", run.tests.size());
+  if (run.tests.empty()) out += "<p class=\"empty\">No tests ran.</p>\n";
+  else {
+    out += "<div class=\"filter\"><input id=\"test-filter\" type=\"search\" placeholder=\"filter: implementation, case, message\">"
+           "<select id=\"verdict-filter\"><option value=\"\">every verdict</option>";
+    for (const auto& [v, n] : by_verdict) out += fmt::format("<option value=\"{0}\">{0}</option>", verdict_name(v));
+    out += "</select><span id=\"shown\" class=\"note\"></span></div>\n";
+    out += "<table id=\"all-tests\"><thead><tr><th>verdict</th><th>implementation</th><th>case</th><th>device</th><th class=\"num\">median</th>"
+           "<th class=\"num\">speedup</th><th class=\"num\">% peak</th><th>message</th></tr></thead><tbody>\n";
+    for (std::size_t i = 0; i < run.tests.size() && i < kMaxTestRows; ++i) {
+      const auto& t = run.tests[i];
+      out += fmt::format("<tr data-verdict=\"{}\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                         verdict_name(t.verdict), badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "",
+                         h(device_label(t)), timing_cell(t), t.verdict == Verdict::pass && finite(t.speedup) ? fmt_ratio(*t.speedup) : "",
+                         finite(t.peak_pct) ? fmt::format("{:.1f}%", *t.peak_pct) : "", h(first_line(t.message, 300)));
+    }
+    out += "</tbody></table>\n";
+    if (run.tests.size() > kMaxTestRows)
+      out += fmt::format("<p class=\"note\">The first {} of {} tests are listed (results.json has them all).</p>\n", kMaxTestRows, run.tests.size());
+  }
+  out += "</section>\n";
+
+  // Provenance.
+  nlohmann::json prov = {{"command", run.command}, {"started_at", run.started_at}, {"finished_at", run.finished_at}, {"root", run.root},
+                         {"sweep_id", run.sweep_id}, {"host", run.host}, {"devices", run.devices}, {"options", run.options},
+                         {"provenance", run.provenance}};
+  nlohmann::json seeds = nlohmann::json::object();
+  for (const auto& op : run.ops) seeds[op.op] = op.seed;
+  prov["seeds"] = seeds;
+  out += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<details><summary>host, tool, options, plugins' hashes</summary>\n<pre>";
+  out += h(prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), 256 * 1024);
+  out += "</pre></details>\n</section>\n</main>\n";
+  out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
+  return out;
+}
+
+}  // namespace bb

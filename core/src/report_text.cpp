@@ -1,0 +1,152 @@
+#include "report_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], or 0 if it is not one (overlong forms,
+// surrogates and code points past U+10FFFF are invalid). `cp` receives the code point.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+}  // namespace
+
+std::string clean_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F) out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else if (cp == 0xFFFE || cp == 0xFFFF) out += kReplacement;
+    else out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string truncate_text(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return fmt::format("{}... ({} more bytes)", s.substr(0, cut), s.size() - cut);
+}
+
+std::string first_line(std::string_view s, std::size_t max_bytes) {
+  const auto nl = s.find_first_of("\r\n");
+  return truncate_text(clean_text(s.substr(0, nl)), max_bytes);
+}
+
+bool is_failure(Verdict v) { return v != Verdict::pass && v != Verdict::skipped; }
+
+bool finite(const std::optional<double>& x) { return x && std::isfinite(*x); }
+
+std::string format_speedup(const std::optional<double>& x) { return finite(x) ? fmt::format("{:.2f}x", *x) : "-"; }
+
+std::string format_percent(double share) { return std::isfinite(share) ? fmt::format("{:.1f}%", share * 100) : "-"; }
+
+std::string failure_details(const TestResult& r) {
+  std::string out = r.message;
+  if (r.mismatch) {
+    const auto& m = *r.mismatch;
+    if (!out.empty()) out += "\n";
+    out += fmt::format("output: {}\nmismatching elements: {} of {}", m.output.empty() ? "-" : m.output, m.count, m.total);
+    if (m.unwritten > 0) out += fmt::format(" ({} unwritten)", m.unwritten);
+    out += fmt::format("\nmax abs error: {:.6g}\nmax rel error: {:.6g}", m.max_abs_error, m.max_rel_error);
+    if (!m.first_index.empty()) out += fmt::format("\nfirst mismatch at {}: actual {:.9g}, expected {:.9g}", m.first_index, m.actual, m.expected);
+    out += fmt::format("\natol {:.3g}, rtol {:.3g}", m.atol, m.rtol);
+  }
+  return out;
+}
+
+std::string device_label(const TestResult& r) {
+  if (r.device.empty()) return "cpu";
+  if (r.device == "cpu") return r.device;
+  return fmt::format("{}:{}", r.device, r.device_index);
+}
+
+std::string test_label(const TestResult& r) {
+  return fmt::format("{}{} ({})", r.case_id, r.repeat > 0 ? fmt::format("#{}", r.repeat) : "", r.device.empty() ? "cpu" : r.device);
+}
+
+std::string timing_line(const Timing& t) {
+  const auto& s = t.stats;
+  return fmt::format("median {}, IQR {}..{}, min {}, max {}, ±{:.1f}%, {} samples ({})", format_seconds(s.median), format_seconds(s.q1),
+                     format_seconds(s.q3), format_seconds(s.min), format_seconds(s.max), std::isfinite(s.rel_stdev) ? s.rel_stdev * 100 : 0.0,
+                     s.samples, t.mode);
+}
+
+std::vector<SkipGroup> skip_groups(const RunRecord& run) {
+  std::vector<SkipGroup> groups;
+  std::map<std::string, std::size_t> index;
+  for (const auto& t : run.tests) {
+    if (t.verdict != Verdict::skipped) continue;
+    const std::string reason = t.message.empty() ? "(no reason given)" : t.message;
+    auto [it, fresh] = index.try_emplace(reason, groups.size());
+    if (fresh) groups.push_back({reason, {}, 0});
+    auto& g = groups[it->second];
+    ++g.tests;
+    auto imp = std::find_if(g.impls.begin(), g.impls.end(), [&](const auto& p) { return p.first == t.impl; });
+    if (imp == g.impls.end()) g.impls.emplace_back(t.impl, 1);
+    else ++imp->second;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const SkipGroup& a, const SkipGroup& b) { return a.tests > b.tests; });
+  return groups;
+}
+
+std::map<std::string, std::string> verdict_counts_by_impl(const RunRecord& run) {
+  std::map<std::string, std::map<std::string, int>> counts;
+  for (const auto& t : run.tests)
+    if (t.verdict != Verdict::pass) ++counts[t.impl][verdict_name(t.verdict)];
+  std::map<std::string, std::string> out;
+  for (const auto& [impl, by_verdict] : counts) {
+    std::string s;
+    for (const auto& [v, n] : by_verdict) s += fmt::format("{}{}={}", s.empty() ? "" : " ", v, n);
+    out[impl] = s;
+  }
+  return out;
+}
+
+const ImplScore* find_impl_score(const Scores& s, const std::string& op, const std::string& impl) {
+  for (const auto& is : s.impls)
+    if (is.op == op && is.impl == impl) return &is;
+  return nullptr;
+}
+
+std::string impl_status(const ImplScore& s) {
+  if (s.tests == 0) return "not run";
+  if (!s.ran()) return "skipped";
+  return s.fully_correct ? "correct" : "failed";
+}
+
+}  // namespace bb

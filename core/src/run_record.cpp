@@ -1,0 +1,245 @@
+#include "run_record.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+nlohmann::json shard_json(const ShardInfo& s) { return {{"index", s.index}, {"count", s.count}}; }
+
+Expected<ShardInfo> shard_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("index") || !j.contains("count") || !j["index"].is_number_integer() || !j["count"].is_number_integer())
+    return make_error(fmt::format("{}: 'shard' must be {{index, count}} integers", where));
+  ShardInfo s{j["index"].get<int>(), j["count"].get<int>()};
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    return make_error(fmt::format("{}: shard {}/{} is out of range", where, s.index, s.count));
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json op_report_json(const OpReport& op) {
+  return {{"op", op.op},
+          {"manifest", op.manifest},
+          {"seed", op.seed},
+          {"reference", op.reference},
+          {"reference_kind", op.reference_kind},
+          {"baseline", op.baseline},
+          {"implementations", op.impls},
+          {"cases", op.cases},
+          {"warnings", op.warnings},
+          {"errors", op.errors}};
+}
+
+OpReport op_report_from_json(const nlohmann::json& j) {
+  OpReport op;
+  op.op = j.value("op", "");
+  op.manifest = j.value("manifest", "");
+  op.seed = j.value("seed", uint64_t{0});
+  op.reference = j.value("reference", "");
+  op.reference_kind = j.value("reference_kind", "");
+  op.baseline = j.value("baseline", "");
+  op.impls = j.value("implementations", std::vector<std::string>{});
+  op.cases = j.value("cases", std::size_t{0});
+  op.warnings = j.value("warnings", std::vector<std::string>{});
+  op.errors = j.value("errors", std::vector<std::string>{});
+  return op;
+}
+
+nlohmann::json scores_to_json(const Scores& s) {
+  nlohmann::json impls = nlohmann::json::array(), ops = nlohmann::json::array(), perf = nlohmann::json::object();
+  for (const auto& i : s.impls)
+    impls.push_back({{"op", i.op}, {"impl", i.impl}, {"tests", i.tests}, {"passed", i.passed}, {"failed", i.failed},
+                     {"skipped", i.skipped}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)}});
+  for (const auto& o : s.ops)
+    ops.push_back({{"op", o.op}, {"implementations", o.impls}, {"correct_implementations", o.correct_impls},
+                   {"geomean_speedup", optional_number(o.geomean_speedup)}});
+  for (const auto& [p, share] : s.perf_at) perf[fmt::format("{:g}", p)] = share;
+  return {{"tests", s.tests},
+          {"passed", s.passed},
+          {"failed", s.failed},
+          {"skipped", s.skipped},
+          {"correctness_rate", s.correctness_rate},
+          {"geomean_speedup", optional_number(s.geomean_speedup)},
+          {"perf_at", perf},
+          {"implementations", impls},
+          {"ops", ops}};
+}
+
+std::string test_key(const TestResult& r) {
+  std::string key = r.op + "/" + r.impl + "/" + r.case_id;
+  if (r.repeat > 0) key += fmt::format("#{}", r.repeat);
+  return key;
+}
+
+std::vector<std::pair<std::string, std::string>> impl_order(const RunRecord& r) {
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& op : r.ops)
+    for (const auto& impl : op.impls) order.emplace_back(op.op, impl);
+  return order;
+}
+
+void rescore(RunRecord& r) {
+  r.scores = compute_scores(r.tests, impl_order(r), r.perf_p);
+  const bool unusable = std::any_of(r.ops.begin(), r.ops.end(), [](const OpReport& o) { return !o.errors.empty(); });
+  const bool all_passed = std::all_of(r.tests.begin(), r.tests.end(),
+                                      [](const TestResult& t) { return t.verdict == Verdict::pass || t.verdict == Verdict::skipped; });
+  r.exit_code = unusable ? 2 : all_passed ? 0 : 1;
+}
+
+nlohmann::json to_json(const RunRecord& r) {
+  nlohmann::json ops = nlohmann::json::array(), merged = nlohmann::json::array();
+  for (const auto& op : r.ops) ops.push_back(op_report_json(op));
+  for (const auto& s : r.merged_shards) merged.push_back(shard_json(s));
+  nlohmann::json j = {{"schema_version", r.schema_version},
+                      {"tool", "backendbench"},
+                      {"command", r.command},
+                      {"started_at", r.started_at},
+                      {"finished_at", r.finished_at},
+                      {"host", r.host},
+                      {"options", r.options},
+                      {"provenance", r.provenance},
+                      {"root", r.root},
+                      {"sweep_id", r.sweep_id},
+                      {"shard", shard_json(r.shard)},
+                      {"merged_shards", merged},
+                      {"repeats", r.repeats},
+                      {"perf_p", r.perf_p},
+                      {"complete", r.complete},
+                      {"wall_time_s", r.wall_time},
+                      // inside timed regions: wall_time_s / this is the overhead ratio
+                      {"measured_time_s", r.measured_time},
+                      {"exit_code", r.exit_code},
+                      {"ops", ops},
+                      {"devices", r.devices},
+                      {"tests", r.tests},
+                      {"scores", scores_to_json(r.scores)}};
+  return j;
+}
+
+Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return make_error(fmt::format("{}: expected a JSON object (a backendbench results file)", where));
+  if (j.value("tool", "") != "backendbench")
+    return make_error(fmt::format("{}: not a backendbench results file (no \"tool\": \"backendbench\")", where));
+  const auto version = j.find("schema_version");
+  if (version == j.end() || !version->is_number_integer())
+    return make_error(fmt::format("{}: no schema_version", where));
+  if (version->get<int>() != kResultsSchemaVersion)
+    return make_error(fmt::format("{}: schema_version {}, expected {} (results of another backendbench version; rerun it with this one)",
+                                  where, version->get<int>(), kResultsSchemaVersion));
+  try {
+    RunRecord r;
+    r.command = j.value("command", "");
+    r.started_at = j.value("started_at", "");
+    r.finished_at = j.value("finished_at", "");
+    r.host = j.value("host", nlohmann::json::object());
+    r.options = j.value("options", nlohmann::json::object());
+    r.provenance = j.value("provenance", nlohmann::json::object());
+    r.root = j.value("root", "");
+    r.sweep_id = j.value("sweep_id", "");
+    if (auto it = j.find("shard"); it != j.end()) {
+      auto s = shard_from_json(*it, where);
+      if (!s) return s.error();
+      r.shard = *s;
+    }
+    for (const auto& m : j.value("merged_shards", nlohmann::json::array())) {
+      auto s = shard_from_json(m, where);
+      if (!s) return s.error();
+      r.merged_shards.push_back(*s);
+    }
+    r.repeats = j.value("repeats", 1);
+    r.perf_p = j.value("perf_p", std::vector<double>{1.0});
+    r.complete = j.value("complete", true);
+    r.wall_time = j.value("wall_time_s", 0.0);
+    r.measured_time = j.value("measured_time_s", 0.0);
+    r.exit_code = j.value("exit_code", 0);
+    for (const auto& op : j.value("ops", nlohmann::json::array())) r.ops.push_back(op_report_from_json(op));
+    r.devices = j.value("devices", nlohmann::json::array());
+    const auto tests = j.find("tests");
+    if (tests == j.end() || !tests->is_array()) return make_error(fmt::format("{}: no \"tests\" array", where));
+    for (const auto& t : *tests) {
+      if (!t.is_object() || !t.contains("op") || !t.contains("impl") || !t.contains("case") || !t.contains("verdict"))
+        return make_error(fmt::format("{}: a test without op, impl, case and verdict: {}", where, t.dump().substr(0, 200)));
+      if (!parse_verdict(t.value("verdict", "")))
+        return make_error(fmt::format("{}: unknown verdict '{}' in {}", where, t.value("verdict", ""), t.dump().substr(0, 200)));
+      r.tests.push_back(t.get<TestResult>());
+    }
+    const int exit_code = r.exit_code;
+    rescore(r);
+    if (r.complete) r.exit_code = exit_code;  // as the run decided (a command error is 2 too)
+    return r;
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("{}: malformed results: {}", where, e.what()));
+  }
+}
+
+namespace {
+
+// A results.jsonl: the run's events, one per line; a killed run's last line may be torn.
+Expected<RunRecord> run_from_jsonl(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return make_error(fmt::format("{}: cannot read", file.string()));
+  nlohmann::json doc = {{"tool", "backendbench"}, {"tests", nlohmann::json::array()}, {"ops", nlohmann::json::array()},
+                        {"devices", nlohmann::json::array()}, {"complete", false}};
+  bool started = false;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty()) continue;
+    nlohmann::json e;
+    try {
+      e = nlohmann::json::parse(line);
+    } catch (const std::exception& ex) {
+      if (in.peek() == EOF) break;  // a torn last line: the run was killed while writing it
+      return make_error(fmt::format("{}:{}: not JSON ({})", file.string(), line_no, ex.what()));
+    }
+    const std::string event = e.value("event", "");
+    e.erase("event");
+    if (event == "run_started" || event == "sweep") {
+      started = started || event == "run_started";
+      for (auto& [k, v] : e.items()) doc[k] = v;
+    } else if (event == "op") {
+      doc["ops"].push_back(e);
+    } else if (event == "device") {
+      doc["devices"].push_back(e);
+    } else if (event == "test") {
+      doc["tests"].push_back(e);
+    } else if (event == "run_finished") {
+      for (auto& [k, v] : e.items())
+        if (k != "scores") doc[k] = v;
+      doc["complete"] = true;
+    }
+  }
+  if (!started) return make_error(fmt::format("{}: no run_started line (not a backendbench results stream)", file.string()));
+  return run_from_json(doc, file.string());
+}
+
+}  // namespace
+
+Expected<RunRecord> load_run(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    if (std::filesystem::exists(path / "results.json")) return load_run(path / "results.json");
+    if (std::filesystem::exists(path / "results.jsonl")) return load_run(path / "results.jsonl");
+    return make_error(fmt::format("{}: no results.json or results.jsonl in this folder", path.string()));
+  }
+  if (!std::filesystem::exists(path, ec)) return make_error(fmt::format("{}: no such file", path.string()));
+  if (path.extension() == ".jsonl") return run_from_jsonl(path);
+  std::ifstream in(path);
+  if (!in) return make_error(fmt::format("{}: cannot read", path.string()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    return make_error(fmt::format("{}: not valid JSON (truncated?): byte {}: {}", path.string(), e.byte, e.what()));
+  }
+  return run_from_json(j, path.string());
+}
+
+}  // namespace bb

@@ -1,0 +1,73 @@
+// A whole run as data: what results.json holds, and what merge, compare and every report file
+// are computed from. A run that was killed has no results.json; its results.jsonl is read
+// instead (load_run), so nothing finished is lost.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "expected.hpp"
+#include "reporter.hpp"
+#include "results.hpp"
+#include "scores.hpp"
+
+namespace bb {
+
+// Version 2 added provenance, the sweep id, shards, repeats and device ordinals.
+inline constexpr int kResultsSchemaVersion = 2;
+
+struct ShardInfo {
+  int index = 0;  // 0-based
+  int count = 1;  // 1: not sharded
+};
+
+struct RunRecord {
+  int schema_version = kResultsSchemaVersion;
+  std::string command;
+  std::string started_at, finished_at;  // ISO 8601, UTC
+  nlohmann::json host;                  // hostname, os, cpu, cores, memory, tool version
+  nlohmann::json options;               // the effective options
+  nlohmann::json provenance;            // tool version and commit, plugins' and manifests' hashes
+  std::string root;
+  // The sweep: the same root, selection, options and seed give the same id on every host, so
+  // shards of one sweep can be told from shards of another.
+  std::string sweep_id;
+  ShardInfo shard;
+  std::vector<ShardInfo> merged_shards;  // a merged run: the shards it joins (empty otherwise)
+  int repeats = 1;
+  std::vector<OpReport> ops;
+  nlohmann::json devices = nlohmann::json::array();  // device kinds as described
+  std::vector<TestResult> tests;
+  Scores scores;
+  std::vector<double> perf_p{1.0};
+  int exit_code = 0;
+  double wall_time = 0, measured_time = 0;
+  bool complete = true;  // false: read back from a results.jsonl whose run did not finish
+};
+
+nlohmann::json to_json(const RunRecord& r);
+// Errors name what is wrong ("results.json: schema_version 1, expected 2").
+Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& where);
+
+// `path` is a results.json, a results.jsonl, or a log dir holding either (results.json first).
+Expected<RunRecord> load_run(const std::filesystem::path& path);
+
+// The identity of a test within a sweep: "op/impl/case", with "#<repeat>" past the first.
+std::string test_key(const TestResult& r);
+
+// The implementations of a run's ops, in order, as compute_scores wants them.
+std::vector<std::pair<std::string, std::string>> impl_order(const RunRecord& r);
+
+// Scores and exit status recomputed from the tests (after a merge, say).
+void rescore(RunRecord& r);
+
+nlohmann::json op_report_json(const OpReport& op);
+OpReport op_report_from_json(const nlohmann::json& j);
+nlohmann::json scores_to_json(const Scores& s);
+
+}  // namespace bb

@@ -1,0 +1,47 @@
+#include "scheduler.hpp"
+
+#include <algorithm>
+
+namespace bb {
+
+Scheduler::Scheduler(std::vector<Job> jobs) : jobs_(std::move(jobs)), state_(jobs_.size(), State::waiting) {}
+
+bool Scheduler::ready(std::size_t id) const {
+  return std::all_of(jobs_[id].after.begin(), jobs_[id].after.end(), [&](std::size_t a) { return state_[a] == State::done; });
+}
+
+std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds) {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (cancelled_) return std::nullopt;
+    bool pending = false;
+    for (std::size_t id = 0; id < jobs_.size(); ++id) {
+      if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
+      if (ready(id)) {
+        state_[id] = State::running;
+        return id;
+      }
+      pending = true;
+    }
+    if (!pending) return std::nullopt;
+    changed_.wait(lock);
+  }
+}
+
+void Scheduler::done(std::size_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    state_[id] = State::done;
+  }
+  changed_.notify_all();
+}
+
+void Scheduler::cancel() {
+  {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+  }
+  changed_.notify_all();
+}
+
+}  // namespace bb

@@ -1,0 +1,41 @@
+// Which job a worker takes next: the first job of its device kind that is ready (the jobs it
+// waits for are done), in the order they were made. Workers block in take() until a job is
+// ready or none will ever be.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobs.hpp"
+
+namespace bb {
+
+class Scheduler {
+ public:
+  explicit Scheduler(std::vector<Job> jobs);
+
+  // The next job for a worker serving `kinds`, or nullopt once every job of those kinds has
+  // been taken. Blocks while the remaining ones wait for others.
+  std::optional<std::size_t> take(const std::vector<std::string>& kinds);
+  void done(std::size_t job);
+  // Stops handing out jobs (an interrupted run); take() returns nullopt from now on.
+  void cancel();
+
+  const Job& job(std::size_t id) const { return jobs_[id]; }
+  std::size_t size() const { return jobs_.size(); }
+
+ private:
+  enum class State { waiting, running, done };
+  bool ready(std::size_t id) const;
+  std::vector<Job> jobs_;
+  std::vector<State> state_;
+  bool cancelled_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+};
+
+}  // namespace bb

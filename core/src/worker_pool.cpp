@@ -1,0 +1,68 @@
+#include "worker_pool.hpp"
+
+namespace bb {
+
+void EventQueue::push(Event e) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(e));
+  }
+  ready_.notify_one();
+}
+
+std::optional<Event> EventQueue::pop() {
+  std::unique_lock lock(mutex_);
+  ready_.wait(lock, [&] { return !events_.empty() || closed_; });
+  if (events_.empty()) return std::nullopt;
+  Event e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+void EventQueue::close() {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  ready_.notify_all();
+}
+
+WorkerPool::WorkerPool(std::vector<WorkerSlot> slots, Scheduler& scheduler, SweepContext& ctx,
+                       std::function<std::unique_ptr<Executor>()> make_executor, EventQueue& events)
+    : slots_(std::move(slots)), scheduler_(scheduler), ctx_(ctx), make_executor_(std::move(make_executor)), events_(events) {
+  running_ = slots_.size();
+  if (slots_.empty()) events_.close();
+  for (const auto& slot : slots_) threads_.emplace_back([this, &slot] { serve(slot); });
+}
+
+WorkerPool::~WorkerPool() { join(); }
+
+void WorkerPool::join() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+void WorkerPool::serve(const WorkerSlot& slot) {
+  auto executor = make_executor_();
+  JobEvents events;
+  events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
+  events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
+  events.warning = [&](const std::string& text) { events_.push({Event::Kind::warning, {}, 0, text, 0}); };
+  events.measured = [&](double s) { events_.push({Event::Kind::measured, {}, 0, "", s}); };
+  // A fresh worker process for each implementation (and each baseline): static state in one
+  // plugin never meets another. Pieces of one implementation share a worker.
+  std::tuple<Job::Kind, int, int, int> last{Job::Kind::tests, -1, -1, -1};
+  while (auto id = scheduler_.take(slot.kinds)) {
+    const Job& job = scheduler_.job(*id);
+    const std::tuple<Job::Kind, int, int, int> now{job.kind, job.op, job.impl, job.baseline};
+    if (now != last || job.kind == Job::Kind::baseline) executor->recycle();
+    last = now;
+    run_job(job, slot.ordinal, *executor, ctx_, events);
+    scheduler_.done(*id);
+  }
+  executor->recycle();
+  std::lock_guard lock(mutex_);
+  if (--running_ == 0) events_.close();
+}
+
+}  // namespace bb

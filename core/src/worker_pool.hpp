@@ -1,0 +1,73 @@
+// The workers of a run: one thread per worker slot, each with its own executor (a worker
+// process), taking jobs from the scheduler for its device kinds until none remain. What they
+// produce goes to one event queue, which the session's thread drains into the reporters, so
+// reporters never see two threads.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor.hpp"
+#include "job_runner.hpp"
+#include "scheduler.hpp"
+
+namespace bb {
+
+// One worker: the device kinds it serves and the device ordinal it uses for them; "cuda:1".
+struct WorkerSlot {
+  std::vector<std::string> kinds;
+  int ordinal = 0;
+  std::string name;
+};
+
+struct Event {
+  enum class Kind { started, finished, warning, measured };
+  Kind kind = Kind::finished;
+  TestResult result;
+  std::size_t order = 0;
+  std::string text;
+  double seconds = 0;
+};
+
+class EventQueue {
+ public:
+  void push(Event e);
+  // The next event; nullopt once closed and drained.
+  std::optional<Event> pop();
+  void close();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Event> events_;
+  bool closed_ = false;
+};
+
+class WorkerPool {
+ public:
+  // Starts the threads; the queue is closed when the last one ends.
+  WorkerPool(std::vector<WorkerSlot> slots, Scheduler& scheduler, SweepContext& ctx,
+             std::function<std::unique_ptr<Executor>()> make_executor, EventQueue& events);
+  ~WorkerPool();
+  void join();
+
+ private:
+  void serve(const WorkerSlot& slot);
+  std::vector<WorkerSlot> slots_;
+  Scheduler& scheduler_;
+  SweepContext& ctx_;
+  std::function<std::unique_ptr<Executor>()> make_executor_;
+  EventQueue& events_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::size_t running_ = 0;
+};
+
+}  // namespace bb

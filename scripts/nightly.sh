@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# One night of a nightly sweep: run every op and implementation of a custom-ops root, write
+# every report, compare with the previous night, and say in one line whether anything regressed.
+#
+#   scripts/nightly.sh [options] ROOT BASELINE OUT [-- backendbench flags...]
+#
+#   ROOT       the custom-ops root to sweep
+#   BASELINE   the previous night: a results.json, or a log dir holding one
+#   OUT        this night's log dir: results.json, results.jsonl, junit.xml, operator_summary.csv,
+#              OVERALL_SUMMARY.md, report.html, and compare.md (the comparison)
+#
+# Options:
+#   --update-baseline  when nothing regressed, this night becomes the baseline (BASELINE is
+#                      replaced; a missing BASELINE is created: the first night)
+#   --threshold PCT    a slowdown beyond PCT percent is a regression (backendbench compare's)
+#   --binary PATH      the backendbench to run (default $BACKENDBENCH, else the one on PATH)
+# Flags after `--`, and the words of $BACKENDBENCH_FLAGS, go to the sweep (e.g. --devices all,
+# -j 4, --correctness-only, --shard auto).
+#
+# Exit status is compare's: 0 no regression, 3 a regression, 2 unusable (the sweep could not
+# run, or the baseline cannot be read).
+set -uo pipefail
+
+usage() {
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+update=0
+threshold=()
+binary=${BACKENDBENCH:-}
+positional=()
+extra=()
+while (($#)); do
+  case "$1" in
+    --update-baseline) update=1 ;;
+    --threshold) [[ $# -ge 2 ]] || usage; threshold=(--threshold "$2"); shift ;;
+    --threshold=*) threshold=(--threshold "${1#*=}") ;;
+    --binary) [[ $# -ge 2 ]] || usage; binary=$2; shift ;;
+    --binary=*) binary=${1#*=} ;;
+    -h | --help) usage ;;
+    --) shift; extra=("$@"); break ;;
+    -*) echo "nightly: unknown option $1" >&2; usage ;;
+    *) positional+=("$1") ;;
+  esac
+  shift
+done
+((${#positional[@]} == 3)) || usage
+root=${positional[0]}
+baseline=${positional[1]}
+out=${positional[2]}
+if [[ -z $binary ]]; then
+  binary=$(command -v backendbench) || { echo "nightly: no backendbench on PATH; pass --binary or set BACKENDBENCH" >&2; exit 2; }
+fi
+read -r -a env_flags <<<"${BACKENDBENCH_FLAGS:-}"
+
+# The baseline's results file: BASELINE itself, or BASELINE/results.json.
+baseline_file=$baseline
+[[ -d $baseline || $baseline == */ ]] && baseline_file=${baseline%/}/results.json
+
+verdict() {  # one line on stdout, then the status
+  echo "nightly: $2"
+  exit "$1"
+}
+
+# 1. The sweep. Its own status (1: some test did not pass) is not the verdict: compare decides
+#    whether that is new. Only a run that wrote no results is unusable.
+mkdir -p "$out"
+rm -f "$out/results.json" "$out/compare.md"
+"$binary" --custom-ops-root "$root" --log-dir "$out" -q "${env_flags[@]}" "${extra[@]}"
+run_status=$?
+if [[ ! -s $out/results.json ]]; then
+  verdict 2 "UNUSABLE: the sweep exited $run_status and wrote no $out/results.json"
+fi
+
+# 2. The first night: nothing to compare with.
+if [[ ! -e $baseline_file ]]; then
+  if ((update)); then
+    mkdir -p "$(dirname "$baseline_file")"
+    cp "$out/results.json" "$baseline_file.tmp.$$" && mv "$baseline_file.tmp.$$" "$baseline_file"
+    verdict 0 "FIRST NIGHT: no baseline at $baseline; this run (sweep exit $run_status) is now the baseline"
+  fi
+  verdict 2 "UNUSABLE: no baseline at $baseline (run with --update-baseline to make this night the first)"
+fi
+
+# 3. The comparison.
+"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" --md "$out/compare.md" >"$out/compare.txt" 2>&1
+compare_status=$?
+case $compare_status in
+  0)
+    if ((update)); then
+      cp "$out/results.json" "$baseline_file.tmp.$$" && mv "$baseline_file.tmp.$$" "$baseline_file"
+      verdict 0 "OK: no regression against $baseline (sweep exit $run_status); baseline updated; $out/compare.md"
+    fi
+    verdict 0 "OK: no regression against $baseline (sweep exit $run_status); $out/compare.md"
+    ;;
+  3) verdict 3 "REGRESSION against $baseline: see $out/compare.md" ;;
+  *)
+    tail -n 5 "$out/compare.txt" >&2
+    verdict 2 "UNUSABLE: backendbench compare exited $compare_status (see $out/compare.txt)"
+    ;;
+esac

@@ -1,0 +1,109 @@
+// scripts/nightly.sh: a night's sweep compared with the previous night. Each test sweeps a
+// fresh copy of the nightly fixture root (test/fixtures/nightly: a reference, scale_good and
+// scale_tunable, whose speed the file scale_tunable.work beside it sets), stores a first night
+// as the baseline, plants a change, and runs the next night.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+#include "shell_util.hpp"
+
+namespace fs = std::filesystem;
+using e2e::sh_quote;
+
+namespace {
+
+// Short timings: the planted slowdown (8x) stands far above their noise; the threshold (50%)
+// keeps the noise of a busy machine from being a regression.
+const char* kSweepFlags = "--min-time 0.02 --warmup-time 0.01 --timeout 0.5 --max-samples 200";
+
+class Nightly : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    work_ = e2e::temp_dir("nightly");
+    root_ = work_ / "root";
+    fs::copy(e2e::fixture_root("nightly"), root_, fs::copy_options::recursive);
+    baseline_ = work_ / "baseline.json";
+    // The first night: no baseline yet; --update-baseline makes this run the baseline.
+    const auto first = night("night0", "--update-baseline");
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    ASSERT_NE(first.output.find("nightly: FIRST NIGHT"), std::string::npos) << first.output;
+    ASSERT_TRUE(fs::exists(baseline_)) << first.output;
+    const auto verdicts = e2e::verdicts_of(baseline_);
+    ASSERT_FALSE(verdicts.empty());
+    for (const auto& [key, verdict] : verdicts) ASSERT_EQ(verdict, "PASS") << key << " in the baseline";
+  }
+
+  // scripts/nightly.sh ROOT BASELINE work/<out> with `options`.
+  e2e::ShellRun night(const std::string& out, const std::string& options = "") {
+    return e2e::shell(fmt::format("{} --binary {} --threshold 50 {} {} {} {} -- {}", sh_quote(script()), sh_quote(BB_BINARY), options,
+                                  sh_quote(root_.string()), sh_quote(baseline_.string()), sh_quote((work_ / out).string()), kSweepFlags),
+                      240);
+  }
+
+  static std::string script() { return (fs::path(BB_SOURCE_DIR) / "scripts" / "nightly.sh").string(); }
+
+  fs::path work_, root_, baseline_;
+};
+
+}  // namespace
+
+// No change: exit 0, one line saying so, every report and the comparison written.
+TEST_F(Nightly, NoChangeIsNoRegression) {
+  const auto r = night("night1");
+  EXPECT_EQ(r.exit_code, 0) << r.output << e2e::read_text(work_ / "night1" / "compare.md");
+  EXPECT_NE(r.output.find("nightly: OK: no regression"), std::string::npos) << r.output;
+  for (const char* file : {"results.json", "results.jsonl", "junit.xml", "operator_summary.csv", "OVERALL_SUMMARY.md", "report.html",
+                           "compare.md"})
+    EXPECT_TRUE(fs::exists(work_ / "night1" / file)) << file << " is missing";
+}
+
+// A correctness regression: scale_good.so replaced by a wrong library of the same name (the
+// hostile fixture that is off by 1% at every 10th element): exit 3, named in compare.md, and
+// --update-baseline leaves the baseline alone.
+TEST_F(Nightly, WrongImplementationIsARegression) {
+  fs::copy_file(fs::path(e2e::fixture_root("hostile")) / "scale" / "scale_wrong.so", root_ / "scale" / "scale_good.so",
+                fs::copy_options::overwrite_existing);
+  const std::string before = e2e::read_text(baseline_);
+  const auto r = night("night1", "--update-baseline");
+  const std::string md = e2e::read_text(work_ / "night1" / "compare.md");
+  EXPECT_EQ(r.exit_code, 3) << r.output << md;
+  EXPECT_NE(r.output.find("nightly: REGRESSION"), std::string::npos) << r.output;
+  EXPECT_NE(md.find("scale__scale_good"), std::string::npos) << md;
+  EXPECT_EQ(md.find("scale__scale_tunable"), std::string::npos) << "only the planted regression is named:\n" << md;
+  EXPECT_EQ(e2e::read_text(baseline_), before) << "a night with a regression replaced the baseline";
+}
+
+// A performance regression: scale_tunable made 8 times slower, without rebuilding: exit 3,
+// named in compare.md.
+TEST_F(Nightly, SlowerImplementationIsARegression) {
+  std::ofstream(root_ / "scale" / "scale_tunable.work") << 8 << "\n";
+  const auto r = night("night1");
+  const std::string md = e2e::read_text(work_ / "night1" / "compare.md");
+  EXPECT_EQ(r.exit_code, 3) << r.output << md;
+  EXPECT_NE(md.find("scale__scale_tunable"), std::string::npos) << md;
+  EXPECT_EQ(md.find("scale__scale_good"), std::string::npos) << "only the planted regression is named:\n" << md;
+}
+
+// A good night with --update-baseline becomes the baseline; a baseline that cannot be read, or
+// none without --update-baseline, is unusable (exit 2).
+TEST_F(Nightly, BaselineUpdateAndUnusableBaselines) {
+  const auto good = night("night1", "--update-baseline");
+  ASSERT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_EQ(e2e::read_text(baseline_), e2e::read_text(work_ / "night1" / "results.json"));
+
+  std::ofstream(baseline_) << "this is not a results file\n";
+  const auto garbage = night("night2");
+  EXPECT_EQ(garbage.exit_code, 2) << garbage.output;
+  EXPECT_NE(garbage.output.find("nightly: UNUSABLE"), std::string::npos) << garbage.output;
+
+  fs::remove(baseline_);
+  const auto missing = night("night3");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no baseline"), std::string::npos) << missing.output;
+}

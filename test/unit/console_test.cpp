@@ -1,0 +1,322 @@
+// The console reporter, fed events by hand and writing into memory: what a CI log and a
+// terminal get, SKIPPED tests grouped, -q and -v, the progress line on an injected clock.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "reporter.hpp"
+
+namespace {
+
+using bb::Verdict;
+
+// A FILE* writing into memory; text() once the reporter is gone.
+class Capture {
+ public:
+  Capture() : file_(open_memstream(&buf_, &len_)) {}
+  ~Capture() {
+    if (file_) std::fclose(file_);
+    std::free(buf_);
+  }
+  std::FILE* file() const { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    return std::string(buf_, len_);
+  }
+
+ private:
+  char* buf_ = nullptr;
+  std::size_t len_ = 0;
+  std::FILE* file_;
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t count_lines(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (const auto& l : lines_of(text)) n += l.find(needle) != std::string::npos;
+  return n;
+}
+
+bb::TestResult test(const std::string& impl, int i, Verdict v, const std::string& message = "") {
+  bb::TestResult r;
+  r.op = "myop";
+  r.impl = impl;
+  r.case_id = "correctness/c" + std::to_string(i);
+  r.kind = "correctness";
+  r.verdict = v;
+  r.message = message;
+  return r;
+}
+
+bb::RunSummary summary_of(const std::vector<bb::TestResult>& results, int exit_code) {
+  bb::RunSummary s;
+  s.results = results;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& r : results)
+    if (order.empty() || order.back().second != r.impl) order.emplace_back(r.op, r.impl);
+  s.scores = bb::compute_scores(results, order, {1.0});
+  s.exit_code = exit_code;
+  s.wall_time = 65.3;
+  return s;
+}
+
+// A fake monotonic clock the test moves by hand.
+struct FakeClock {
+  std::shared_ptr<std::atomic<double>> now = std::make_shared<std::atomic<double>>(1000.0);
+  std::function<double()> fn() const {
+    return [now = now] { return now->load(); };
+  }
+  void advance(double s) const { now->store(now->load() + s); }
+};
+
+// A run of `results`, one after another, through a reporter writing into `out`.
+std::string run(bb::ConsoleOptions o, const std::vector<bb::TestResult>& results, int exit_code = 0,
+                const std::vector<std::string>& skipped_impls = {}, const std::string& skip_reason = "") {
+  Capture out, err;
+  o.out = out.file();
+  o.err = err.file();
+  {
+    auto rep = bb::make_console_reporter(o);
+    bb::RunInfo info;
+    info.root = "/root";
+    rep->run_started(info);
+    bb::OpReport op;
+    op.op = "myop";
+    op.reference = "myop_reference";
+    op.reference_kind = "library";
+    rep->op_planned(op);
+    rep->sweep_planned(info, results.size());
+    std::size_t done = 0;
+    std::string announced;
+    for (const auto& r : results) {
+      if (std::find(skipped_impls.begin(), skipped_impls.end(), r.impl) != skipped_impls.end() && announced != r.impl) {
+        rep->impl_skipped(r.impl, "cuda", skip_reason);
+        announced = r.impl;
+      }
+      rep->test_started(r);
+      rep->test_finished(r, ++done, results.size());
+    }
+    rep->run_finished(summary_of(results, exit_code));
+  }
+  return out.text();
+}
+
+TEST(Console, NotATerminalWritesNoCarriageReturnOrEscapeCode) {
+  std::vector<bb::TestResult> results;
+  for (int i = 0; i < 5; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
+  results.push_back(test("myop__myop_wrong", 0, Verdict::fail, "output 'y': 3 of 10 elements differ"));
+  results.push_back(test("myop__myop_vec", 0, Verdict::skipped, "dtype float16 is not supported"));
+  bb::ConsoleOptions o;
+  o.verbose = true;
+  const std::string text = run(o, results, 1);
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL"), std::string::npos) << text;
+}
+
+TEST(Console, AnImplementationWhoseDeviceIsMissingGetsOneLine) {
+  std::vector<bb::TestResult> results;
+  for (int i = 0; i < 3; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
+  for (int i = 0; i < 100; ++i) results.push_back(test("myop__myop_cuda_naive", i, Verdict::skipped, "no cuda device: no driver"));
+  for (int i = 3; i < 6; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
+  const std::string text = run({}, results, 0, {"myop__myop_cuda_naive"}, "no cuda device: no driver");
+  EXPECT_EQ(count_lines(text, "SKIPPED"), 1u) << text;
+  EXPECT_NE(text.find("SKIPPED myop__myop_cuda_naive: all 100 tests: no cuda device: no driver\n"), std::string::npos) << text;
+  EXPECT_LT(lines_of(text).size(), 20u) << text;
+  EXPECT_NE(text.find("6 passed, 0 failed, 100 skipped\n"), std::string::npos) << text;
+}
+
+TEST(Console, OtherSkipReasonsAreGroupedWithACount) {
+  std::vector<bb::TestResult> results;
+  for (int i = 0; i < 30; ++i)
+    results.push_back(test("myop__myop_vec", i, i % 3 == 0 ? Verdict::pass : Verdict::skipped,
+                           i % 3 == 1 ? "dtype float16 is not supported" : "dtype float64 is not supported"));
+  const std::string text = run({}, results);
+  EXPECT_EQ(count_lines(text, "SKIPPED"), 2u) << text;
+  EXPECT_NE(text.find("SKIPPED myop__myop_vec: 10 tests: dtype float16 is not supported\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("SKIPPED myop__myop_vec: 10 tests: dtype float64 is not supported\n"), std::string::npos) << text;
+}
+
+TEST(Console, AFailingTestGetsALineWithItsVerdictAndMessage) {
+  std::vector<bb::TestResult> results{test("myop__myop_cpp", 0, Verdict::pass),
+                                      test("myop__myop_wrong", 1, Verdict::fail, "output 'y': 3 of 10 elements differ"),
+                                      test("myop__myop_crash", 2, Verdict::crash, "SIGSEGV")};
+  bb::Mismatch m;
+  m.output = "z";
+  m.count = 4;
+  m.total = 8;
+  results[2].mismatch = m;  // a mismatch the message does not describe gets its own summary
+  const std::string text = run({}, results, 1);
+  const auto lines = lines_of(text);
+  auto at = [&](const std::string& needle) {
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find(needle) != std::string::npos) return static_cast<int>(i);
+    return -1;
+  };
+  const int fail = at("FAIL             myop__myop_wrong correctness/c1");
+  ASSERT_GE(fail, 0) << text;
+  EXPECT_EQ(lines[fail + 1], "      output 'y': 3 of 10 elements differ") << text;
+  const int crash = at("CRASH            myop__myop_crash correctness/c2");
+  ASSERT_GE(crash, 0) << text;
+  EXPECT_EQ(lines[crash + 1], "      SIGSEGV") << text;
+  EXPECT_NE(lines[crash + 2].find("output 'z': 4 of 8 elements differ"), std::string::npos) << text;
+  EXPECT_EQ(count_lines(text, "myop__myop_cpp correctness"), 0u) << text;  // a pass gets no line
+  EXPECT_NE(text.find("\n1 passed, 2 failed, 0 skipped\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nexit status 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nwall time 1m05s (65.3 s)\n"), std::string::npos) << text;
+}
+
+TEST(Console, QuietPrintsOnlyTheTable) {
+  std::vector<bb::TestResult> results{test("myop__myop_cpp", 0, Verdict::pass), test("myop__myop_wrong", 1, Verdict::fail, "bad"),
+                                      test("myop__myop_vec", 2, Verdict::skipped, "dtype")};
+  bb::ConsoleOptions o;
+  o.quiet = true;
+  o.progress_interval = 0;  // even a due progress line is not printed
+  const std::string text = run(o, results, 1);
+  const auto lines = lines_of(text);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("implementation", 0), 0u) << text;
+  EXPECT_EQ(text.find("backendbench:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[progress]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SKIPPED"), std::string::npos) << text;
+  EXPECT_EQ(text.find("bad"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 passed, 1 failed, 1 skipped\n"), std::string::npos) << text;
+}
+
+TEST(Console, VerbosePrintsEveryTest) {
+  std::vector<bb::TestResult> results;
+  for (int i = 0; i < 7; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
+  bb::Timing t;
+  t.stats.median = 2e-6;
+  t.stats.samples = 50;
+  t.stop = "converged";
+  results[3].timing = t;
+  results[3].speedup = 1.5;
+  results[3].gbps = 12.0;
+  for (int i = 0; i < 4; ++i) results.push_back(test("myop__myop_vec", i, Verdict::skipped, "dtype float16 is not supported"));
+  bb::ConsoleOptions o;
+  o.verbose = true;
+  const std::string text = run(o, results);
+  for (std::size_t i = 1; i <= results.size(); ++i)
+    EXPECT_EQ(count_lines(text, fmt::format("[{}/{}] ", i, results.size())), 1u) << i << "\n" << text;
+  EXPECT_NE(text.find("PASS             myop__myop_cpp correctness/c3  2.00 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.50x  12.0 GB/s"), std::string::npos) << text;
+  // Without -v, a timed pass gets no line either.
+  const std::string plain = run({}, results);
+  EXPECT_EQ(plain.find("myop__myop_cpp correctness"), std::string::npos) << plain;
+}
+
+TEST(Console, AProgressLineEveryIntervalAlsoWhileOneTestRuns) {
+  FakeClock clock;
+  Capture out;
+  bb::ConsoleOptions o;
+  o.out = out.file();
+  o.clock = clock.fn();
+  o.progress_interval = 5;
+  {
+    auto rep = bb::make_console_reporter(o);
+    rep->run_started({});
+    rep->sweep_planned({}, 10);
+    for (int i = 0; i < 3; ++i) {
+      auto r = test("myop__myop_cpp", i, Verdict::pass);
+      rep->test_started(r);
+      clock.advance(1);
+      rep->test_finished(r, i + 1, 10);
+    }
+    auto slow = test("myop__myop_cpp", 9, Verdict::pass);
+    slow.case_id = "performance/large[n=4096]";
+    rep->test_started(slow);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(count_lines(out.text(), "[progress]"), 0u) << out.text();  // 3 s: not due
+    clock.advance(3);  // 6 s since the sweep began; the ticker prints while the test runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(count_lines(out.text(), "[progress]"), 1u) << out.text();
+    EXPECT_NE(out.text().find("[progress] 3/10 done  pass 3  fail 0  skip 0  elapsed 6s  eta 14s  running myop__myop_cpp "
+                              "performance/large[n=4096]\n"),
+              std::string::npos)
+        << out.text();
+    clock.advance(2);  // 2 s since the last one: none
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_EQ(count_lines(out.text(), "[progress]"), 1u) << out.text();
+    clock.advance(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(count_lines(out.text(), "[progress]"), 2u) << out.text();
+    rep->run_finished(summary_of({}, 0));
+  }
+  EXPECT_EQ(out.text().find('\r'), std::string::npos);
+}
+
+TEST(Console, TheEtaWaitsForAFewTests) {
+  FakeClock clock;
+  Capture out;
+  bb::ConsoleOptions o;
+  o.out = out.file();
+  o.clock = clock.fn();
+  o.progress_interval = 1;
+  auto rep = bb::make_console_reporter(o);
+  rep->sweep_planned({}, 100);
+  clock.advance(2);
+  rep->test_finished(test("myop__myop_cpp", 0, Verdict::pass), 1, 100);
+  EXPECT_NE(out.text().find("eta -\n"), std::string::npos) << out.text();
+  rep->run_finished(summary_of({}, 0));
+}
+
+TEST(Console, ATerminalGetsOneStatusLineRewrittenInPlace) {
+  FakeClock clock;
+  Capture out;
+  bb::ConsoleOptions o;
+  o.terminal = true;
+  o.out = out.file();
+  o.clock = clock.fn();
+  o.width = 60;
+  {
+    auto rep = bb::make_console_reporter(o);
+    rep->run_started({});
+    rep->sweep_planned({}, 4);
+    for (int i = 0; i < 3; ++i) {
+      auto r = test("myop__myop_cpp", i, Verdict::pass);
+      rep->test_started(r);
+      clock.advance(1);
+      rep->test_finished(r, i + 1, 4);
+    }
+    auto bad = test("myop__myop_wrong", 3, Verdict::fail, "wrong values");
+    rep->test_started(bad);
+    clock.advance(1);
+    rep->test_finished(bad, 4, 4);
+    rep->run_finished(summary_of({}, 1));
+  }
+  const std::string text = out.text();
+  EXPECT_NE(text.find("\r\x1b[K[0/4]  pass 0  fail 0  skip 0  elapsed 0s  eta -"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\x1b[K[3/4]  pass 3  fail 0  skip 0  elapsed 3s  eta 1s"), std::string::npos) << text;
+  // The failure's line goes above the status line, its verdict in red.
+  EXPECT_NE(text.find("\r\x1b[K[4/4] \x1b[31mFAIL\x1b[0m             myop__myop_wrong correctness/c3\n      wrong values\n"),
+            std::string::npos)
+      << text;
+  // No status line is wider than the terminal.
+  std::size_t pos = 0;
+  while ((pos = text.find("\r\x1b[K", pos)) != std::string::npos) {
+    pos += 4;
+    const std::size_t end = text.find_first_of("\r\n", pos);
+    EXPECT_LT((end == std::string::npos ? text.size() : end) - pos, 60u);
+  }
+  EXPECT_NE(text.find("\n1 passed"), std::string::npos);  // the table
+}
+
+}  // namespace
