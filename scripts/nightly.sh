@@ -7,7 +7,8 @@
 #   ROOT       the custom-ops root to sweep
 #   BASELINE   the previous night: a results.json, or a log dir holding one
 #   OUT        this night's log dir: results.json, results.jsonl, junit.xml, operator_summary.csv,
-#              OVERALL_SUMMARY.md, report.html, and compare.md (the comparison)
+#              OVERALL_SUMMARY.md, report.html; console.log (the sweep's console output),
+#              compare.md and compare.txt (the comparison, and compare's console output)
 #
 # Options:
 #   --update-baseline  when nothing regressed, this night becomes the baseline (BASELINE is
@@ -17,7 +18,7 @@
 # Flags after `--`, and the words of $BACKENDBENCH_FLAGS, go to the sweep (e.g. --devices all,
 # -j 4, --correctness-only, --shard auto).
 #
-# Exit status is compare's: 0 no regression, 3 a regression, 2 unusable (the sweep could not
+# Standard output is one line, the verdict. Exit status is compare's: 0 no regression, 3 a regression, 2 unusable (the sweep could not
 # run, or the baseline cannot be read).
 set -uo pipefail
 
@@ -64,13 +65,19 @@ verdict() {  # one line on stdout, then the status
 }
 
 # 1. The sweep. Its own status (1: some test did not pass) is not the verdict: compare decides
-#    whether that is new. Only a run that wrote no results is unusable.
+#    whether that is new. A run that wrote no results, or that could not run (2) and ran no test,
+#    is unusable; one that ran tests beside a plugin it could not use is compared.
 mkdir -p "$out"
 rm -f "$out/results.json" "$out/compare.md"
-"$binary" --custom-ops-root "$root" --log-dir "$out" -q "${env_flags[@]}" "${extra[@]}"
+"$binary" --custom-ops-root "$root" --log-dir "$out" -q "${env_flags[@]}" "${extra[@]}" >"$out/console.log" 2>&1
 run_status=$?
 if [[ ! -s $out/results.json ]]; then
+  tail -n 20 "$out/console.log" >&2
   verdict 2 "UNUSABLE: the sweep exited $run_status and wrote no $out/results.json"
+fi
+if ((run_status == 2)) && ! grep -q '"verdict":' "$out/results.json"; then
+  tail -n 20 "$out/console.log" >&2
+  verdict 2 "UNUSABLE: the sweep could not run (exit 2, no test ran; see $out/console.log)"
 fi
 
 # 2. The first night: nothing to compare with.

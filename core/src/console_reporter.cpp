@@ -154,18 +154,17 @@ class ConsoleReporter final : public Reporter {
     draw_soon();
   }
 
-  // Its line waits for its tests, to count them: it is printed at the next event that is not one
-  // of them (the session reports them one after another), or at the end.
+  // Its line waits for its tests, to count them: the session reports every SKIPPED test before
+  // the first one starts, so the line is printed when a test starts or one that ran ends (or
+  // once all its tests are counted, where that number is known), and at the end.
   void impl_skipped(const std::string& impl, const std::string& device, const std::string& reason) override {
     std::lock_guard lock(m_);
-    flush_pending();
-    pending_ = PendingSkip{impl, device, reason, 0};
-    whole_impl_skipped_.insert(impl);
+    if (whole_impl_skipped_.insert(impl).second) pending_.push_back({impl, device, reason, 0});
   }
 
   void test_started(const TestResult& r) override {
     std::lock_guard lock(m_);
-    if (pending_ && pending_->impl != r.impl) flush_pending();
+    flush_pending();
     start_sweep();
     running_.emplace_back(running_key(r), label(r));
     draw_soon();
@@ -182,12 +181,12 @@ class ConsoleReporter final : public Reporter {
 
     if (r.verdict == Verdict::skipped) {
       ++skipped_;
-      if (pending_ && pending_->impl == r.impl) {
-        ++pending_->count;
-      } else {
-        flush_pending();
-        if (!whole_impl_skipped_.count(r.impl)) add_to_group(r.impl, r.message);
-      }
+      auto p = std::find_if(pending_.begin(), pending_.end(), [&](const PendingSkip& s) { return s.impl == r.impl; });
+      if (p != pending_.end()) {
+        if (++p->count == expected_tests(r.impl)) flush_pending(r.impl);
+      } else if (!whole_impl_skipped_.count(r.impl)) {
+        add_to_group(r.impl, r.message);
+      }  // else: after its impl_skipped line, counted in the table only
     } else {
       flush_pending();
       ++ran_;
@@ -290,13 +289,18 @@ class ConsoleReporter final : public Reporter {
     return it == cases_of_impl_.end() ? 0 : it->second * static_cast<std::size_t>(std::max(1, info_.repeats));
   }
 
-  void flush_pending() {
-    if (!pending_) return;
-    const PendingSkip p = std::move(*pending_);
-    pending_.reset();
-    if (o_.quiet) return;
-    const std::string reason = mentions(p.reason, p.device) ? p.reason : fmt::format("{}: {}", p.device, p.reason);
-    print_line(fmt::format("{} {}: all {}: {}", verdict_word(Verdict::skipped), p.impl, p.count > 0 ? tests(p.count) : "its tests", reason));
+  // The lines of impl_skipped of `impl` ("": every one).
+  void flush_pending(const std::string& impl = "") {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (!impl.empty() && it->impl != impl) {
+        ++it;
+        continue;
+      }
+      const std::string reason = mentions(it->reason, it->device) ? it->reason : fmt::format("{}: {}", it->device, it->reason);
+      if (!o_.quiet)
+        print_line(fmt::format("{} {}: all {}: {}", verdict_word(Verdict::skipped), it->impl, it->count > 0 ? tests(it->count) : "its tests", reason));
+      it = pending_.erase(it);
+    }
   }
 
   void add_to_group(const std::string& impl, const std::string& reason) {
@@ -458,7 +462,7 @@ class ConsoleReporter final : public Reporter {
 
   std::map<std::string, std::size_t> cases_of_impl_;     // from op_planned
   std::map<std::string, std::size_t> finished_of_impl_;  // tests reported so far
-  std::optional<PendingSkip> pending_;                   // impl_skipped, its line not yet printed
+  std::vector<PendingSkip> pending_;                     // impl_skipped, its line not yet printed
   std::set<std::string> whole_impl_skipped_;
   std::vector<SkipGroup> groups_;  // other SKIPPED tests, printed once the implementation's tests end
 };

@@ -78,14 +78,14 @@ std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<T
   }
 
   // Tests: runs of one (op, implementation, repeat), cut so that each device kind's workers
-  // all get work: pieces of about a third of a worker's share.
+  // all get work and end together: pieces of about a sixth of a worker's share.
   std::map<std::string, double> cost_per_kind;
   for (const auto& t : runnable) cost_per_kind[device_of(t.op, t.impl)] += t.cost;
   auto target_for = [&](const std::string& kind) {
     const auto w = options.workers_per_kind.find(kind);
     const int workers = w == options.workers_per_kind.end() ? 1 : std::max(1, w->second);
     if (workers == 1) return std::numeric_limits<double>::infinity();
-    return cost_per_kind[kind] / (3.0 * workers);
+    return cost_per_kind[kind] / (6.0 * workers);
   };
   std::size_t k = 0;
   while (k < runnable.size()) {
@@ -121,6 +121,14 @@ std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<T
     flush();
     k = end;
   }
+  // The costliest pieces first (after the baselines), so that no worker is left with a large
+  // one at the end while the others idle; a piece keeps the baseline it waits for.
+  const std::size_t first_tests = static_cast<std::size_t>(
+      std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.kind == Job::Kind::baseline; }));
+  const bool several = std::any_of(options.workers_per_kind.begin(), options.workers_per_kind.end(), [](const auto& w) { return w.second > 1; });
+  if (several)
+    std::stable_sort(jobs.begin() + static_cast<std::ptrdiff_t>(first_tests), jobs.end(),
+                     [](const Job& a, const Job& b) { return a.cost > b.cost; });
   return jobs;
 }
 

@@ -45,7 +45,8 @@ class JsonlReporter final : public Reporter {
   }
   void run_finished(const RunSummary& s) override {
     write({{"event", "run_finished"}, {"exit_code", s.exit_code}, {"finished_at", s.finished_at}, {"wall_time_s", s.wall_time},
-           {"measured_time_s", s.measured_time}, {"scores", scores_to_json(s.scores)}});
+           {"measured_time_s", s.measured_time}, {"phases", s.phases},
+           {"workers", s.workers}, {"scores", scores_to_json(s.scores)}});
   }
 
  private:

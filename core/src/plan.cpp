@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -31,9 +33,30 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   std::vector<Implementation> impls;
   std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
   std::map<std::string, PluginInfo> infos;  // by stem
-  for (const auto& lib : folder.libraries) {
-    executor.recycle();  // each library probed in a fresh worker: static initialisers cannot leak
-    ExecOutcome out = executor.execute(to_json(ProbeRequest{lib.string(), folder.name}), options.probe_timeout);
+  // Each library is probed in a fresh worker, so static initialisers cannot leak; with
+  // make_executor, several at once.
+  std::vector<ExecOutcome> outcomes(folder.libraries.size());
+  auto probe = [&](Executor& ex, std::size_t k) {
+    ex.recycle();
+    outcomes[k] = ex.execute(to_json(ProbeRequest{folder.libraries[k].string(), folder.name}), options.probe_timeout);
+    ex.recycle();
+  };
+  if (options.make_executor && options.parallel > 1 && folder.libraries.size() > 1) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> threads;
+    const auto n = std::min<std::size_t>(static_cast<std::size_t>(options.parallel), folder.libraries.size());
+    for (std::size_t t = 0; t < n; ++t)
+      threads.emplace_back([&] {
+        auto ex = options.make_executor();
+        for (std::size_t k = next++; k < folder.libraries.size(); k = next++) probe(*ex, k);
+      });
+    for (auto& t : threads) t.join();
+  } else {
+    for (std::size_t k = 0; k < folder.libraries.size(); ++k) probe(executor, k);
+  }
+  for (std::size_t k = 0; k < folder.libraries.size(); ++k) {
+    const auto& lib = folder.libraries[k];
+    const ExecOutcome& out = outcomes[k];
     if (out.status != ExecOutcome::Status::ok) {
       plan.failures.push_back({lib, fmt::format("{}: crashed while loading: {}", lib.string(), out.detail)});
       continue;

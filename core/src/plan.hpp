@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +63,9 @@ struct OpPlan {
 struct PlanOptions {
   double probe_timeout = 30.0;
   std::optional<uint64_t> seed;  // overrides the manifest's
+  // Probe up to `parallel` libraries at once, each thread with an executor of its own.
+  std::function<std::unique_ptr<Executor>()> make_executor;
+  int parallel = 1;
 };
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.

@@ -95,6 +95,8 @@ class ReportFilesReporter final : public Reporter {
     run_.exit_code = s.exit_code;
     run_.scores = s.scores;
     run_.tests = s.results;  // in sweep order
+    run_.phases = s.phases;
+    run_.workers = s.workers;
     if (auto st = write_reports(run_, paths_); !st) fmt::print(stderr, "error: {}\n", st.error().message);
   }
 

@@ -56,6 +56,10 @@ struct RunSummary {
   double wall_time = 0;
   double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)
   std::string finished_at;
+  // Where the wall time went: {plan_s, devices_s, run_s, report_s} and each worker's
+  // {name, jobs, worker_starts, busy_s}.
+  nlohmann::json phases = nlohmann::json::object();
+  nlohmann::json workers = nlohmann::json::array();
 };
 
 class Reporter {

@@ -115,6 +115,8 @@ nlohmann::json to_json(const RunRecord& r) {
                       {"wall_time_s", r.wall_time},
                       // inside timed regions: wall_time_s / this is the overhead ratio
                       {"measured_time_s", r.measured_time},
+                      {"phases", r.phases},
+                      {"workers", r.workers},
                       {"exit_code", r.exit_code},
                       {"ops", ops},
                       {"devices", r.devices},
@@ -158,6 +160,8 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
     r.complete = j.value("complete", true);
     r.wall_time = j.value("wall_time_s", 0.0);
     r.measured_time = j.value("measured_time_s", 0.0);
+    r.phases = j.value("phases", nlohmann::json::object());
+    r.workers = j.value("workers", nlohmann::json::array());
     r.exit_code = j.value("exit_code", 0);
     for (const auto& op : j.value("ops", nlohmann::json::array())) r.ops.push_back(op_report_from_json(op));
     r.devices = j.value("devices", nlohmann::json::array());

@@ -47,6 +47,8 @@ struct RunRecord {
   std::vector<double> perf_p{1.0};
   int exit_code = 0;
   double wall_time = 0, measured_time = 0;
+  nlohmann::json phases = nlohmann::json::object();  // where the wall time went (RunSummary)
+  nlohmann::json workers = nlohmann::json::array();
   bool complete = true;  // false: read back from a results.jsonl whose run did not finish
 };
 

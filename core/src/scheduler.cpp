@@ -10,18 +10,28 @@ bool Scheduler::ready(std::size_t id) const {
   return std::all_of(jobs_[id].after.begin(), jobs_[id].after.end(), [&](std::size_t a) { return state_[a] == State::done; });
 }
 
-std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds) {
+std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous) {
+  auto same_impl = [&](const Job& a, const Job& b) {
+    return a.kind == Job::Kind::tests && b.kind == Job::Kind::tests && a.op == b.op && a.impl == b.impl;
+  };
   std::unique_lock lock(mutex_);
   while (true) {
     if (cancelled_) return std::nullopt;
     bool pending = false;
+    std::optional<std::size_t> first;
     for (std::size_t id = 0; id < jobs_.size(); ++id) {
       if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
-      if (ready(id)) {
-        state_[id] = State::running;
-        return id;
-      }
       pending = true;
+      if (!ready(id)) continue;
+      if (previous && same_impl(jobs_[id], jobs_[*previous])) {
+        first = id;
+        break;
+      }
+      if (!first) first = id;
+    }
+    if (first) {
+      state_[*first] = State::running;
+      return first;
     }
     if (!pending) return std::nullopt;
     changed_.wait(lock);

@@ -19,8 +19,10 @@ class Scheduler {
   explicit Scheduler(std::vector<Job> jobs);
 
   // The next job for a worker serving `kinds`, or nullopt once every job of those kinds has
-  // been taken. Blocks while the remaining ones wait for others.
-  std::optional<std::size_t> take(const std::vector<std::string>& kinds);
+  // been taken. Blocks while the remaining ones wait for others. A ready job of the same
+  // implementation as `previous` (the worker's last job) comes first: its worker process
+  // serves it without a restart.
+  std::optional<std::size_t> take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous = std::nullopt);
   void done(std::size_t job);
   // Stops handing out jobs (an interrupted run); take() returns nullopt from now on.
   void cancel();

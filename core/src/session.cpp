@@ -5,6 +5,7 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,10 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
   Planned out;
   PlanOptions plan_options;
   plan_options.seed = o.seed;
+  if (o.isolate) {
+    plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary); };
+    plan_options.parallel = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  }
   for (const auto& f : *folders) {
     auto plan = plan_op(f, executor, plan_options);
     if (!plan) {
@@ -161,6 +166,12 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   for (auto* r : reporters) r->run_started(info);
   RunSummary summary;
   std::vector<std::size_t> order;  // each result's place in the sweep
+  auto phase_start = started;
+  auto phase_done = [&](const char* name) {  // the wall-time breakdown
+    const auto now = std::chrono::steady_clock::now();
+    summary.phases[name] = std::chrono::duration<double>(now - phase_start).count();
+    phase_start = now;
+  };
   auto finish = [&](int code) {
     // Results in sweep order, whatever order the workers finished them in.
     std::vector<std::size_t> idx(summary.results.size());
@@ -202,6 +213,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   info.sweep_id = sweep_identity(plans, all_tests, info.options, info.provenance, o.run_id);
   const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
   for (auto* rep : reporters) rep->sweep_planned(info, tests.size());
+  phase_done("plan_s");
 
   // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
   // touches a GPU); then the workers that will serve them.
@@ -222,6 +234,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   executor.reset();
   auto slots = worker_slots(o, device_kinds);
   if (!slots) return fatal(slots.error().message);
+  phase_done("devices_s");
 
   // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
   // missing is told once); the rest becomes jobs.
@@ -280,7 +293,10 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       }
     }
     pool.join();
+    for (const auto& w : pool.stats())
+      summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"busy_s", w.busy_s}});
   }
+  phase_done("run_s");
 
   // 6. Scores and the verdict.
   summary.scores = compute_scores(summary.results, impl_order, o.perf_p);

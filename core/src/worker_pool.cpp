@@ -1,5 +1,7 @@
 #include "worker_pool.hpp"
 
+#include <chrono>
+
 namespace bb {
 
 void EventQueue::push(Event e) {
@@ -31,8 +33,9 @@ WorkerPool::WorkerPool(std::vector<WorkerSlot> slots, Scheduler& scheduler, Swee
                        std::function<std::unique_ptr<Executor>()> make_executor, EventQueue& events)
     : slots_(std::move(slots)), scheduler_(scheduler), ctx_(ctx), make_executor_(std::move(make_executor)), events_(events) {
   running_ = slots_.size();
+  stats_.resize(slots_.size());
   if (slots_.empty()) events_.close();
-  for (const auto& slot : slots_) threads_.emplace_back([this, &slot] { serve(slot); });
+  for (std::size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this, i] { serve(slots_[i], stats_[i]); });
 }
 
 WorkerPool::~WorkerPool() { join(); }
@@ -42,7 +45,8 @@ void WorkerPool::join() {
     if (t.joinable()) t.join();
 }
 
-void WorkerPool::serve(const WorkerSlot& slot) {
+void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
+  stats.name = slot.name;
   auto executor = make_executor_();
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
@@ -52,13 +56,22 @@ void WorkerPool::serve(const WorkerSlot& slot) {
   // A fresh worker process for each implementation (and each baseline): static state in one
   // plugin never meets another. Pieces of one implementation share a worker.
   std::tuple<Job::Kind, int, int, int> last{Job::Kind::tests, -1, -1, -1};
-  while (auto id = scheduler_.take(slot.kinds)) {
+  std::optional<std::size_t> previous;
+  while (auto id = scheduler_.take(slot.kinds, previous)) {
+    const auto t0 = std::chrono::steady_clock::now();
     const Job& job = scheduler_.job(*id);
     const std::tuple<Job::Kind, int, int, int> now{job.kind, job.op, job.impl, job.baseline};
-    if (now != last || job.kind == Job::Kind::baseline) executor->recycle();
+    if (now != last || job.kind == Job::Kind::baseline) {
+      executor->recycle();
+      ++stats.worker_starts;
+    }
     last = now;
+    previous = id;
     run_job(job, slot.ordinal, *executor, ctx_, events);
     scheduler_.done(*id);
+    ++stats.jobs;
+    stats.tests += job.tests.size();
+    stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   executor->recycle();
   std::lock_guard lock(mutex_);

@@ -50,6 +50,14 @@ class EventQueue {
   bool closed_ = false;
 };
 
+// What a worker did, for the run's wall-time breakdown.
+struct WorkerStats {
+  std::string name;
+  std::size_t jobs = 0, tests = 0;
+  std::size_t worker_starts = 0;  // fresh worker processes (one per implementation it served)
+  double busy_s = 0;              // seconds inside jobs
+};
+
 class WorkerPool {
  public:
   // Starts the threads; the queue is closed when the last one ends.
@@ -57,9 +65,12 @@ class WorkerPool {
              std::function<std::unique_ptr<Executor>()> make_executor, EventQueue& events);
   ~WorkerPool();
   void join();
+  // After join(): one per slot.
+  const std::vector<WorkerStats>& stats() const { return stats_; }
 
  private:
-  void serve(const WorkerSlot& slot);
+  void serve(const WorkerSlot& slot, WorkerStats& stats);
+  std::vector<WorkerStats> stats_;
   std::vector<WorkerSlot> slots_;
   Scheduler& scheduler_;
   SweepContext& ctx_;

@@ -1,1 +1,150 @@
-// (being written)
+// The console, end to end: what a CI log gets (short, plain) and what a terminal gets (one status
+// line rewritten in place), from the real binary.
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Runs backendbench on a pseudo-terminal 120 columns wide; what it wrote, and its exit status.
+e2e::Run on_a_terminal(const std::vector<std::string>& args, double timeout_s = 120) {
+  e2e::Run run;
+  int master = -1;
+  winsize ws{};
+  ws.ws_row = 40;
+  ws.ws_col = 120;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
+  if (pid < 0) {
+    ADD_FAILURE() << "forkpty failed";
+    return run;
+  }
+  if (pid == 0) {
+    std::vector<char*> argv{const_cast<char*>(BB_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(BB_BINARY, argv.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      ADD_FAILURE() << "backendbench did not finish in " << timeout_s << " s";
+      break;
+    }
+    pollfd fd{master, POLLIN, 0};
+    if (poll(&fd, 1, 200) <= 0) continue;
+    char buf[65536];
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO: the child is gone and the terminal closed
+    run.out.append(buf, static_cast<size_t>(n));
+  }
+  close(master);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+// The shipped implementations built for CUDA: "<op>__<stem>" of each *cuda*.so in the root.
+std::set<std::string> cuda_impls() {
+  std::set<std::string> impls;
+  for (const auto& op : std::filesystem::directory_iterator(BB_SHIPPED_ROOT)) {
+    if (!op.is_directory()) continue;
+    for (const auto& f : std::filesystem::directory_iterator(op.path())) {
+      const std::string stem = f.path().stem().string();
+      if (f.path().extension() == ".so" && stem.find("cuda") != std::string::npos)
+        impls.insert(op.path().filename().string() + "__" + stem);
+    }
+  }
+  return impls;
+}
+
+}  // namespace
+
+TEST(Console, ACiLogOfTheShippedOpsIsShortAndPlain) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--correctness-only", "--log-dir", logs.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  for (const auto& d : results.value("devices", nlohmann::json::array()))
+    if (d.value("name", "") == "cuda" && d.value("available", false)) GTEST_SKIP() << "a CUDA device is present: nothing is SKIPPED";
+
+  // Not a terminal: no carriage return, no escape code.
+  EXPECT_EQ(run.out.find('\r'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  // Far fewer lines than tests: passing tests get none, SKIPPED ones are grouped.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.out, m, std::regex(R"(\n(\d+) passed, (\d+) failed, (\d+) skipped\n)"))) << run.out;
+  const int tests = std::stoi(m[1]) + std::stoi(m[2]) + std::stoi(m[3]);
+  EXPECT_GE(tests, 90);
+  const auto lines = lines_of(run.out);
+  EXPECT_LT(lines.size() * 3, static_cast<std::size_t>(tests)) << run.out;
+  for (const auto& l : lines) EXPECT_FALSE(std::regex_search(l, std::regex(R"(^\[\d+/\d+\] )"))) << "a line for one test: " << l;
+  EXPECT_NE(run.out.find("\nexit status 0\n"), std::string::npos) << run.out;
+
+  // Each CUDA implementation: one line, saying that its tests are SKIPPED and why.
+  const auto impls = cuda_impls();
+  for (const auto& impl : impls) {
+    std::vector<std::string> said;
+    for (const auto& l : lines)
+      if (l.rfind("SKIPPED " + impl + ":", 0) == 0) said.push_back(l);
+    ASSERT_EQ(said.size(), 1u) << impl << "\n" << run.out;
+    EXPECT_TRUE(std::regex_search(said[0], std::regex("^SKIPPED " + impl + R"(: all \d+ tests: \S.*)"))) << said[0];
+    EXPECT_TRUE(std::regex_search(said[0], std::regex("cuda", std::regex::icase))) << said[0];  // the reason names the device
+    EXPECT_EQ(e2e::tests_of(results, impl).size(), static_cast<std::size_t>(std::stoi(said[0].substr(said[0].find(": all ") + 6))))
+        << said[0];
+  }
+  if (impls.empty()) GTEST_SKIP() << "built without CUDA: no CUDA implementation in " << BB_SHIPPED_ROOT << " to be SKIPPED";
+}
+
+TEST(Console, ACiLogGetsTheFailuresWithTheirMessages) {
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good,scale_wrong,scale_segfault",
+                           "--correctness-only", "--no-log"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\n\[\d+/9\] FAIL +scale__scale_wrong correctness/small\[n=16\]\n +output 'y': \d+ of 16 elements differ)")))
+      << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\n\[\d+/9\] CRASH +scale__scale_segfault \S+\n +killed by signal SIGSEGV)"))) << run.out;
+  EXPECT_EQ(run.out.find("scale__scale_good correctness"), std::string::npos) << run.out;  // passes get no line
+  EXPECT_NE(run.out.find("\n3 passed, 6 failed, 0 skipped\n"), std::string::npos) << run.out;
+}
+
+TEST(Console, ATerminalGetsAStatusLineRewrittenInPlace) {
+  auto run = on_a_terminal({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good,scale_wrong", "--correctness-only",
+                            "--no-log"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  // "\r ESC[K [done/total]  pass P  fail F  skip S  elapsed T  eta E"
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\r\x1b\[K\[\d+/6\]  pass \d+  fail \d+  skip \d+  elapsed \d+s  eta (-|\d+s))")))
+      << run.out;
+  // The failures' lines go above it, their verdict in red; the table ends the run.
+  EXPECT_NE(run.out.find("\x1b[31mFAIL\x1b[0m"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("3 passed, 3 failed, 0 skipped"), std::string::npos) << run.out;
+  // The status line is gone before the table.
+  const auto table = run.out.find("implementation ");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_EQ(run.out.find("  eta ", table), std::string::npos) << run.out;
+}

@@ -30,9 +30,13 @@ class Capture {
     std::free(buf_);
   }
   std::FILE* file() const { return file_; }
+  // Safe while the reporter's ticker writes: the FILE's lock keeps the buffer still.
   std::string text() {
+    flockfile(file_);
     std::fflush(file_);
-    return std::string(buf_, len_);
+    std::string s(buf_, len_);
+    funlockfile(file_);
+    return s;
   }
 
  private:
@@ -54,6 +58,22 @@ std::size_t count_lines(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// Waits (up to 10 s: the machine may be busy) until `needle` is on `n` lines of `out`.
+bool wait_for_lines(Capture& out, const std::string& needle, std::size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count_lines(out.text(), needle) < n) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const auto& l : lines_of(text)) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
 bb::TestResult test(const std::string& impl, int i, Verdict v, const std::string& message = "") {
   bb::TestResult r;
   r.op = "myop";
@@ -70,7 +90,7 @@ bb::RunSummary summary_of(const std::vector<bb::TestResult>& results, int exit_c
   s.results = results;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : results)
-    if (order.empty() || order.back().second != r.impl) order.emplace_back(r.op, r.impl);
+    if (std::find(order.begin(), order.end(), std::pair(r.op, r.impl)) == order.end()) order.emplace_back(r.op, r.impl);
   s.scores = bb::compute_scores(results, order, {1.0});
   s.exit_code = exit_code;
   s.wall_time = 65.3;
@@ -110,7 +130,7 @@ std::string run(bb::ConsoleOptions o, const std::vector<bb::TestResult>& results
         rep->impl_skipped(r.impl, "cuda", skip_reason);
         announced = r.impl;
       }
-      rep->test_started(r);
+      if (r.verdict != Verdict::skipped) rep->test_started(r);  // as the session: SKIPPED tests never start
       rep->test_finished(r, ++done, results.size());
     }
     rep->run_finished(summary_of(results, exit_code));
@@ -137,10 +157,39 @@ TEST(Console, AnImplementationWhoseDeviceIsMissingGetsOneLine) {
   for (int i = 0; i < 100; ++i) results.push_back(test("myop__myop_cuda_naive", i, Verdict::skipped, "no cuda device: no driver"));
   for (int i = 3; i < 6; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
   const std::string text = run({}, results, 0, {"myop__myop_cuda_naive"}, "no cuda device: no driver");
-  EXPECT_EQ(count_lines(text, "SKIPPED"), 1u) << text;
+  EXPECT_EQ(count_lines_starting(text, "SKIPPED "), 1u) << text;
   EXPECT_NE(text.find("SKIPPED myop__myop_cuda_naive: all 100 tests: no cuda device: no driver\n"), std::string::npos) << text;
   EXPECT_LT(lines_of(text).size(), 20u) << text;
   EXPECT_NE(text.find("6 passed, 0 failed, 100 skipped\n"), std::string::npos) << text;
+}
+
+TEST(Console, ImplementationsSkippedTogetherAreCountedApart) {
+  // The session reports every SKIPPED test first, in sweep order: case by case, not impl by impl.
+  Capture out;
+  bb::ConsoleOptions o;
+  o.out = out.file();
+  {
+    auto rep = bb::make_console_reporter(o);
+    rep->sweep_planned({}, 14);
+    rep->impl_skipped("myop__myop_cuda_naive", "cuda", "no CUDA device: cudaGetDeviceCount failed");
+    rep->impl_skipped("myop__myop_cuda_vec", "cuda", "no CUDA device: cudaGetDeviceCount failed");
+    std::size_t done = 0;
+    for (int i = 0; i < 6; ++i) {
+      rep->test_finished(test("myop__myop_cuda_naive", i, Verdict::skipped, "no CUDA device"), ++done, 14);
+      rep->test_finished(test("myop__myop_cuda_vec", i, Verdict::skipped, "no CUDA device"), ++done, 14);
+    }
+    EXPECT_EQ(count_lines_starting(out.text(), "SKIPPED "), 0u);  // not yet: more may come
+    auto r = test("myop__myop_cpp", 0, Verdict::pass);
+    rep->test_started(r);
+    EXPECT_EQ(count_lines_starting(out.text(), "SKIPPED "), 2u);  // the first test to run: now
+    rep->test_finished(r, ++done, 14);
+    rep->test_finished(test("myop__myop_cuda_vec", 6, Verdict::skipped, "no CUDA device"), ++done, 14);  // late: the table counts it
+    rep->run_finished(summary_of({}, 0));
+  }
+  const std::string text = out.text();
+  EXPECT_NE(text.find("SKIPPED myop__myop_cuda_naive: all 6 tests: no CUDA device: cudaGetDeviceCount failed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nSKIPPED myop__myop_cuda_vec: all 6 tests: no CUDA device: cudaGetDeviceCount failed\n"), std::string::npos) << text;
+  EXPECT_EQ(count_lines_starting(text, "SKIPPED "), 2u) << text;
 }
 
 TEST(Console, OtherSkipReasonsAreGroupedWithACount) {
@@ -149,7 +198,7 @@ TEST(Console, OtherSkipReasonsAreGroupedWithACount) {
     results.push_back(test("myop__myop_vec", i, i % 3 == 0 ? Verdict::pass : Verdict::skipped,
                            i % 3 == 1 ? "dtype float16 is not supported" : "dtype float64 is not supported"));
   const std::string text = run({}, results);
-  EXPECT_EQ(count_lines(text, "SKIPPED"), 2u) << text;
+  EXPECT_EQ(count_lines_starting(text, "SKIPPED "), 2u) << text;
   EXPECT_NE(text.find("SKIPPED myop__myop_vec: 10 tests: dtype float16 is not supported\n"), std::string::npos) << text;
   EXPECT_NE(text.find("SKIPPED myop__myop_vec: 10 tests: dtype float64 is not supported\n"), std::string::npos) << text;
 }
@@ -195,7 +244,7 @@ TEST(Console, QuietPrintsOnlyTheTable) {
   EXPECT_EQ(lines[0].rfind("implementation", 0), 0u) << text;
   EXPECT_EQ(text.find("backendbench:"), std::string::npos) << text;
   EXPECT_EQ(text.find("[progress]"), std::string::npos) << text;
-  EXPECT_EQ(text.find("SKIPPED"), std::string::npos) << text;
+  EXPECT_EQ(count_lines_starting(text, "SKIPPED "), 0u) << text;
   EXPECT_EQ(text.find("bad"), std::string::npos) << text;
   EXPECT_NE(text.find("1 passed, 1 failed, 1 skipped\n"), std::string::npos) << text;
 }
@@ -246,8 +295,7 @@ TEST(Console, AProgressLineEveryIntervalAlsoWhileOneTestRuns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_EQ(count_lines(out.text(), "[progress]"), 0u) << out.text();  // 3 s: not due
     clock.advance(3);  // 6 s since the sweep began; the ticker prints while the test runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    EXPECT_EQ(count_lines(out.text(), "[progress]"), 1u) << out.text();
+    EXPECT_TRUE(wait_for_lines(out, "[progress]", 1)) << out.text();
     EXPECT_NE(out.text().find("[progress] 3/10 done  pass 3  fail 0  skip 0  elapsed 6s  eta 14s  running myop__myop_cpp "
                               "performance/large[n=4096]\n"),
               std::string::npos)
@@ -256,7 +304,8 @@ TEST(Console, AProgressLineEveryIntervalAlsoWhileOneTestRuns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     EXPECT_EQ(count_lines(out.text(), "[progress]"), 1u) << out.text();
     clock.advance(3);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(wait_for_lines(out, "[progress]", 2)) << out.text();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_EQ(count_lines(out.text(), "[progress]"), 2u) << out.text();
     rep->run_finished(summary_of({}, 0));
   }
@@ -285,7 +334,7 @@ TEST(Console, ATerminalGetsOneStatusLineRewrittenInPlace) {
   o.terminal = true;
   o.out = out.file();
   o.clock = clock.fn();
-  o.width = 60;
+  o.width = 70;
   {
     auto rep = bb::make_console_reporter(o);
     rep->run_started({});
@@ -297,8 +346,10 @@ TEST(Console, ATerminalGetsOneStatusLineRewrittenInPlace) {
       rep->test_finished(r, i + 1, 4);
     }
     auto bad = test("myop__myop_wrong", 3, Verdict::fail, "wrong values");
-    rep->test_started(bad);
+    rep->test_started(bad);  // within 0.1 s of the last redraw: the ticker draws it a little later
     clock.advance(1);
+    EXPECT_TRUE(wait_for_lines(out, "running", 1));
+    EXPECT_NE(out.text().find("\r\x1b[K[3/4]  pass 3  fail 0  skip 0  elapsed 4s  eta 1s  running myop__myop"), std::string::npos) << out.text();
     rep->test_finished(bad, 4, 4);
     rep->run_finished(summary_of({}, 1));
   }
@@ -310,13 +361,18 @@ TEST(Console, ATerminalGetsOneStatusLineRewrittenInPlace) {
             std::string::npos)
       << text;
   // No status line is wider than the terminal.
-  std::size_t pos = 0;
+  std::size_t pos = 0, status_lines = 0, truncated = 0;
   while ((pos = text.find("\r\x1b[K", pos)) != std::string::npos) {
     pos += 4;
-    const std::size_t end = text.find_first_of("\r\n", pos);
-    EXPECT_LT((end == std::string::npos ? text.size() : end) - pos, 60u);
+    const std::size_t end = std::min(text.find_first_of("\r\n", pos), text.size());
+    if (text.compare(pos, 1, "[") != 0 || text.find("  pass ", pos) >= end) continue;
+    ++status_lines;
+    EXPECT_LT(end - pos, 70u) << text.substr(pos, end - pos);
+    truncated += end - pos == 69;  // the ones naming a running test are cut to fit
   }
-  EXPECT_NE(text.find("\n1 passed"), std::string::npos);  // the table
+  EXPECT_GE(status_lines, 5u);
+  EXPECT_GE(truncated, 1u);
+  EXPECT_NE(text.find("\n0 passed, 0 failed, 0 skipped\n"), std::string::npos);  // the table, the status line gone
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+// The sweep's work: enumeration, sharding, jobs and the scheduler's order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "jobs.hpp"
+#include "scheduler.hpp"
+
+namespace {
+
+std::vector<bb::TestSpec> tests_with_costs(const std::vector<double>& costs) {
+  std::vector<bb::TestSpec> t;
+  for (std::size_t i = 0; i < costs.size(); ++i) t.push_back({0, static_cast<int>(i % 3), static_cast<int>(i), 0, costs[i], i});
+  return t;
+}
+
+// Two ops: the first with a CPU and a CUDA implementation, two correctness and two performance cases.
+std::vector<bb::OpPlan> plans() {
+  bb::OpPlan p;
+  p.folder.name = "op";
+  for (int c = 0; c < 4; ++c) {
+    bb::ConcreteCase cs;
+    cs.index = c;
+    cs.id = "case" + std::to_string(c);
+    cs.kind = c < 2 ? bb::CaseKind::correctness : bb::CaseKind::performance;
+    p.cases.push_back(cs);
+  }
+  p.impls = {{"op__cpu", "cpu", "cpu.so", {}}, {"op__gpu", "gpu", "gpu.so", {}}};
+  p.baselines = {{{}, "op_reference", {}, "cpu"}};
+  return {p};
+}
+
+}  // namespace
+
+TEST(Sweep, ShardsAreDisjointCompleteBalancedAndDeterministic) {
+  std::vector<double> costs;
+  for (int i = 0; i < 200; ++i) costs.push_back(i % 10 == 0 ? 50.0 : 1.0 + i % 3);
+  const auto tests = tests_with_costs(costs);
+  const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
+  std::set<std::size_t> seen;
+  for (int s = 0; s < 3; ++s) {
+    const auto part = bb::shard_tests(tests, s, 3);
+    const auto again = bb::shard_tests(tests, s, 3);
+    ASSERT_EQ(part.size(), again.size());
+    for (std::size_t k = 0; k < part.size(); ++k) EXPECT_EQ(part[k].order, again[k].order);
+    double load = 0;
+    for (const auto& t : part) {
+      EXPECT_TRUE(seen.insert(t.order).second) << "test " << t.order << " in two shards";
+      load += t.cost;
+    }
+    EXPECT_TRUE(std::is_sorted(part.begin(), part.end(), [](const auto& a, const auto& b) { return a.order < b.order; }));
+    EXPECT_NEAR(load, total / 3, 50.0) << "shard " << s << " is off balance by more than one large test";
+  }
+  EXPECT_EQ(seen.size(), tests.size());
+  EXPECT_EQ(bb::shard_tests(tests, 0, 1).size(), tests.size());
+}
+
+TEST(Sweep, JobsWaitForTheirBaselineAndCarryEveryTestOnce) {
+  const auto p = plans();
+  std::vector<bb::TestSpec> runnable;
+  for (int impl = 0; impl < 2; ++impl)
+    for (int c = 0; c < 4; ++c) runnable.push_back({0, impl, c, 0, c < 2 ? 1.0 : 10.0, runnable.size()});
+  auto device_of = [](int, int impl) { return std::string(impl == 0 ? "cpu" : "cuda"); };
+  bb::JobOptions one;
+  one.workers_per_kind = {{"cpu", 1}, {"cuda", 1}};
+  auto jobs = bb::make_jobs(p, runnable, device_of, one);
+  // A baseline job for the CPU only (the op has no CUDA baseline), over the two timed cases.
+  ASSERT_EQ(jobs[0].kind, bb::Job::Kind::baseline);
+  EXPECT_EQ(jobs[0].device, "cpu");
+  EXPECT_EQ(jobs[0].tests.size(), 2u);
+  ASSERT_EQ(jobs.size(), 3u);  // one worker per kind: one job per implementation
+  EXPECT_EQ(jobs[1].after, std::vector<std::size_t>{0});
+  EXPECT_TRUE(jobs[2].after.empty());  // no CUDA baseline: nothing to wait for
+  // Several CUDA workers: the CUDA implementation is cut into pieces; every test once.
+  bb::JobOptions many = one;
+  many.workers_per_kind["cuda"] = 4;
+  jobs = bb::make_jobs(p, runnable, device_of, many);
+  std::multiset<std::size_t> carried;
+  std::size_t cuda_jobs = 0;
+  for (const auto& j : jobs)
+    if (j.kind == bb::Job::Kind::tests) {
+      cuda_jobs += j.device == "cuda";
+      for (const auto& t : j.tests) carried.insert(t.order);
+    }
+  EXPECT_GT(cuda_jobs, 1u);
+  EXPECT_EQ(carried.size(), runnable.size());
+  EXPECT_EQ(std::set<std::size_t>(carried.begin(), carried.end()).size(), runnable.size());
+  bb::JobOptions timed_off = one;
+  timed_off.performance = false;
+  for (const auto& j : bb::make_jobs(p, runnable, device_of, timed_off)) EXPECT_EQ(j.kind, bb::Job::Kind::tests);
+}
+
+TEST(Sweep, SchedulerHonoursDevicesDependenciesAndAffinity) {
+  std::vector<bb::Job> jobs(4);
+  jobs[0].kind = bb::Job::Kind::baseline;
+  jobs[0].device = "cuda";
+  jobs[1].device = "cuda", jobs[1].impl = 0, jobs[1].after = {0};
+  jobs[2].device = "cpu", jobs[2].impl = 1;
+  jobs[3].device = "cuda", jobs[3].impl = 0;
+  bb::Scheduler s(jobs);
+  EXPECT_EQ(s.take({"cuda"}), 0u);
+  // Job 1 waits for the baseline: the next CUDA job is 3.
+  EXPECT_EQ(s.take({"cuda"}), 3u);
+  EXPECT_EQ(s.take({"cpu"}), 2u);
+  EXPECT_EQ(s.take({"cpu"}), std::nullopt);  // no CPU work left
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    EXPECT_EQ(s.take({"cuda"}), 1u);  // blocks until the baseline is done
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  s.done(0);
+  waiter.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_EQ(s.take({"cuda"}), std::nullopt);
+
+  // Affinity: a worker that just ran implementation 5 gets its next piece before an older job.
+  std::vector<bb::Job> two(3);
+  two[0].device = two[1].device = two[2].device = "cpu";
+  two[0].impl = 5, two[1].impl = 6, two[2].impl = 5;
+  bb::Scheduler a(two);
+  EXPECT_EQ(a.take({"cpu"}), 0u);
+  EXPECT_EQ(a.take({"cpu"}, 0u), 2u);
+  EXPECT_EQ(a.take({"cpu"}, 2u), 1u);
+}
