@@ -53,4 +53,12 @@ for mode in ("timed", "correctness"):
         scale = tput / rows["0"][2]
         print(f"| {mode} | {k} | {len(runs[0][1])} | {', '.join(f'{w:.1f}' for w in walls)} | {tput:.2f} | "
               f"{scale:.2f}x ({scale / k:.2f} x N) | {'yes' if same else 'NO'} |")
+print()
+print("| run | wall s | plan s | devices s | run s | workers: tests, jobs, starts, busy s |")
+print("|---|---|---|---|---|---|")
+for d in sorted(glob.glob(f"{out}/r*-*-*/")):
+    j = json.load(open(d + "results.json"))
+    ph = j.get("phases", {})
+    ws = "; ".join(f"{w['name']}: {w['tests']}, {w['jobs']}, {w['worker_starts']}, {w['busy_s']:.1f}" for w in j.get("workers", []) if w["tests"])
+    print(f"| {d.rstrip('/').split('/')[-1]} | {j['wall_time_s']:.1f} | {ph.get('plan_s', 0):.2f} | {ph.get('devices_s', 0):.2f} | {ph.get('run_s', 0):.2f} | {ws} |")
 PY

@@ -20,7 +20,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <thread>
 
