@@ -14,7 +14,8 @@
 #   --update-baseline  when nothing regressed, this night becomes the baseline (BASELINE is
 #                      replaced; a missing BASELINE is created: the first night)
 #   --threshold PCT    a slowdown beyond PCT percent is a regression (backendbench compare's)
-#   --binary PATH      the backendbench to run (default $BACKENDBENCH, else the one on PATH)
+#   --binary PATH      the backendbench to run (default $BACKENDBENCH, else the one on PATH,
+#                      else this checkout's build/backendbench)
 # Flags after `--`, and the words of $BACKENDBENCH_FLAGS, go to the sweep (e.g. --devices all,
 # -j 4, --correctness-only, --shard auto).
 #
@@ -51,7 +52,8 @@ root=${positional[0]}
 baseline=${positional[1]}
 out=${positional[2]}
 if [[ -z $binary ]]; then
-  binary=$(command -v backendbench) || { echo "nightly: no backendbench on PATH; pass --binary or set BACKENDBENCH" >&2; exit 2; }
+  binary=$(command -v backendbench) || binary="$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/backendbench"
+  [[ -x $binary ]] || { echo "nightly: no backendbench on PATH nor at $binary; pass --binary or set BACKENDBENCH" >&2; exit 2; }
 fi
 read -r -a env_flags <<<"${BACKENDBENCH_FLAGS:-}"
 

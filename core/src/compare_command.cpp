@@ -1,6 +1,72 @@
-// backendbench compare (placeholder until it lands).
+// backendbench compare BASE NEW: a run against an earlier one (regression.hpp decides; this
+// reads the runs, prints and writes the comparison, and picks the exit status).
+//
+//   0  no regression     3  a regression (correctness or performance)     2  unusable input
+#include <string>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
 #include "commands.hpp"
+#include "regression.hpp"
+#include "report_files.hpp"
+#include "run_record.hpp"
+
 namespace bb {
-int compare_main(int, char**) { fmt::print(stderr, "error: compare is not built yet\n"); return 2; }
+
+int compare_main(int argc, char** argv) {
+  CLI::App app{"Compares two runs test by test (op/impl/case): exit 3 when a test that passed in BASE does not pass in NEW, "
+               "or is slower beyond the threshold and both runs' noise; 0 otherwise; 2 when a run cannot be read"};
+  app.name("backendbench compare");
+  std::string base_path, next_path, md_file, format = "text";
+  CompareOptions options;
+  std::size_t max_rows = 0;
+  app.add_option("BASE", base_path, "the earlier run: a results.json, a results.jsonl, or a log dir")->required();
+  app.add_option("NEW", next_path, "the run to judge: a results.json, a results.jsonl, or a log dir")->required();
+  app.add_option("--threshold", options.threshold_pct, "a slowdown of at most PCT percent is never a regression (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--md", md_file, "also write the comparison as Markdown to FILE");
+  app.add_option("--format", format, "what to print: text (a table) or md (the Markdown)")->check(CLI::IsMember({"text", "md"}));
+  app.add_option("--max-rows", max_rows, "list at most N changed tests (regressions come first; default: all)");
+  app.add_flag("--skip-is-regression", options.skip_is_regression, "a test that passed in BASE and is SKIPPED in NEW is a regression");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  // Both runs are read before anything is said: either is enough to make the input unusable.
+  auto base = load_run(base_path);
+  auto next = load_run(next_path);
+  bool unusable = false;
+  if (!base) {
+    fmt::print(stderr, "error: compare: BASE {}\n", base.error().message);
+    unusable = true;
+  }
+  if (!next) {
+    fmt::print(stderr, "error: compare: NEW {}\n", next.error().message);
+    unusable = true;
+  }
+  if (unusable) return 2;
+  if (base->schema_version != next->schema_version) {  // load_run accepts one version only; say it anyway
+    fmt::print(stderr, "error: compare: BASE {} has schema_version {}, NEW {} has {}: results of different versions\n", base_path,
+               base->schema_version, next_path, next->schema_version);
+    return 2;
+  }
+
+  const RunComparison c = compare_runs(*base, *next, options);
+  const CompareText labels{base_path, next_path, max_rows};
+  const std::string text = format == "md" ? comparison_markdown(c, *base, *next, labels) : comparison_text(c, *base, *next, labels);
+  fmt::print("{}", text);
+  std::fflush(stdout);
+  if (!md_file.empty()) {
+    if (auto st = write_file_atomically(md_file, comparison_markdown(c, *base, *next, labels)); !st) {
+      fmt::print(stderr, "error: compare: --md {}\n", st.error().message);
+      return 2;
+    }
+  }
+  return c.has_regression() ? 3 : 0;
+}
+
 }  // namespace bb

@@ -120,6 +120,11 @@ class ConsoleReporter final : public Reporter {
                              op.reference_kind, op.baseline.empty() ? "" : ", baseline " + op.baseline));
   }
 
+  void warning(const std::string& text) override {
+    std::lock_guard lock(m_);
+    error_line(fmt::format("warning: {}", text));  // above the status line, on stderr
+  }
+
   // One line per device of the kind, or one saying why the kind is unavailable.
   void device_described(const nlohmann::json& d) override {
     std::lock_guard lock(m_);

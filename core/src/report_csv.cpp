@@ -58,7 +58,7 @@ std::string field(std::string_view raw) {
   return out + "\"";
 }
 
-std::string number(const std::optional<double>& x, const char* format = "{:.6g}") {
+std::string number(const std::optional<double>& x, const char* format = "{:.10g}") {
   return finite(x) ? fmt::format(fmt::runtime(format), *x) : "";
 }
 
@@ -125,7 +125,7 @@ std::string operator_summary_csv(const RunRecord& run) {
     cells.push_back(r ? r->reference_kind : "");
     cells.push_back(r ? std::to_string(r->seed) : "");
   };
-  auto rate = [](int passed, int ran) { return ran > 0 ? fmt::format("{:.6g}", static_cast<double>(passed) / ran) : std::string(); };
+  auto rate = [](int passed, int ran) { return ran > 0 ? fmt::format("{:.10g}", static_cast<double>(passed) / ran) : std::string(); };
 
   // Operator rows.
   for (const auto& os : run.scores.ops) {
@@ -167,7 +167,7 @@ std::string operator_summary_csv(const RunRecord& run) {
     for (double p : run.perf_p) {
       int fast = 0;
       for (const auto* is : impls) fast += (is->fully_correct && finite(is->speedup) && *is->speedup > p) ? 1 : 0;
-      cells.push_back(ran_impls > 0 ? fmt::format("{:.6g}", static_cast<double>(fast) / ran_impls) : "");
+      cells.push_back(ran_impls > 0 ? fmt::format("{:.10g}", static_cast<double>(fast) / ran_impls) : "");
     }
     cells.push_back(std::to_string(tally.timed));
     op_columns(os.op, cells);

@@ -98,7 +98,9 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--bg);font-weight:600;position:sticky;top:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:300px}
+.msg{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12em;overflow:auto}
+.mm{color:var(--muted);font-size:12px;margin-top:2px}.mm b{color:var(--fg);font-weight:600}
 pre{margin:4px 0 0;padding:8px;background:var(--bg);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:260px;overflow:auto}
 .failure td{background:#fff8f8}
 .note{color:var(--muted);font-size:13px;margin:6px 0}
@@ -108,7 +110,6 @@ svg text{font-size:12px;fill:var(--fg)} svg .lbl{font-family:ui-monospace,Menlo,
 svg .axis{stroke:#8c959f;stroke-width:1} svg .grid{stroke:#eaeef2;stroke-width:1} svg .one{stroke:#57606a;stroke-width:1.5;stroke-dasharray:4 3}
 svg .faster{fill:#2da44e} svg .slower{fill:#fb8f44} svg .bw{fill:#218bff} svg .failed{fill:var(--fail);font-weight:600} svg .muted{fill:var(--muted)}
 svg .box{fill:#b6e3ff;stroke:#0969da} svg .whisker{stroke:#0969da;stroke-width:1.2} svg .median{stroke:#0a3069;stroke-width:2.5} svg .base{fill:var(--warn)}
-svg tr:hover, svg g.row:hover rect.hl{fill:#f6f8fa}
 .legend{font-size:12px;color:var(--muted);margin:4px 0 8px}
 .legend span{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px;vertical-align:middle}
 .filter{margin:8px 0;display:flex;gap:8px;align-items:center}
@@ -174,13 +175,21 @@ std::string row_label(const Frame& f, std::size_t row, const std::string& text) 
 
 std::string fmt_ratio(double v) { return v >= 100 ? fmt::format("{:.0f}x", v) : v >= 10 ? fmt::format("{:.1f}x", v) : fmt::format("{:.2f}x", v); }
 
+// A tick's label: "5 us", "20 ms".
+std::string tick_seconds(double t) {
+  if (t < 1e-6) return fmt::format("{:g} ns", t * 1e9);
+  if (t < 1e-3) return fmt::format("{:g} us", t * 1e6);
+  if (t < 1.0) return fmt::format("{:g} ms", t * 1e3);
+  return fmt::format("{:g} s", t);
+}
+
 std::string log_grid(const Frame& f, const LogAxis& ax, std::size_t rows, bool seconds) {
   std::string out;
   for (double t : ax.ticks()) {
     const double x = ax.x(f, t);
     out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>", x, f.top - 4, f.y(rows));
     out += fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x, f.top - 10,
-                       h(seconds ? format_seconds(t) : fmt::format("{:g}x", t)));
+                       h(seconds ? tick_seconds(t) : fmt::format("{:g}x", t)));
   }
   return out;
 }
@@ -314,6 +323,19 @@ std::string timing_chart(const RunRecord& run) {
   return out;
 }
 
+// A mismatch's figures in one line, under the message.
+std::string mismatch_line(const TestResult& t) {
+  if (!t.mismatch) return "";
+  const auto& m = *t.mismatch;
+  std::string out = fmt::format("output <b>{}</b>: <b>{}</b> of {} elements", h(m.output), m.count, m.total);
+  if (m.unwritten > 0) out += fmt::format(" ({} unwritten)", m.unwritten);
+  if (m.max_abs_error != 0 || m.max_rel_error != 0)  // unwritten elements alone have no error to tell
+    out += fmt::format(" · max abs error <b>{:.4g}</b> · max rel error <b>{:.4g}</b>", m.max_abs_error, m.max_rel_error);
+  if (!m.first_index.empty()) out += fmt::format(" · first at {}: actual {:.7g}, expected {:.7g}", h(m.first_index), m.actual, m.expected);
+  out += fmt::format(" · atol {:.3g}, rtol {:.3g}", m.atol, m.rtol);
+  return "<div class=\"mm\">" + out + "</div>";
+}
+
 std::string timing_cell(const TestResult& t) {
   if (!t.timing) return "";
   return h(format_seconds(t.timing->stats.median));
@@ -379,9 +401,9 @@ std::string html_report(const RunRecord& run) {
     out += "<table class=\"tests\"><thead><tr><th>verdict</th><th>implementation</th><th>case</th><th>device</th><th>message and details</th></tr></thead><tbody>\n";
     for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
       const auto& t = *failures[i];
-      out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><pre>{}</pre></td></tr>\n",
+      out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><div class=\"msg\">{}</div>{}</td></tr>\n",
                          badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", h(device_label(t)),
-                         h(failure_details(t)));
+                         t.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.message), mismatch_line(t));
     }
     out += "</tbody></table>\n";
     if (failures.size() > kMaxFailures)

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxOps = 50;
 constexpr std::size_t kMaxImpls = 100;
 constexpr std::size_t kMaxSkipReasons = 20;
 constexpr std::size_t kMaxSkipImpls = 10;     // implementations named per skip reason
-constexpr std::size_t kMaxCell = 160;         // bytes of a message in a table cell
+constexpr std::size_t kMaxCell = 240;         // bytes of a message in a table cell
 constexpr std::size_t kMaxProvenance = 12 * 1024;
 
 // One line of inline Markdown: HTML's specials as entities, Markdown's punctuation escaped,

@@ -78,6 +78,8 @@ class Reporter {
   // A worker took a test (several run at once with several workers).
   virtual void test_started(const TestResult& /*what: op, impl, case_id, device*/) {}
   virtual void test_finished(const TestResult&, std::size_t /*done*/, std::size_t /*total*/) {}
+  // Something the user should know that belongs to no test (a baseline that could not be timed).
+  virtual void warning(const std::string& /*text*/) {}
   virtual void run_finished(const RunSummary&) {}
 };
 

@@ -226,11 +226,18 @@ Expected<RunRecord> run_from_jsonl(const std::filesystem::path& file) {
 
 }  // namespace
 
+std::filesystem::path run_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  if (std::filesystem::exists(path / "results.json", ec)) return path / "results.json";
+  if (std::filesystem::exists(path / "results.jsonl", ec)) return path / "results.jsonl";
+  return path;
+}
+
 Expected<RunRecord> load_run(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    if (std::filesystem::exists(path / "results.json")) return load_run(path / "results.json");
-    if (std::filesystem::exists(path / "results.jsonl")) return load_run(path / "results.jsonl");
+    if (const auto file = run_file(path); file != path) return load_run(file);
     return make_error(fmt::format("{}: no results.json or results.jsonl in this folder", path.string()));
   }
   if (!std::filesystem::exists(path, ec)) return make_error(fmt::format("{}: no such file", path.string()));

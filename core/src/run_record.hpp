@@ -58,6 +58,8 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
 
 // `path` is a results.json, a results.jsonl, or a log dir holding either (results.json first).
 Expected<RunRecord> load_run(const std::filesystem::path& path);
+// The file load_run reads for `path`: a log dir's results.json, else its results.jsonl.
+std::filesystem::path run_file(const std::filesystem::path& path);
 
 // The identity of a test within a sweep: "op/impl/case", with "#<repeat>" past the first.
 std::string test_key(const TestResult& r);

@@ -285,7 +285,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
           report(std::move(e->result), e->order);
           break;
         case Event::Kind::warning:
-          fmt::print(stderr, "warning: {}\n", e->text);
+          for (auto* rep : reporters) rep->warning(e->text);
           break;
         case Event::Kind::measured:
           summary.measured_time += e->seconds;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
+#include "run_record.hpp"
 
 using e2e::backendbench;
 
@@ -23,7 +24,7 @@ TEST(ShippedOps, EveryImplementationPassesAndIsTimed) {
                            logs.string(), "--timeout", "0.2", "--min-time", "0.01"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   auto r = e2e::read_json(logs / "results.json");
-  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["schema_version"], bb::kResultsSchemaVersion);
   EXPECT_TRUE(r["host"].contains("hostname"));
   EXPECT_EQ(r["ops"].size(), 2u);
   EXPECT_EQ(r["ops"][0]["seed"], 1234);
