@@ -41,6 +41,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     ctest_rc=$?
   fi
   ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.|Device\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
+  # The shipped ops' ctest tests (one per op x implementation) spread over this host's GPUs by
+  # CTest's resource allocation, with the spec backendbench writes.
+  "$build/backendbench" resource-spec -o "$out/resource_spec.json" > "$out/ctest_ops.log" 2>&1
+  ctest --test-dir "$build" -L ops -j 8 --resource-spec-file "$out/resource_spec.json" -V --timeout 600 >> "$out/ctest_ops.log" 2>&1 || ctest_rc=1
   # The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
   "$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
 fi
@@ -56,6 +60,11 @@ fi
 
 echo "== machine"; grep -m1 -E "H100|H200|NVIDIA" "$out/machine.txt"
 echo "== ctest (exit $ctest_rc)"; grep -E "tests passed|Skipped|\(Failed\)|Not Run|Timeout" "$out/ctest.log" | head -30
+if [ -f "$out/ctest_ops.log" ]; then
+  echo "== ctest -L ops over $(jq '.local[0].gpus | length' "$out/resource_spec.json" 2>/dev/null) GPU(s)"
+  grep -E "tests passed|\(Failed\)" "$out/ctest_ops.log"
+  echo "tests per GPU:"; grep -oE "cuda:[0-9]+: NVIDIA" "$out/ctest_ops.log" | sort | uniq -c
+fi
 echo "== shipped ops (exit $run_rc)"; grep -vE "^\[" "$out/shipped.log" | tail -22
 echo "== CUDA hostile fixtures"; grep -E "scale_cuda_(illegal|overflow)|sticky|passed," "$out/gpu_fixtures.log" | head -12
 echo "== CUDA timings"; grep -E " on cuda" "$out/shipped.log" | grep performance | head -30

@@ -106,6 +106,11 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.worker_binary = exe.string();
 
   CLI::App app{"BackendBench: correctness and performance of custom-op implementations loaded at run time"};
+  app.footer("Commands:\n"
+             "  backendbench compare BASE NEW [--threshold PCT] [--md FILE]   a run against an earlier one (exit 3: regression)\n"
+             "  backendbench merge --log-dir OUT SHARD...                   the shards of one sweep joined into one run\n"
+             "  backendbench resource-spec [-o FILE]                        a CTest resource spec of this host's GPUs\n"
+             "Each takes --help. docs/RUNNING.md, docs/NIGHTLY.md and docs/COMPARE.md say more.");
   app.set_version_flag("--version", std::string("backendbench ") + kVersion);
   std::string suite = "custom_ops", backend = "custom_ops", root;
   app.add_option("--suite", suite, "test suite (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
@@ -125,7 +130,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--html", o.html_file, "write the HTML report to this file too");
   std::string devices;
   app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
-  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too)")
+  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default 1)")
       ->check(CLI::Range(1, 1024));
   std::string shard;
   app.add_option("--shard", shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");

@@ -30,8 +30,10 @@ e2e::ShellRun configure(const fs::path& build, const fs::path& root, const fs::p
                     120);
 }
 
-e2e::ShellRun ctest(const fs::path& build, const std::string& args, int timeout_s = 200) {
-  return e2e::shell(fmt::format("{} --test-dir {} {}", sh_quote(BB_CTEST), sh_quote(build.string()), args), timeout_s);
+// `env`: assignments put before the command ("NAME=value ...").
+e2e::ShellRun ctest(const fs::path& build, const std::string& args, int timeout_s = 200, const std::string& env = "") {
+  return e2e::shell(fmt::format("{}{}{} --test-dir {} {}", env, env.empty() ? "" : " ", sh_quote(BB_CTEST), sh_quote(build.string()), args),
+                    timeout_s);
 }
 
 // ctest's result word for `test` in its output ("Passed", "Skipped", "Failed", ...), or "".
@@ -73,7 +75,10 @@ TEST(CtestResource, GpuTestsGetAGpuEachAndAreSkippedWithoutOne) {
     std::ofstream spec(work / "spec.json");
     spec << R"({"version": {"major": 1, "minor": 0}, "local": [{"gpus": [{"id": "0", "slots": 1}, {"id": "1", "slots": 1}]}]})";
   }
-  const auto run = ctest(work / "build", fmt::format("-j2 --resource-spec-file {} --output-on-failure", sh_quote((work / "spec.json").string())));
+  // "Without one" holds on a GPU machine too: its devices are hidden from this ctest (the fake
+  // plugins are CPU code that declares a GPU, and would crash on a real one).
+  const auto run = ctest(work / "build", fmt::format("-j2 --resource-spec-file {} --output-on-failure", sh_quote((work / "spec.json").string())),
+                         200, "CUDA_VISIBLE_DEVICES= HIP_VISIBLE_DEVICES= ROCR_VISIBLE_DEVICES=");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(outcome(run.output, "fx.scale__scale_good"), "Passed") << run.output;
   EXPECT_EQ(outcome(run.output, "fx.scale__scale_cuda_fake"), "Skipped") << run.output;
