@@ -63,7 +63,7 @@ echo "== ctest (exit $ctest_rc)"; grep -E "tests passed|Skipped|\(Failed\)|Not R
 if [ -f "$out/ctest_ops.log" ]; then
   echo "== ctest -L ops over $(jq '.local[0].gpus | length' "$out/resource_spec.json" 2>/dev/null) GPU(s)"
   grep -E "tests passed|\(Failed\)" "$out/ctest_ops.log"
-  echo "tests per GPU:"; grep -oE "cuda:[0-9]+: NVIDIA" "$out/ctest_ops.log" | sort | uniq -c
+  echo "tests per GPU:"; grep -E "tests per device:" "$out/ctest_ops.log" | sort | uniq -c
 fi
 echo "== shipped ops (exit $run_rc)"; grep -vE "^\[" "$out/shipped.log" | tail -22
 echo "== CUDA hostile fixtures"; grep -E "scale_cuda_(illegal|overflow)|sticky|passed," "$out/gpu_fixtures.log" | head -12

@@ -445,6 +445,15 @@ class ConsoleReporter final : public Reporter {
                s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-", perf);
     // The e2e tests and CI read these two lines: keep them as they are.
     fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
+    // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
+    std::map<std::string, int> where;
+    for (const auto& r : s.results)
+      if (r.verdict != Verdict::skipped) ++where[r.device == "cpu" ? r.device : fmt::format("{}:{}", r.device, r.device_index)];
+    if (where.size() > 1 || (where.size() == 1 && where.begin()->first != "cpu")) {
+      std::string line;
+      for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
+      fmt::print(out, "tests per device: {}\n", line);
+    }
     fmt::print(out, "wall time {} ({:.1f} s)\n", format_duration(s.wall_time), s.wall_time);
     if (s.measured_time > 0)
       fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,

@@ -249,6 +249,26 @@ TEST(Console, QuietPrintsOnlyTheTable) {
   EXPECT_NE(text.find("1 passed, 1 failed, 1 skipped\n"), std::string::npos) << text;
 }
 
+// The final table says where the tests that ran ran: a ctest test handed GPU 1 by its
+// resource group shows it; a CPU-only run has no such line; SKIPPED tests are not counted.
+TEST(Console, TheTableSaysWhichDevicesRanTheTests) {
+  auto on = [](bb::TestResult r, const std::string& device, int index) {
+    r.device = device;
+    r.device_index = index;
+    return r;
+  };
+  std::vector<bb::TestResult> results{on(test("myop__myop_cuda", 0, Verdict::pass), "cuda", 1),
+                                      on(test("myop__myop_cuda", 1, Verdict::fail, "bad"), "cuda", 1),
+                                      on(test("myop__myop_hip", 2, Verdict::skipped, "no hip device"), "hip", 0),
+                                      test("myop__myop_cpp", 3, Verdict::pass)};
+  bb::ConsoleOptions o;
+  o.quiet = true;
+  const std::string text = run(o, results, 1);
+  EXPECT_NE(text.find("tests per device: cpu 1, cuda:1 2\n"), std::string::npos) << text;
+  const std::string cpu_only = run(o, {test("myop__myop_cpp", 0, Verdict::pass)});
+  EXPECT_EQ(cpu_only.find("tests per device"), std::string::npos) << cpu_only;
+}
+
 TEST(Console, VerbosePrintsEveryTest) {
   std::vector<bb::TestResult> results;
   for (int i = 0; i < 7; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
