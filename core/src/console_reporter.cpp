@@ -245,7 +245,12 @@ class ConsoleReporter final : public Reporter {
                           t.stop == "timeout" ? "budget" : t.stop == "noise_plateau" ? "noise plateau" : t.stop);
       if (on_device) line += fmt::format("  host {}", format_seconds(t.host.median));
     }
-    if (r.speedup) line += fmt::format("  {:.2f}x", *r.speedup);
+    if (r.speedup) {
+      line += fmt::format("  {:.2f}x", *r.speedup);
+      if (r.speedup_low && r.speedup_high)
+        line += fmt::format(" [{:.2f}, {:.2f}]{}", *r.speedup_low, *r.speedup_high,
+                            *r.speedup_low <= 1.0 && *r.speedup_high >= 1.0 ? " n.s." : "");
+    }
     if (r.tflops && *r.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.tflops);
     if (r.gbps) line += fmt::format("  {:.1f} GB/s", *r.gbps);
     if (r.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.peak_pct);
@@ -425,14 +430,19 @@ class ConsoleReporter final : public Reporter {
     // Per implementation: verdict counts, then speedup.
     std::map<std::string, std::map<std::string, int>> verdicts;
     for (const auto& r : s.results) ++verdicts[r.impl][verdict_name(r.verdict)];
-    fmt::print(out, "{}{:<32} {:>6} {:>6} {:>6} {:>8}  {}\n", o_.quiet ? "" : "\n", "implementation", "pass", "fail", "skip", "speedup", "verdicts");
-    fmt::print(out, "{}\n", std::string(90, '-'));
+    // The speedup's interval (paired timing) follows it; "n.s.": it holds 1.0, no significant difference.
+    fmt::print(out, "{}{:<32} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", o_.quiet ? "" : "\n", "implementation", "pass", "fail", "skip", "speedup",
+               "interval", "verdicts");
+    fmt::print(out, "{}\n", std::string(100, '-'));
     for (const auto& is : s.scores.impls) {
       std::string counts;
       for (const auto& [v, n] : verdicts[is.impl])
         if (v != "PASS") counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
       std::string speed = is.speedup ? fmt::format("{:.2f}x", *is.speedup) : is.fully_correct ? "-" : !is.ran() ? "skipped" : "failed";
-      fmt::print(out, "{:<32} {:>6} {:>6} {:>6} {:>8}  {}\n", is.impl, is.passed, is.failed, is.skipped, speed, counts);
+      std::string interval;
+      if (is.speedup && is.speedup_low && is.speedup_high)
+        interval = fmt::format("[{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
+      fmt::print(out, "{:<32} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", is.impl, is.passed, is.failed, is.skipped, speed, interval, counts);
     }
     fmt::print(out, "\n");
     for (const auto& os : s.scores.ops)

@@ -6,18 +6,6 @@
 
 namespace bb {
 
-void BaselineStore::put(int op, const std::string& device, int case_pos, double median) {
-  std::lock_guard lock(mutex_);
-  medians_[{op, device, case_pos}] = median;
-}
-
-std::optional<double> BaselineStore::get(int op, const std::string& device, int case_pos) const {
-  std::lock_guard lock(mutex_);
-  auto it = medians_.find({op, device, case_pos});
-  if (it == medians_.end()) return std::nullopt;
-  return it->second;
-}
-
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind) {
   if (device.empty())
@@ -125,23 +113,6 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx, const JobEvents& events) {
   const auto& o = ctx.options;
   const auto& p = ctx.plans[job.op];
-  if (job.kind == Job::Kind::baseline) {
-    const Baseline& b = p.baselines[job.baseline];
-    for (const auto& t : job.tests) {
-      const auto& c = p.cases[t.case_pos];
-      TestRequest req = request_for(ctx, p, c, b.target);
-      req.check = false;
-      req.time = true;
-      req.device = b.device;
-      req.device_index = b.device == "cpu" ? 0 : ordinal;
-      TestResult r = execute(executor, o, req);
-      if (r.timing) events.measured(r.timing->measured_time);
-      if (r.verdict == Verdict::pass && r.timing) ctx.baselines.put(job.op, b.device, t.case_pos, r.timing->stats.median);
-      else events.warning(fmt::format("{}: baseline {} on {}: {}: {}", p.folder.name, b.name, c.id, verdict_name(r.verdict), r.message));
-    }
-    return;
-  }
-
   const auto& impl = p.impls[job.impl];
   for (const auto& t : job.tests) {
     const auto& c = p.cases[t.case_pos];
@@ -152,6 +123,9 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
     req.device = job.device;
     req.device_index = id.device_index;
     req.reference_device = reference_device_for(p.reference, p.manifest, job.device);
+    if (req.time)  // the op's baseline for this device, timed beside it in the same worker
+      for (const auto& b : p.baselines)
+        if (b.device == job.device) req.baseline = b.target;
     TestResult out = execute(executor, o, req);  // the worker's verdict and figures, under the test's identity
     out.op = id.op;
     out.impl = id.impl;
@@ -162,21 +136,23 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
     out.repeat = id.repeat;
     out.flops = id.flops;
     out.bytes = id.bytes;
-    if (out.timing) events.measured(out.timing->measured_time);
+    if (out.timing) events.measured(out.timing->measured_time + out.timing->baseline_measured_time);
     if (out.verdict == Verdict::pass && out.timing) {
       if (out.gbps && job.device != "cpu") {
         const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index);
         if (measured > 0) out.peak_pct = *out.gbps / measured * 100;
         if (theoretical > 0) out.peak_pct_theoretical = *out.gbps / theoretical * 100;
       }
-      if (auto base = ctx.baselines.get(job.op, job.device, t.case_pos); base && out.timing->stats.median > 0) {
-        out.baseline_median = *base;
-        out.speedup = *base / out.timing->stats.median;
-      }
     } else {
       out.timing.reset();  // an incorrect implementation is never reported with a time
       out.tflops.reset();
       out.gbps.reset();
+      out.baseline_median.reset();
+      out.speedup.reset();
+      out.speedup_low.reset();
+      out.speedup_high.reset();
+      out.speedup_confidence.reset();
+      out.speedup_pairs.reset();
     }
     events.finished(std::move(out), t.order);
   }

@@ -22,24 +22,12 @@
 
 namespace bb {
 
-// Baseline medians by (op, device kind, case), filled by baseline jobs, read by the others.
-class BaselineStore {
- public:
-  void put(int op, const std::string& device, int case_pos, double median);
-  std::optional<double> get(int op, const std::string& device, int case_pos) const;
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::tuple<int, std::string, int>, double> medians_;
-};
-
-// What the run knows while it runs; read-only but for the baselines.
+// What the run knows while it runs (read-only).
 struct SweepContext {
   const std::vector<OpPlan>& plans;
   const SessionOptions& options;
   const std::map<std::string, nlohmann::json>& device_kinds;  // kind -> its description
   std::function<std::string(int op, int impl)> device_of;
-  BaselineStore baselines;
 };
 
 // Where a job's events go (the session's event queue).
@@ -47,7 +35,7 @@ struct JobEvents {
   std::function<void(const TestResult&)> started;   // op, impl, case_id, device filled
   std::function<void(TestResult, std::size_t order)> finished;
   std::function<void(const std::string&)> warning;
-  std::function<void(double seconds)> measured;     // time inside timed regions (baselines)
+  std::function<void(double seconds)> measured;     // time inside timed regions (both sides of a pair)
 };
 
 // The result's identity, as reported, before it runs.

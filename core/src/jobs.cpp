@@ -21,7 +21,8 @@ std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repe
           const auto& cs = p.cases[c];
           TestSpec t{o, i, c, r, 1.0, tests.size()};
           t.cost += cs.bytes.value_or(0.0) / 1e8;
-          if (performance && cs.kind == CaseKind::performance) t.cost += measure / 0.05;
+          // Timed cases time the baseline too, in alternating blocks: twice the budget.
+          if (performance && cs.kind == CaseKind::performance) t.cost += 2 * measure / 0.05;
           tests.push_back(t);
         }
   }
@@ -49,34 +50,6 @@ std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index,
 std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
                            const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options) {
   std::vector<Job> jobs;
-  // Baselines first: one job per (op, device) that has timed cases here, over those cases.
-  std::map<std::pair<int, std::string>, std::size_t> baseline_job;
-  if (options.performance) {
-    for (const auto& t : runnable) {
-      const auto& p = plans[t.op];
-      if (p.cases[t.case_pos].kind != CaseKind::performance) continue;
-      const std::string dev = device_of(t.op, t.impl);
-      const auto b = std::find_if(p.baselines.begin(), p.baselines.end(), [&](const Baseline& x) { return x.device == dev; });
-      if (b == p.baselines.end()) continue;
-      auto [it, fresh] = baseline_job.try_emplace({t.op, dev}, jobs.size());
-      if (fresh) {
-        Job j;
-        j.kind = Job::Kind::baseline;
-        j.op = t.op;
-        j.baseline = static_cast<int>(b - p.baselines.begin());
-        j.device = dev;
-        jobs.push_back(j);
-      }
-      Job& j = jobs[it->second];
-      if (std::none_of(j.tests.begin(), j.tests.end(), [&](const TestSpec& x) { return x.case_pos == t.case_pos; })) {
-        j.tests.push_back(t);
-        j.cost += t.cost;
-      }
-    }
-    for (auto& j : jobs)
-      std::sort(j.tests.begin(), j.tests.end(), [](const TestSpec& a, const TestSpec& b) { return a.case_pos < b.case_pos; });
-  }
-
   // Tests: runs of one (op, implementation, repeat), cut so that each device kind's workers
   // all get work and end together: pieces of about a sixth of a worker's share.
   std::map<std::string, double> cost_per_kind;
@@ -98,17 +71,11 @@ std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<T
     Job j;
     auto flush = [&]() {
       if (j.tests.empty()) return;
-      if (auto b = baseline_job.find({j.op, dev}); b != baseline_job.end()) {
-        const bool timed = std::any_of(j.tests.begin(), j.tests.end(),
-                                       [&](const TestSpec& t) { return plans[t.op].cases[t.case_pos].kind == CaseKind::performance; });
-        if (timed) j.after.push_back(b->second);
-      }
       jobs.push_back(std::move(j));
       j = Job{};
     };
     for (std::size_t q = k; q < end; ++q) {
       if (j.tests.empty()) {
-        j.kind = Job::Kind::tests;
         j.op = runnable[q].op;
         j.impl = runnable[q].impl;
         j.repeat = runnable[q].repeat;
@@ -121,14 +88,10 @@ std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<T
     flush();
     k = end;
   }
-  // The costliest pieces first (after the baselines), so that no worker is left with a large
-  // one at the end while the others idle; a piece keeps the baseline it waits for.
-  const std::size_t first_tests = static_cast<std::size_t>(
-      std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.kind == Job::Kind::baseline; }));
+  // The costliest pieces first, so that no worker is left with a large one at the end while
+  // the others idle.
   const bool several = std::any_of(options.workers_per_kind.begin(), options.workers_per_kind.end(), [](const auto& w) { return w.second > 1; });
-  if (several)
-    std::stable_sort(jobs.begin() + static_cast<std::ptrdiff_t>(first_tests), jobs.end(),
-                     [](const Job& a, const Job& b) { return a.cost > b.cost; });
+  if (several) std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.cost > b.cost; });
   return jobs;
 }
 

@@ -1,7 +1,7 @@
 // The sweep as work: every test (op, implementation, case, repeat) in sweep order, the part of
 // it this shard runs, and the jobs that carry it to workers. A job is a run of tests of one
-// implementation on one device kind, served by one worker; a baseline job times an op's
-// baseline first, and the jobs that need its medians for speedups wait for it.
+// implementation on one device kind, served by one worker (which times the op's baseline for
+// that device beside each timed case: paired.hpp).
 #pragma once
 
 #include <cstddef>
@@ -33,15 +33,12 @@ std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repe
 std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index, int count);
 
 struct Job {
-  enum class Kind { tests, baseline };
-  Kind kind = Kind::tests;
   int op = 0;
-  int impl = -1;          // tests: index into plans[op].impls
-  int baseline = -1;      // baseline: index into plans[op].baselines
+  int impl = -1;          // index into plans[op].impls
   std::string device;     // the device kind it runs on: cpu, cuda, hip
   int repeat = 0;
-  std::vector<TestSpec> tests;    // tests: what to run; baseline: the performance cases to time
-  std::vector<std::size_t> after;  // jobs that must finish first (the baseline it compares with)
+  std::vector<TestSpec> tests;     // what to run
+  std::vector<std::size_t> after;  // jobs that must finish first (none from make_jobs today)
   double cost = 0;
 };
 
@@ -53,8 +50,7 @@ struct JobOptions {
 };
 
 // Jobs for the runnable tests (SKIPPED ones are settled before), `device_of(op, impl)` the
-// device kind each implementation runs on. Baseline jobs come first, for each (op, device)
-// whose performance cases are timed.
+// device kind each implementation runs on.
 std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
                            const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options);
 

@@ -17,7 +17,9 @@ int list_root(const SessionOptions& o) {
   std::vector<OpPlan> plans;
   int status = 0;
   for (const auto& f : *folders) {
-    auto plan = plan_op(f, *executor, PlanOptions{30.0, o.seed});
+    PlanOptions options;
+    options.seed = o.seed;
+    auto plan = plan_op(f, *executor, options);
     if (!plan) {
       fmt::print(stderr, "error: {}\n", plan.error().message);
       status = 2;

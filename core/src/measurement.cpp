@@ -20,6 +20,15 @@ bool is_throttled(double clock_mhz, double max_clock_mhz, double threshold) {
   return clock_mhz < threshold * max_clock_mhz;
 }
 
+namespace {
+constexpr const char* kPlateauNote = "the noise stopped improving at ";
+constexpr const char* kBudgetNote = " budget ended sampling at ";
+}  // namespace
+
+bool is_stop_note(const std::string& note) {
+  return note.rfind(kPlateauNote, 0) == 0 || (note.rfind("the ", 0) == 0 && note.find(kBudgetNote) != std::string::npos);
+}
+
 Status sample_until_stopped(const std::function<Expected<Sample>()>& sample, const StopRule& rule, Measurement& m) {
   using Clock = std::chrono::steady_clock;
   const auto measuring = Clock::now();
@@ -60,14 +69,16 @@ Status sample_until_stopped(const std::function<Expected<Sample>()>& sample, con
     if (k.clock_mhz > 0) clocks.push_back(k.clock_mhz);
     m.measured_time += k.region_seconds > 0 ? k.region_seconds : k.seconds;
   }
+  m.samples = seconds;
+  m.host_samples = host;
   m.stats = summarize(std::move(seconds));
   m.host = summarize(std::move(host));
   m.clock_mhz = clocks.empty() ? 0 : summarize(std::move(clocks)).median;
   if (m.stop == StopReason::noise_plateau)
-    m.notes.push_back(fmt::format("the noise stopped improving at {:.2f}% (target {:g}%)", m.stats.rel_stdev * 100, rule.max_noise * 100));
+    m.notes.push_back(fmt::format("{}{:.2f}% (target {:g}%)", kPlateauNote, m.stats.rel_stdev * 100, rule.max_noise * 100));
   if (m.stop == StopReason::timeout)
-    m.notes.push_back(fmt::format("the {:g} s budget ended sampling at {:.2f}% noise (target {:g}%)", rule.timeout,
-                                  m.stats.rel_stdev * 100, rule.max_noise * 100));
+    m.notes.push_back(fmt::format("the {:g} s{}{:.2f}% noise (target {:g}%)", rule.timeout, kBudgetNote, m.stats.rel_stdev * 100,
+                                  rule.max_noise * 100));
   return Ok{};
 }
 

@@ -53,12 +53,17 @@ struct Measurement {
   double min_clock_mhz = 0;   // the lowest clock among the discarded samples
   bool blocking = false;      // launches were queued behind a blocking kernel
   std::vector<std::string> notes;  // what a reader of the result should know
+  std::vector<double> samples, host_samples;  // the kept samples (seconds per call), in order
 };
 
 // Takes samples until `rule` says enough, each from `sample` (or an error that ends the
 // measurement). Throttled samples count toward nothing but `throttled`; should every sample be
 // throttled, they are kept, and a note says so. Fills everything but the timer's own fields.
 Status sample_until_stopped(const std::function<Expected<Sample>()>& sample, const StopRule& rule, Measurement& m);
+
+// Whether a note is the one sample_until_stopped adds for how sampling stopped (the budget, a
+// noise plateau): said of each block of a paired measurement, it says nothing.
+bool is_stop_note(const std::string& note);
 
 // The SM clock between two probes, in MHz: cycles over nanoseconds. 0 when the pair makes no
 // sense (the timer went backwards, a window too short to read).

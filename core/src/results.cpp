@@ -53,11 +53,15 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                    {"iqr_s", s.iqr},       {"stdev_s", s.stdev},   {"rel_stdev", s.rel_stdev},
                    {"host_median_s", t.host.median}, {"host_mean_s", t.host.mean}, {"host_min_s", t.host.min},
                    {"stop", t.stop},       {"batch", t.batch},     {"warmup_calls", t.warmup_calls},
-                   {"wall_time_s", t.wall_time}, {"measured_time_s", t.measured_time}, {"throttled_samples", t.throttled},
+                   {"wall_time_s", t.wall_time}, {"measured_time_s", t.measured_time}, {"baseline_measured_time_s", t.baseline_measured_time}, {"throttled_samples", t.throttled},
                    {"sm_clock_mhz", t.clock_mhz}, {"blocking_kernel", t.blocking}, {"notes", t.notes}};
   }
   put(j, "baseline_median_s", r.baseline_median);
   put(j, "speedup", r.speedup);
+  put(j, "speedup_low", r.speedup_low);
+  put(j, "speedup_high", r.speedup_high);
+  put(j, "speedup_confidence", r.speedup_confidence);
+  put(j, "speedup_pairs", r.speedup_pairs);
   put(j, "flops", r.flops);
   put(j, "bytes", r.bytes);
   put(j, "tflops", r.tflops);
@@ -115,6 +119,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     t.warmup_calls = it->value("warmup_calls", std::size_t{0});
     t.wall_time = number(*it, "wall_time_s");
     t.measured_time = number(*it, "measured_time_s");
+    if (it->contains("baseline_measured_time_s")) t.baseline_measured_time = number(*it, "baseline_measured_time_s");
     t.throttled = it->value("throttled_samples", std::size_t{0});
     t.clock_mhz = number(*it, "sm_clock_mhz");
     t.blocking = it->value("blocking_kernel", false);
@@ -123,6 +128,10 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   }
   get(j, "baseline_median_s", r.baseline_median);
   get(j, "speedup", r.speedup);
+  get(j, "speedup_low", r.speedup_low);
+  get(j, "speedup_high", r.speedup_high);
+  get(j, "speedup_confidence", r.speedup_confidence);
+  get(j, "speedup_pairs", r.speedup_pairs);
   get(j, "flops", r.flops);
   get(j, "bytes", r.bytes);
   get(j, "tflops", r.tflops);

@@ -36,6 +36,7 @@ struct Timing {
   std::size_t warmup_calls = 0;
   double wall_time = 0;       // seconds spent measuring, warm-up and flushes included
   double measured_time = 0;   // seconds inside timed regions
+  double baseline_measured_time = 0;  // paired: seconds inside the baseline's timed regions
   std::size_t throttled = 0;  // samples discarded for a throttled SM clock
   double clock_mhz = 0;       // median SM clock over the kept samples (0: not read)
   bool blocking = false;      // launches queued behind a blocking kernel
@@ -55,7 +56,12 @@ struct TestResult {
   std::optional<Mismatch> mismatch;
   std::optional<Timing> timing;
   std::optional<double> baseline_median;  // seconds
-  std::optional<double> speedup;          // baseline median / this median
+  std::optional<double> speedup;          // baseline / this: the paired speedup (paired.hpp)
+  // The speedup's confidence interval and its coverage, from `speedup_pairs` alternating blocks
+  // of the baseline and this implementation timed in one worker; the interval containing 1.0
+  // is "no significant difference".
+  std::optional<double> speedup_low, speedup_high, speedup_confidence;
+  std::optional<double> speedup_pairs;
   std::optional<double> flops, bytes;     // work of the case
   std::optional<double> tflops, gbps;
   // Percent of the device's peak bandwidth: measured once per device by a copy kernel, and

@@ -12,7 +12,7 @@ bool Scheduler::ready(std::size_t id) const {
 
 std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous) {
   auto same_impl = [&](const Job& a, const Job& b) {
-    return a.kind == Job::Kind::tests && b.kind == Job::Kind::tests && a.op == b.op && a.impl == b.impl;
+    return a.op == b.op && a.impl == b.impl;
   };
   std::unique_lock lock(mutex_);
   while (true) {

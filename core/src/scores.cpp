@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "paired.hpp"
+
 namespace bb {
 
 std::optional<double> geomean(const std::vector<double>& values) {
@@ -21,6 +23,8 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   Scores s;
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::map<std::pair<std::string, std::string>, std::vector<double>> speedups;
+  std::map<std::pair<std::string, std::string>, std::vector<SpeedupInterval>> intervals;
+  std::map<std::pair<std::string, std::string>, bool> all_paired;
   for (const auto& [op, impl] : impl_order) {
     index[{op, impl}] = s.impls.size();
     ImplScore is;
@@ -37,7 +41,16 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     if (r.verdict == Verdict::pass) ++is.passed, ++s.passed;
     else if (r.verdict == Verdict::skipped) ++is.skipped, ++s.skipped;
     else ++is.failed, ++s.failed;
-    if (r.verdict == Verdict::pass && r.speedup) speedups[{r.op, r.impl}].push_back(*r.speedup);
+    if (r.verdict == Verdict::pass && r.speedup) {
+      speedups[{r.op, r.impl}].push_back(*r.speedup);
+      auto [paired, fresh] = all_paired.try_emplace({r.op, r.impl}, true);
+      if (r.speedup_low && r.speedup_high && *r.speedup > 0)
+        intervals[{r.op, r.impl}].push_back(
+            {*r.speedup, *r.speedup_low, *r.speedup_high, r.speedup_confidence.value_or(kSpeedupConfidence),
+             static_cast<std::size_t>(r.speedup_pairs.value_or(0))});
+      else
+        paired->second = false;
+    }
   }
   const int ran = s.tests - s.skipped;
   s.correctness_rate = ran > 0 ? static_cast<double>(s.passed) / ran : 0.0;
@@ -47,7 +60,14 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   std::vector<double> all;
   for (auto& is : s.impls) {
     is.fully_correct = is.failed == 0 && is.passed > 0;
-    if (is.fully_correct) is.speedup = geomean(speedups[{is.op, is.impl}]);
+    if (is.fully_correct) {
+      is.speedup = geomean(speedups[{is.op, is.impl}]);
+      if (is.speedup && all_paired[{is.op, is.impl}])
+        if (auto g = geomean_interval(intervals[{is.op, is.impl}])) {
+          is.speedup_low = g->low;
+          is.speedup_high = g->high;
+        }
+    }
     if (!op_index.count(is.op)) {
       op_index[is.op] = s.ops.size();
       OpScore os;
@@ -67,7 +87,7 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   const auto impls_ran = std::count_if(s.impls.begin(), s.impls.end(), [](const ImplScore& is) { return is.ran(); });
   for (double p : ps) {
     int fast = 0;
-    for (const auto& is : s.impls) fast += (is.fully_correct && is.speedup && *is.speedup > p) ? 1 : 0;
+    for (const auto& is : s.impls) fast += (is.fully_correct && is.faster_than(p)) ? 1 : 0;
     s.perf_at.emplace_back(p, impls_ran == 0 ? 0.0 : static_cast<double>(fast) / static_cast<double>(impls_ran));
   }
   return s;

@@ -1,12 +1,16 @@
 // Scores of a run: per implementation, per op and overall.
 //
 //   correctness rate   passed tests / tests that ran (SKIPPED excluded)
-//   speedup            an implementation's geomean over its timed performance cases of
-//                      baseline median / its median
-//   geomean speedup    per op and overall, over fully correct implementations only; the
-//                      failed ones are counted beside it, never as 1.0
+//   speedup            an implementation's geomean over its timed performance cases of each
+//                      case's paired speedup (paired.hpp), with an interval combining the
+//                      cases' intervals; an interval holding 1.0 is "no significant difference"
+//   geomean speedup    per op and overall, over fully correct implementations only, of their
+//                      point speedups, significant or not (setting the others to 1.0 would bias
+//                      it); the failed ones are counted beside it, never as 1.0
 //   perf@p             share of the implementations that ran (not every test SKIPPED) that are
-//                      fully correct and whose speedup exceeds p (KernelBench's fast_p)
+//                      fully correct and significantly faster than p: the low end of the
+//                      speedup's interval above p (its point speedup, where no interval is
+//                      known) (KernelBench's fast_p, with the noise taken into account)
 #pragma once
 
 #include <optional>
@@ -23,6 +27,10 @@ struct ImplScore {
   bool fully_correct = false;                         // no failure and at least one pass
   bool ran() const { return tests > skipped; }        // not every test SKIPPED
   std::optional<double> speedup;
+  std::optional<double> speedup_low, speedup_high;  // its interval, when every timed case had one
+  // The speedup's interval lies wholly above (or below) p; without an interval, the point does.
+  bool faster_than(double p) const { return speedup && (speedup_low ? *speedup_low > p : *speedup > p); }
+  bool significant() const { return !speedup_low || *speedup_low > 1.0 || *speedup_high < 1.0; }
 };
 
 struct OpScore {

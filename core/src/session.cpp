@@ -245,7 +245,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     summary.results.push_back(std::move(r));
     order.push_back(place);
   };
-  SweepContext ctx{plans, o, device_kinds, device_of, {}};
+  SweepContext ctx{plans, o, device_kinds, device_of};
   std::vector<TestSpec> runnable;
   std::set<std::pair<int, int>> told;
   for (const auto& t : tests) {

@@ -10,6 +10,7 @@
 #include "cpu_cache.hpp"
 #include "cpu_timer.hpp"
 #include "device_timer.hpp"
+#include "paired_timer.hpp"
 #include "compare.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
@@ -52,6 +53,7 @@ nlohmann::json to_json(const TestRequest& r) {
           {"time", r.time},
           {"check_determinism", r.check_determinism},
           {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+          {"baseline", r.baseline ? target_json(*r.baseline) : nlohmann::json()},
           {"timing",
            {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
             {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", r.timing.warmup_time},
@@ -74,6 +76,7 @@ TestRequest test_request_from_json(const nlohmann::json& j) {
   r.time = j.value("time", false);
   r.check_determinism = j.value("check_determinism", false);
   if (auto it = j.find("seed"); it != j.end() && !it->is_null()) r.seed = it->get<uint64_t>();
+  if (auto it = j.find("baseline"); it != j.end() && it->is_object()) r.baseline = target_from(*it);
   const auto t = j.value("timing", nlohmann::json::object());
   auto& s = r.timing.rule;
   s.min_samples = t.value("min_samples", s.min_samples);
@@ -488,39 +491,85 @@ TestResult TestRunner::run(const TestRequest& req) {
     BoundCall bound(req.op, c, timed, *impl_exec);
     if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
     const bb_kernel_fn fn = *impl;
-    Expected<Measurement> meas = make_error("");
-    if (impl_exec->rt) {
-      const auto& props = impl_exec->rt->devices()[static_cast<size_t>(impl_exec->ordinal)];
-      meas = measure_device([&] { return bound.launch(fn); }, impl_exec->rt->api(), impl_exec->stream, props.sm_clock_khz / 1e3, req.timing);
-    } else {
+    // One measurement of `call` on the implementation's device (or the CPU, flushing `bufs`).
+    auto measure = [&](BoundCall& b, bb_kernel_fn f, CallBuffers& bufs, const TimingOptions& options) -> Expected<Measurement> {
+      if (impl_exec->rt) {
+        const auto& props = impl_exec->rt->devices()[static_cast<size_t>(impl_exec->ordinal)];
+        return measure_device([&] { return b.launch(f); }, impl_exec->rt->api(), impl_exec->stream, props.sm_clock_khz / 1e3, options);
+      }
       // Cold: every byte the call touches, guards included, leaves the caches before a sample.
       auto flush = [&] {
-        for (auto* set : {&timed.inputs, &timed.outputs})
-          for (auto& b : *set) evict_from_cpu_caches(b.raw(), b.raw_size());
+        for (auto* set : {&bufs.inputs, &bufs.outputs})
+          for (auto& buf : *set) evict_from_cpu_caches(buf.raw(), buf.raw_size());
       };
-      meas = measure_cpu([&] { return bound.launch(fn); }, flush, req.timing);
+      return measure_cpu([&] { return b.launch(f); }, flush, options);
+    };
+    auto timing_failure = [&](BoundCall& b, const Failure& e, const char* who) {
+      CallOutcome out = b.finish_device();
+      if (out.sticky) return device_failure(out, who);
+      const std::string msg = b.plugin_message();
+      return finish(Verdict::error, fmt::format("{}{}{}{}", who, e.message, msg.empty() ? "" : ": ", msg));
+    };
+
+    // The baseline, when paired: timed on this call's buffers, on the same device.
+    std::optional<bb_kernel_fn> base_fn;
+    std::string pairing_note;
+    if (req.baseline) {
+      if (auto b = resolve(*req.baseline, req.op); !b) pairing_note = "baseline: " + b.error().message;
+      else if (!*b) pairing_note = "baseline: an identity baseline cannot be timed";
+      else base_fn = *b;
     }
-    if (!meas) {
-      CallOutcome out = bound.finish_device();
-      if (out.sticky) return device_failure(out, "while timing: ");
-      const std::string msg = bound.plugin_message();
-      return finish(Verdict::error, fmt::format("while timing: {}{}{}", meas.error().message, msg.empty() ? "" : ": ", msg));
+    Measurement meas;
+    double baseline_measured = 0;
+    if (!base_fn) {
+      auto m = measure(bound, fn, timed, req.timing);
+      if (!m) return timing_failure(bound, m.error(), "while timing: ");
+      meas = std::move(*m);
+    } else {
+      // The same buffers for both: where the tensors lie (alignment, pages, cache sets) is
+      // part of a call's time, and must not differ between the two sides of a pair.
+      auto paired = measure_paired([&](bool baseline, const TimingOptions& o) { return measure(bound, baseline ? *base_fn : fn, timed, o); },
+                                   req.timing);
+      const bool baseline_failed = !paired && paired.error().message.rfind("baseline: ", 0) == 0;
+      if (!paired && !baseline_failed) return timing_failure(bound, paired.error(), "while timing: ");
+      if (baseline_failed) {
+        // The baseline's fault, not the implementation's: unless it broke the device, the
+        // implementation is timed alone and the result says why it has no speedup.
+        if (CallOutcome out = bound.finish_device(); out.sticky) return device_failure(out, "while timing the baseline: ");
+        pairing_note = paired.error().message;
+        auto m = measure(bound, fn, timed, req.timing);
+        if (!m) return timing_failure(bound, m.error(), "while timing: ");
+        meas = std::move(*m);
+      } else {
+        meas = std::move(paired->impl);
+        baseline_measured = paired->baseline.measured_time;
+        r.baseline_median = paired->baseline.stats.median;
+        if (paired->speedup) {
+          r.speedup = paired->speedup->speedup;
+          r.speedup_low = paired->speedup->low;
+          r.speedup_high = paired->speedup->high;
+          r.speedup_confidence = paired->speedup->confidence;
+          r.speedup_pairs = static_cast<double>(paired->speedup->pairs);
+        }
+      }
     }
     Timing t;
-    t.mode = timing_mode_name(meas->mode);
-    t.stats = meas->stats;
-    t.host = meas->host;
-    t.stop = stop_reason_name(meas->stop);
-    t.batch = meas->batch;
-    t.warmup_calls = meas->warmup_calls;
-    t.wall_time = meas->wall_time;
-    t.measured_time = meas->measured_time;
-    t.throttled = meas->throttled;
-    t.clock_mhz = meas->clock_mhz;
-    t.blocking = meas->blocking;
-    t.notes = meas->notes;
+    t.mode = timing_mode_name(meas.mode);
+    t.stats = meas.stats;
+    t.host = meas.host;
+    t.stop = r.speedup_pairs ? "paired" : stop_reason_name(meas.stop);
+    t.batch = meas.batch;
+    t.warmup_calls = meas.warmup_calls;
+    t.wall_time = meas.wall_time;
+    t.measured_time = meas.measured_time;
+    t.baseline_measured_time = baseline_measured;
+    t.throttled = meas.throttled;
+    t.clock_mhz = meas.clock_mhz;
+    t.blocking = meas.blocking;
+    t.notes = meas.notes;
+    if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
     r.timing = t;
-    const double med = meas->stats.median;
+    const double med = meas.stats.median;
     if (med > 0 && c.flops) r.tflops = *c.flops / med / 1e12;
     if (med > 0 && c.bytes) r.gbps = *c.bytes / med / 1e9;
   }

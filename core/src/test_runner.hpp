@@ -40,6 +40,9 @@ struct TestRequest {
   bool check_determinism = false; // a second call must give the same bytes
   std::optional<uint64_t> seed;   // overrides the manifest's seed
   TimingOptions timing;
+  // With `time`: the baseline to time against, on the implementation's device, in alternating
+  // blocks (paired.hpp); the result then carries the paired speedup and its interval.
+  std::optional<Target> baseline;
 };
 
 struct ProbeRequest {

@@ -53,15 +53,16 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
   events.warning = [&](const std::string& text) { events_.push({Event::Kind::warning, {}, 0, text, 0}); };
   events.measured = [&](double s) { events_.push({Event::Kind::measured, {}, 0, "", s}); };
-  // A fresh worker process for each implementation (and each baseline): static state in one
-  // plugin never meets another. Pieces of one implementation share a worker.
-  std::tuple<Job::Kind, int, int, int> last{Job::Kind::tests, -1, -1, -1};
+  // A fresh worker process for each implementation: static state in one plugin never meets
+  // another's (its baseline aside, which it is timed beside). Pieces of one implementation
+  // share a worker.
+  std::pair<int, int> last{-1, -1};
   std::optional<std::size_t> previous;
   while (auto id = scheduler_.take(slot.kinds, previous)) {
     const auto t0 = std::chrono::steady_clock::now();
     const Job& job = scheduler_.job(*id);
-    const std::tuple<Job::Kind, int, int, int> now{job.kind, job.op, job.impl, job.baseline};
-    if (now != last || job.kind == Job::Kind::baseline) {
+    const std::pair<int, int> now{job.op, job.impl};
+    if (now != last) {
       executor->recycle();
       ++stats.worker_starts;
     }

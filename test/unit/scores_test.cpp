@@ -55,3 +55,32 @@ TEST(Scores, AnImplementationWithNoResultsStillCounts) {
   EXPECT_FALSE(bb::geomean({}).has_value());
   EXPECT_FALSE(bb::geomean({1.0, 0.0}).has_value());
 }
+
+// With paired intervals: perf@p counts an implementation only when the low end of its interval
+// is above p; the geomean keeps the point speedups, significant or not.
+TEST(Scores, PerfAtCountsOnlySignificantSpeedups) {
+  auto paired = [](const char* impl, double s, double lo, double hi) {
+    bb::TestResult r = result(impl, bb::Verdict::pass, s);
+    r.speedup_low = lo;
+    r.speedup_high = hi;
+    r.speedup_confidence = 0.99;
+    r.speedup_pairs = 16;
+    return r;
+  };
+  std::vector<bb::TestResult> rs = {
+      paired("clear", 1.5, 1.45, 1.55), paired("clear", 1.6, 1.55, 1.65),  // faster, beyond doubt
+      paired("noise", 1.02, 0.90, 1.15), paired("noise", 1.03, 0.92, 1.14),  // within the noise
+      result("unpaired", bb::Verdict::pass, 1.2),                            // no interval: its point
+  };
+  auto s = bb::compute_scores(rs, {{"op", "clear"}, {"op", "noise"}, {"op", "unpaired"}}, {1.0});
+  ASSERT_EQ(s.impls.size(), 3u);
+  ASSERT_TRUE(s.impls[0].speedup_low && s.impls[0].speedup_high);
+  EXPECT_GT(*s.impls[0].speedup_low, 1.0);
+  EXPECT_TRUE(s.impls[0].significant());
+  EXPECT_LT(*s.impls[1].speedup_low, 1.0);
+  EXPECT_GT(*s.impls[1].speedup_high, 1.0);
+  EXPECT_FALSE(s.impls[1].significant());
+  EXPECT_FALSE(s.impls[2].speedup_low.has_value());
+  EXPECT_NEAR(s.perf_at[0].second, 2.0 / 3.0, 1e-12);  // clear and unpaired; not noise
+  EXPECT_NEAR(*s.geomean_speedup, std::cbrt(std::sqrt(1.5 * 1.6) * std::sqrt(1.02 * 1.03) * 1.2), 1e-12);
+}

@@ -59,7 +59,7 @@ TEST(Sweep, ShardsAreDisjointCompleteBalancedAndDeterministic) {
   EXPECT_EQ(bb::shard_tests(tests, 0, 1).size(), tests.size());
 }
 
-TEST(Sweep, JobsWaitForTheirBaselineAndCarryEveryTestOnce) {
+TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   const auto p = plans();
   std::vector<bb::TestSpec> runnable;
   for (int impl = 0; impl < 2; ++impl)
@@ -68,48 +68,52 @@ TEST(Sweep, JobsWaitForTheirBaselineAndCarryEveryTestOnce) {
   bb::JobOptions one;
   one.workers_per_kind = {{"cpu", 1}, {"cuda", 1}};
   auto jobs = bb::make_jobs(p, runnable, device_of, one);
-  // A baseline job for the CPU only (the op has no CUDA baseline), over the two timed cases.
-  ASSERT_EQ(jobs[0].kind, bb::Job::Kind::baseline);
+  // One worker per kind: one job per implementation, nothing to wait for (the baseline is
+  // timed beside each timed case, in the implementation's own worker).
+  ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].device, "cpu");
-  EXPECT_EQ(jobs[0].tests.size(), 2u);
-  ASSERT_EQ(jobs.size(), 3u);  // one worker per kind: one job per implementation
-  EXPECT_EQ(jobs[1].after, std::vector<std::size_t>{0});
-  EXPECT_TRUE(jobs[2].after.empty());  // no CUDA baseline: nothing to wait for
+  EXPECT_EQ(jobs[0].tests.size(), 4u);
+  EXPECT_EQ(jobs[1].device, "cuda");
+  for (const auto& j : jobs) EXPECT_TRUE(j.after.empty());
   // Several CUDA workers: the CUDA implementation is cut into pieces; every test once.
   bb::JobOptions many = one;
   many.workers_per_kind["cuda"] = 4;
   jobs = bb::make_jobs(p, runnable, device_of, many);
   std::multiset<std::size_t> carried;
   std::size_t cuda_jobs = 0;
-  for (const auto& j : jobs)
-    if (j.kind == bb::Job::Kind::tests) {
-      cuda_jobs += j.device == "cuda";
-      for (const auto& t : j.tests) carried.insert(t.order);
-    }
+  for (const auto& j : jobs) {
+    cuda_jobs += j.device == "cuda";
+    for (const auto& t : j.tests) carried.insert(t.order);
+  }
   EXPECT_GT(cuda_jobs, 1u);
   EXPECT_EQ(carried.size(), runnable.size());
   EXPECT_EQ(std::set<std::size_t>(carried.begin(), carried.end()).size(), runnable.size());
-  bb::JobOptions timed_off = one;
-  timed_off.performance = false;
-  for (const auto& j : bb::make_jobs(p, runnable, device_of, timed_off)) EXPECT_EQ(j.kind, bb::Job::Kind::tests);
+
+  // A timed case costs its implementation's and its baseline's measurement: twice an untimed one's.
+  bb::TimingOptions timing;
+  const auto timed = bb::enumerate_tests(p, 1, true, timing);
+  const auto untimed = bb::enumerate_tests(p, 1, false, timing);
+  ASSERT_EQ(timed.size(), untimed.size());
+  EXPECT_EQ(timed[0].cost, untimed[0].cost);  // a correctness case
+  // The default budget: warm-up 0.01 s + 0.2 s per side, in units of 0.05 s, for two sides.
+  EXPECT_NEAR(timed[3].cost - untimed[3].cost, 2 * (0.01 + 0.2) / 0.05, 1e-9);
 }
 
 TEST(Sweep, SchedulerHonoursDevicesDependenciesAndAffinity) {
   std::vector<bb::Job> jobs(4);
-  jobs[0].kind = bb::Job::Kind::baseline;
   jobs[0].device = "cuda";
   jobs[1].device = "cuda", jobs[1].impl = 0, jobs[1].after = {0};
   jobs[2].device = "cpu", jobs[2].impl = 1;
   jobs[3].device = "cuda", jobs[3].impl = 0;
   bb::Scheduler s(jobs);
   EXPECT_EQ(s.take({"cuda"}), 0u);
-  // Job 1 waits for the baseline: the next CUDA job is 3.
+  // Job 1 waits for job 0: the next CUDA job is 3.
   EXPECT_EQ(s.take({"cuda"}), 3u);
   EXPECT_EQ(s.take({"cpu"}), 2u);
   EXPECT_EQ(s.take({"cpu"}), std::nullopt);  // no CPU work left
   std::atomic<bool> got{false};
   std::thread waiter([&] {
-    EXPECT_EQ(s.take({"cuda"}), 1u);  // blocks until the baseline is done
+    EXPECT_EQ(s.take({"cuda"}), 1u);  // blocks until job 0 is done
     got = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -1,0 +1,70 @@
+#include "paired_timer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bb {
+
+Measurement pool_blocks(const std::vector<Measurement>& blocks) {
+  Measurement m;
+  if (blocks.empty()) return m;
+  m.mode = blocks.front().mode;
+  m.batch = blocks.front().batch;
+  std::vector<double> clocks;
+  for (const auto& b : blocks) {
+    m.samples.insert(m.samples.end(), b.samples.begin(), b.samples.end());
+    m.host_samples.insert(m.host_samples.end(), b.host_samples.begin(), b.host_samples.end());
+    m.warmup_calls += b.warmup_calls;
+    m.wall_time += b.wall_time;
+    m.measured_time += b.measured_time;
+    m.throttled += b.throttled;
+    if (b.clock_mhz > 0) clocks.push_back(b.clock_mhz);
+    if (b.min_clock_mhz > 0) m.min_clock_mhz = m.min_clock_mhz > 0 ? std::min(m.min_clock_mhz, b.min_clock_mhz) : b.min_clock_mhz;
+    m.blocking = m.blocking || b.blocking;
+    m.batch = std::max(m.batch, b.batch);
+    for (const auto& n : b.notes)  // each block's own stop says nothing of the whole
+      if (!is_stop_note(n) && std::find(m.notes.begin(), m.notes.end(), n) == m.notes.end()) m.notes.push_back(n);
+  }
+  m.stats = summarize(m.samples);
+  m.host = summarize(m.host_samples);
+  m.clock_mhz = clocks.empty() ? 0 : summarize(clocks).median;
+  m.stop = blocks.back().stop;
+  return m;
+}
+
+Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurement>(bool baseline, const TimingOptions&)>& measure,
+                                           const TimingOptions& options, std::size_t pairs) {
+  pairs = std::max<std::size_t>(pairs, 1);
+  const double k = static_cast<double>(pairs);
+  TimingOptions block = options;
+  block.rule.min_samples = std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(static_cast<double>(options.rule.min_samples) / k)));
+  block.rule.max_samples = std::max<std::size_t>(block.rule.min_samples, options.rule.max_samples / pairs);
+  block.rule.min_time = options.rule.min_time / k;
+  block.rule.timeout = options.rule.timeout / k;
+  TimingOptions first = block;
+  first.warmup_time = options.warmup_time;
+  block.warmup_time = 0;  // one warm-up call per block: the side has run moments before
+
+  std::vector<Measurement> impl_blocks, base_blocks;
+  std::vector<double> impl_medians, base_medians;
+  auto one = [&](bool baseline) -> Status {
+    auto& blocks = baseline ? base_blocks : impl_blocks;
+    auto m = measure(baseline, blocks.empty() ? first : block);
+    if (!m) return make_error((baseline ? "baseline: " : "") + m.error().message);
+    (baseline ? base_medians : impl_medians).push_back(m->stats.median);
+    blocks.push_back(std::move(*m));
+    return Ok{};
+  };
+  for (std::size_t p = 0; p < pairs; ++p) {
+    const bool baseline_first = p % 2 == 0;
+    if (auto s = one(baseline_first); !s) return s.error();
+    if (auto s = one(!baseline_first); !s) return s.error();
+  }
+  PairedMeasurement out;
+  out.impl = pool_blocks(impl_blocks);
+  out.baseline = pool_blocks(base_blocks);
+  out.speedup = paired_speedup(base_medians, impl_medians);
+  return out;
+}
+
+}  // namespace bb

@@ -1,0 +1,174 @@
+// The paired speedup's statistics, on controlled inputs (no timing).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "paired.hpp"
+#include "paired_timer.hpp"
+
+namespace {
+
+// Blocks whose baseline takes `base` seconds and whose implementation takes base / ratio_k.
+std::vector<double> scaled(const std::vector<double>& base, const std::vector<double>& ratio) {
+  std::vector<double> out;
+  for (std::size_t k = 0; k < base.size(); ++k) out.push_back(base[k] / ratio[k]);
+  return out;
+}
+
+}  // namespace
+
+TEST(MedianInterval, RanksAndCoverageAreTheBinomialOnes) {
+  // n = 16: P(X <= 2) = 137 / 65536, so [x_(3), x_(14)] covers the median with 99.58%.
+  auto r = bb::median_interval_rank(16, 0.99);
+  EXPECT_EQ(r.j, 3u);
+  EXPECT_NEAR(r.coverage, 1 - 2 * 137.0 / 65536, 1e-12);
+  // At 95%: P(X <= 3) = 697 / 65536 -> 97.87%; P(X <= 4) = 2517 / 65536 -> 92.3%: j = 4.
+  r = bb::median_interval_rank(16, 0.95);
+  EXPECT_EQ(r.j, 4u);
+  EXPECT_NEAR(r.coverage, 1 - 2 * 697.0 / 65536, 1e-12);
+  // Too few pairs for the level: the whole range, with its true (lower) coverage.
+  r = bb::median_interval_rank(5, 0.99);
+  EXPECT_EQ(r.j, 1u);
+  EXPECT_NEAR(r.coverage, 1 - 2.0 / 32, 1e-12);
+  // Many pairs: no overflow, coverage just above the level.
+  r = bb::median_interval_rank(2000, 0.99);
+  EXPECT_GT(r.j, 900u);
+  EXPECT_GE(r.coverage, 0.99);
+  EXPECT_LT(r.coverage, 0.995);
+}
+
+TEST(PairedSpeedup, DriftCommonToBothSidesCancels) {
+  // The clock ramps up over the run: both sides get 40% faster from the first block to the last.
+  // Timed one after the other, the baseline (early) would look slow; paired, the ratio is exact.
+  std::vector<double> base, ratio(16, 1.25);
+  for (int k = 0; k < 16; ++k) base.push_back(10e-6 * (1.0 - 0.4 * k / 15.0));
+  const auto s = bb::paired_speedup(base, scaled(base, ratio));
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s->speedup, 1.25, 1e-12);
+  EXPECT_NEAR(s->low, 1.25, 1e-12);
+  EXPECT_NEAR(s->high, 1.25, 1e-12);
+  EXPECT_TRUE(s->significant());
+  EXPECT_EQ(s->pairs, 16u);
+}
+
+TEST(PairedSpeedup, AnImplementationAgainstItselfHasNoSignificantDifference) {
+  // Same kernel both sides: the ratios scatter around 1 (±3%, symmetric); the interval holds 1.
+  const std::vector<double> ratio{1.01, 0.99, 1.02, 0.98, 1.00, 1.03, 0.97, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.00};
+  const std::vector<double> base(16, 5e-6);
+  const auto s = bb::paired_speedup(base, scaled(base, ratio));
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s->speedup, 1.0, 1e-9);
+  EXPECT_LT(s->low, 1.0);
+  EXPECT_GT(s->high, 1.0);
+  EXPECT_FALSE(s->significant());
+  // The interval is the 3rd lowest and 3rd highest ratio.
+  EXPECT_NEAR(s->low, 0.98, 1e-12);
+  EXPECT_NEAR(s->high, 1.02, 1e-12);
+}
+
+TEST(PairedSpeedup, OutliersMoveNeitherTheSpeedupNorTheInterval) {
+  // Two pairs hit by a preemption (one side 10x slow) change nothing: medians and ranks.
+  std::vector<double> ratio(16, 0.8);
+  ratio[3] = 8.0;
+  ratio[9] = 0.08;
+  const std::vector<double> base(16, 2e-3);
+  const auto s = bb::paired_speedup(base, scaled(base, ratio));
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s->speedup, 0.8, 1e-12);
+  EXPECT_NEAR(s->low, 0.8, 1e-12);
+  EXPECT_NEAR(s->high, 0.8, 1e-12);
+  EXPECT_TRUE(s->significant());  // slower than the baseline, significantly
+}
+
+TEST(PairedSpeedup, UnusablePairsAreLeftOut) {
+  const double nan = std::nan("");
+  const auto s = bb::paired_speedup({1e-6, 0, nan, 2e-6, 3e-6}, {0.5e-6, 1e-6, 1e-6, -1, 1.5e-6});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->pairs, 2u);
+  EXPECT_NEAR(s->speedup, 2.0, 1e-12);
+  EXPECT_FALSE(bb::paired_speedup({0, nan}, {1e-6, 1e-6}));
+  EXPECT_FALSE(bb::paired_speedup({}, {}));
+}
+
+TEST(GeomeanInterval, CombinesCasesOnTheLogScale) {
+  EXPECT_NEAR(bb::normal_quantile_two_sided(0.95), 1.959964, 1e-5);
+  EXPECT_NEAR(bb::normal_quantile_two_sided(0.99), 2.575829, 1e-5);
+  // Two cases, 2x and 0.5x, each with an interval of exactly one standard error of 0.1 (log)
+  // at 95%: geomean 1, standard error sqrt(0.01 + 0.01) / 2, half-width z95 of that.
+  const double z = bb::normal_quantile_two_sided(0.95);
+  bb::SpeedupInterval a{2.0, 2.0 * std::exp(-0.1 * z), 2.0 * std::exp(0.1 * z), 0.95, 16};
+  bb::SpeedupInterval b{0.5, 0.5 * std::exp(-0.1 * z), 0.5 * std::exp(0.1 * z), 0.95, 16};
+  const auto g = bb::geomean_interval({a, b}, 0.95);
+  ASSERT_TRUE(g);
+  EXPECT_NEAR(g->speedup, 1.0, 1e-12);
+  EXPECT_NEAR(std::log(g->high), z * std::sqrt(0.02) / 2, 1e-9);
+  EXPECT_NEAR(std::log(g->low), -z * std::sqrt(0.02) / 2, 1e-9);
+  EXPECT_FALSE(g->significant());
+  // Many cases each barely significant make a geomean that is clearly so.
+  std::vector<bb::SpeedupInterval> many(10, bb::SpeedupInterval{1.05, 1.001, 1.10, 0.99, 16});
+  const auto m = bb::geomean_interval(many);
+  ASSERT_TRUE(m);
+  EXPECT_GT(m->low, 1.02);
+  EXPECT_TRUE(m->significant());
+  EXPECT_FALSE(bb::geomean_interval({}));
+}
+
+// measure_paired with a fake timer: which side runs when, with what budget, and how the blocks
+// are pooled. Side A (the baseline) "takes" 2 us, side B 1 us, both drifting 1% per block.
+TEST(MeasurePaired, AlternatesBlocksSplitsTheBudgetAndPools) {
+  std::vector<char> order;
+  std::vector<bb::TimingOptions> seen;
+  int block = 0;
+  auto fake = [&](bool baseline, const bb::TimingOptions& o) -> bb::Expected<bb::Measurement> {
+    order.push_back(baseline ? 'A' : 'B');
+    seen.push_back(o);
+    const double drift = 1.0 + 0.01 * block++;
+    bb::Measurement m;
+    m.samples = {(baseline ? 2e-6 : 1e-6) * drift, (baseline ? 2e-6 : 1e-6) * drift * 1.1};
+    m.host_samples = m.samples;
+    m.stats = bb::summarize(m.samples);
+    m.measured_time = 1e-3;
+    m.warmup_calls = 1;
+    m.notes = {"the 0.125 s budget ended sampling at 3.00% noise (target 1%)", "a note worth keeping"};
+    return m;
+  };
+  bb::TimingOptions options;
+  options.rule.min_samples = 10;
+  options.rule.min_time = 0.4;
+  options.rule.timeout = 1.6;
+  options.warmup_time = 0.05;
+  const auto p = bb::measure_paired(fake, options, 4);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(std::string(order.begin(), order.end()), "ABBAABBA");
+  // Each side: the rule's budget over 4 blocks; the warm-up before its first block only.
+  EXPECT_DOUBLE_EQ(seen[0].rule.min_time, 0.1);
+  EXPECT_DOUBLE_EQ(seen[0].rule.timeout, 0.4);
+  EXPECT_EQ(seen[0].rule.min_samples, 3u);
+  EXPECT_DOUBLE_EQ(seen[0].warmup_time, 0.05);  // A's first
+  EXPECT_DOUBLE_EQ(seen[1].warmup_time, 0.05);  // B's first
+  for (std::size_t k = 2; k < seen.size(); ++k) EXPECT_DOUBLE_EQ(seen[k].warmup_time, 0.0) << k;
+  // Pooled: every sample of a side, times summed, one copy of a note, no per-block stop notes.
+  EXPECT_EQ(p->impl.samples.size(), 8u);
+  EXPECT_EQ(p->baseline.samples.size(), 8u);
+  EXPECT_DOUBLE_EQ(p->impl.measured_time, 4e-3);
+  EXPECT_EQ(p->impl.warmup_calls, 4u);
+  EXPECT_EQ(p->impl.notes, std::vector<std::string>{"a note worth keeping"});
+  // The drift cancels within each pair (1% per block makes a pair's ratio 2 x 1.01^±1 at most).
+  ASSERT_TRUE(p->speedup);
+  EXPECT_NEAR(p->speedup->speedup, 2.0, 0.03);
+  EXPECT_EQ(p->speedup->pairs, 4u);
+}
+
+TEST(MeasurePaired, ABaselineErrorSaysSo) {
+  auto fake = [](bool baseline, const bb::TimingOptions&) -> bb::Expected<bb::Measurement> {
+    if (baseline) return bb::make_error("returned 3: no");
+    bb::Measurement m;
+    m.samples = {1e-6};
+    m.stats = bb::summarize(m.samples);
+    return m;
+  };
+  const auto p = bb::measure_paired(fake, bb::TimingOptions{}, 4);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message, "baseline: returned 3: no");
+}
