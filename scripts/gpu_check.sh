@@ -37,10 +37,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Serial: the GPU timing tests share the device with nothing else.
   : > "$out/ctest.log"
   if [ "${GPU_TESTS_ONLY:-0}" != 1 ]; then
-    ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.' > "$out/ctest.log" 2>&1
+    ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.|Paired\.' > "$out/ctest.log" 2>&1
     ctest_rc=$?
   fi
-  ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.|Device\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
+  ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.|Device\.|Paired\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
   # The shipped ops' ctest tests (one per op x implementation) spread over this host's GPUs by
   # CTest's resource allocation, with the spec backendbench writes.
   "$build/backendbench" resource-spec -o "$out/resource_spec.json" > "$out/ctest_ops.log" 2>&1
