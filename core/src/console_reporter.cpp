@@ -139,7 +139,8 @@ class ConsoleReporter final : public Reporter {
       std::string measured;
       const auto mb = dev.value("measured_bandwidth", nlohmann::json::object());
       if (mb.is_object() && mb.value("copy_gbps", 0.0) > 0)
-        measured = fmt::format(", {:.0f} GB/s measured by a copy kernel{}", mb.value("copy_gbps", 0.0), mb.value("cached", false) ? " (cached)" : "");
+        measured = fmt::format(", {:.0f} GB/s measured ({}){}", mb.value("copy_gbps", 0.0), mb.value("strategy", "copy kernel"),
+                               mb.value("cached", false) ? ", cached" : "");
       else if (mb.is_object() && mb.contains("error"))
         measured = fmt::format(", copy bandwidth not measured: {}", mb.value("error", ""));
       print_line(fmt::format("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]", name,

@@ -79,7 +79,11 @@ nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) 
     nlohmann::json measured;
     if (measure_peak) {
       auto peak = device_peak_bandwidth(**rt, p.ordinal);
-      measured = peak ? nlohmann::json{{"copy_gbps", peak->copy_gbps}, {"cached", peak->cached}}
+      nlohmann::json strategies = nlohmann::json::array();
+      if (peak)
+        for (const auto& [name, gbps] : peak->strategies) strategies.push_back({{"strategy", name}, {"gbps", gbps}});
+      measured = peak ? nlohmann::json{{"copy_gbps", peak->copy_gbps}, {"strategy", peak->strategy}, {"strategies", strategies},
+                                       {"cached", peak->cached}}
                       : nlohmann::json{{"error", peak.error().message}};
     }
     devices.push_back({{"ordinal", p.ordinal},

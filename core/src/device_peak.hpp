@@ -1,6 +1,7 @@
-// A device's memory bandwidth as a copy kernel measures it (bytes read plus written), taken
-// once per device and cached on disk, so that "percent of peak" compares against what the
-// device really reaches as well as against its theoretical figure.
+// A device's memory bandwidth as measured (bytes read plus written per second): the best of
+// several strategies (bb_device_runtime::measure_bandwidth), taken once per device and cached
+// on disk, so that "percent of peak" compares against what the device really reaches as well
+// as against its theoretical figure.
 //
 // The cache: $BACKENDBENCH_CACHE_DIR, else $XDG_CACHE_HOME/backendbench, else
 // ~/.cache/backendbench; file device_peaks.json, keyed by runtime, device UUID, name and
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "device.hpp"
 
@@ -18,8 +21,10 @@ namespace bb {
 std::filesystem::path device_cache_dir();
 
 struct DevicePeak {
-  double copy_gbps = 0;
-  bool cached = false;  // read from the cache, not measured now
+  double copy_gbps = 0;   // the best strategy's
+  std::string strategy;   // which one that was
+  std::vector<std::pair<std::string, double>> strategies;  // every one: (name, GB/s)
+  bool cached = false;    // read from the cache, not measured now
 };
 
 // Measures device `ordinal` (made current) unless the cache has it.

@@ -4,6 +4,8 @@
 // a cached bandwidth, the blocking kernel's fallback) and what the timer reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -115,6 +117,17 @@ TEST(DeviceTimer, CopyBandwidthIsMeasuredOnceAndCached) {
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second->cached);
   EXPECT_DOUBLE_EQ(second->copy_gbps, first->copy_gbps);
+  // The peak is the best of every strategy, each reported, and the cache keeps them all.
+  ASSERT_EQ(first->strategies.size(), 6u);
+  double best = 0;
+  for (const auto& [name, gbps] : first->strategies) {
+    EXPECT_FALSE(name.empty());
+    EXPECT_GT(gbps, 0) << name;
+    best = std::max(best, gbps);
+  }
+  EXPECT_DOUBLE_EQ(first->copy_gbps, best);
+  EXPECT_EQ(second->strategy, first->strategy);
+  EXPECT_EQ(second->strategies, first->strategies);
   EXPECT_TRUE(std::filesystem::exists(dir / "device_peaks.json"));
   ::unsetenv("BACKENDBENCH_CACHE_DIR");
   std::filesystem::remove_all(dir);

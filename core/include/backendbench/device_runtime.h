@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 1
+#define BB_DEVICE_RUNTIME_VERSION 2
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -34,6 +34,12 @@ typedef struct bb_device_properties {
   double peak_bandwidth_gbps;   /* theoretical: 2 (DDR) x memory clock x bus width */
   char uuid[40];                /* "GPU-xxxxxxxx-..." or the runtime's id: a cache key */
 } bb_device_properties;
+
+/* One way of moving device memory, and the bandwidth it reached (see measure_bandwidth). */
+typedef struct bb_bandwidth_figure {
+  char strategy[64];  /* "copy kernel, one 16-byte vector per thread" */
+  double gbps;        /* bytes read plus bytes written per second, best of several runs */
+} bb_bandwidth_figure;
 
 /* What a cold sample's probes read (see clock_probe). */
 typedef struct bb_clock_sample {
@@ -94,9 +100,11 @@ typedef struct bb_device_runtime {
    * `slot` (0..7), readable by read_clock_probes once the stream is done. */
   int (*clock_probe)(void* stream, int slot);
   int (*read_clock_probes)(bb_clock_sample* out, int count);
-  /* Device memory bandwidth, measured: a copy kernel over a buffer much larger than L2, best of
-   * several runs, counting bytes read plus bytes written. Blocks. */
-  int (*measure_copy_bandwidth)(double* gbps);
+  /* Device memory bandwidth, measured by several strategies over buffers much larger than L2
+   * (the runtime's device-to-device copy; copy kernels of one vector per thread, grid-stride,
+   * and several vectors in flight per thread; a read-only and a write-only kernel), each the
+   * best of several runs. Fills up to `capacity` figures, sets *count. Blocks. */
+  int (*measure_bandwidth)(bb_bandwidth_figure* out, int capacity, int* count);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
