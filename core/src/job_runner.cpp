@@ -80,7 +80,7 @@ TestResult execute(Executor& executor, const SessionOptions& o, const TestReques
   return outcome_to_result(out);
 }
 
-// The device's bandwidth figures: (measured by a copy kernel, theoretical), 0 when unknown.
+// The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.
 std::pair<double, double> peak_bandwidth(const nlohmann::json& kind, int ordinal) {
   const nlohmann::json devs = kind.value("devices", nlohmann::json::array());
   if (!devs.is_array()) return {0, 0};

@@ -413,7 +413,7 @@ std::string html_report(const RunRecord& run) {
 
   out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
   out += speedup_chart(run) + "</section>\n";
-  out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the copy kernel's measured peak</span></h2>\n";
+  out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the device's measured peak bandwidth</span></h2>\n";
   out += bandwidth_chart(run) + "</section>\n";
   out += "<section id=\"timing\">\n<h2>Timing spread <span class=\"count\">per timed case, log scale</span></h2>\n";
   out += timing_chart(run) + "</section>\n";

@@ -64,7 +64,8 @@ struct TestResult {
   std::optional<double> speedup_pairs;
   std::optional<double> flops, bytes;     // work of the case
   std::optional<double> tflops, gbps;
-  // Percent of the device's peak bandwidth: measured once per device by a copy kernel, and
+  // Percent of the device's peak bandwidth: measured once per device (the best of several
+  // strategies: device_peak.hpp), and
   // the theoretical figure from its memory clock and bus width.
   std::optional<double> peak_pct, peak_pct_theoretical;
   double duration = 0;  // seconds the test took, end to end
