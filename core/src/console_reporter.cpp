@@ -40,6 +40,25 @@ std::string format_seconds(double s) {
 namespace {
 
 // "45s", "1m05s", "2h03m": elapsed time and ETA.
+// "worker seconds: setup 1.2, inputs 0.4, ..." from the summed phases of the tests (several
+// workers add up to more than the wall time); "" when there are none.
+std::string time_breakdown(const RunSummary& s) {
+  const auto tests = s.phases.find("tests");
+  if (tests == s.phases.end() || !tests->is_object() || tests->empty()) return "";
+  std::string parts;
+  for (const char* phase : kTestPhases) {
+    const double v = tests->value(phase, 0.0);
+    std::string name(phase);
+    name = name.substr(0, name.size() - 2);  // "_s"
+    parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", name, v);
+    if (name == "timing" && s.measured_time > 0) parts += fmt::format(" (inside timed regions {:.1f})", s.measured_time);
+  }
+  std::string before;
+  for (const char* p : {"plan_s", "devices_s"})
+    if (s.phases.contains(p) && s.phases[p].is_number()) before += fmt::format(", {} {:.1f}", std::string(p).substr(0, std::string(p).size() - 2), s.phases[p].get<double>());
+  return fmt::format("where the time went, in seconds{}; tests (summed over workers): {}", before, parts);
+}
+
 std::string format_duration(double s) {
   const auto t = static_cast<long long>(std::max(0.0, s) + 0.5);
   if (t < 60) return fmt::format("{}s", t);
@@ -469,6 +488,7 @@ class ConsoleReporter final : public Reporter {
     if (s.measured_time > 0)
       fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,
                  s.wall_time / s.measured_time);
+    if (const std::string where = time_breakdown(s); !where.empty()) fmt::print(out, "{}\n", where);
     fmt::print(out, "exit status {}\n", s.exit_code);
   }
 

@@ -1,6 +1,7 @@
 #include "job_runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -74,10 +75,15 @@ double timeout_for(const SessionOptions& o, const TestRequest& req) {
 }
 
 // Runs a request; a worker whose device context a sticky error destroyed is replaced.
+// The host's share of the test's time (starting the worker, messages) goes into host_s.
 TestResult execute(Executor& executor, const SessionOptions& o, const TestRequest& req) {
+  const auto t0 = std::chrono::steady_clock::now();
   ExecOutcome out = executor.execute(to_json(req), timeout_for(o, req));
   if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor.recycle();
-  return outcome_to_result(out);
+  TestResult r = outcome_to_result(out);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.phases["host_s"] = std::max(0.0, wall - r.duration);
+  return r;
 }
 
 // The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.

@@ -38,6 +38,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   j = nlohmann::json{{"op", r.op},       {"impl", r.impl},       {"case", r.case_id},   {"kind", r.kind},
                      {"device", r.device}, {"device_index", r.device_index}, {"repeat", r.repeat}, {"verdict", verdict_name(r.verdict)}, {"message", r.message},
                      {"duration_s", r.duration}};
+  if (!r.phases.empty()) j["phases"] = r.phases;
   if (r.mismatch) {
     const auto& m = *r.mismatch;
     j["mismatch"] = {{"output", m.output},     {"count", m.count},         {"total", m.total},
@@ -81,6 +82,9 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   r.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.message = j.value("message", "");
   r.duration = number(j, "duration_s");
+  if (auto it = j.find("phases"); it != j.end() && it->is_object())
+    for (const auto& [k, v] : it->items())
+      if (v.is_number()) r.phases[k] = v.get<double>();
   if (auto it = j.find("mismatch"); it != j.end()) {
     Mismatch m;
     m.output = it->value("output", "");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ struct Timing {
   std::vector<std::string> notes;
 };
 
+// The phases of a test in a worker: setup (manifest, libraries, device context), inputs
+// (generated from the seed), reference (its call), check (the implementation's call and every
+// check), timing (measuring, flushes and the paired baseline included); then host (the host's
+// wall time less the worker's: process start, messages).
+inline constexpr const char* kTestPhases[] = {"setup_s", "inputs_s", "reference_s", "check_s", "timing_s", "host_s"};
+
 struct TestResult {
   std::string op;
   std::string impl;     // "<op>__<stem>"
@@ -69,6 +76,9 @@ struct TestResult {
   // the theoretical figure from its memory clock and bus width.
   std::optional<double> peak_pct, peak_pct_theoretical;
   double duration = 0;  // seconds the test took, end to end
+  // Where that time went, in seconds (kTestPhases), and the host's share: starting the worker,
+  // loading the libraries, the messages (host_s: the host's wall time less the worker's).
+  std::map<std::string, double> phases;
 };
 
 void to_json(nlohmann::json& j, const TestResult& r);

@@ -359,7 +359,16 @@ TestResult TestRunner::run(const TestRequest& req) {
   TestResult r;
   r.op = req.op;
   r.device = req.device;
+  // The phases (results.hpp): each mark() charges the time since the last one to a phase.
+  auto phase_start = started;
+  auto mark = [&](const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    r.phases[phase] += std::chrono::duration<double>(now - phase_start).count();
+    phase_start = now;
+  };
+  const char* current = "setup_s";
   auto finish = [&](Verdict v, std::string message) {
+    mark(current);
     r.verdict = v;
     r.message = std::move(message);
     r.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -388,6 +397,8 @@ TestResult TestRunner::run(const TestRequest& req) {
     return finish(out.sticky ? Verdict::crash : Verdict::error, fmt::format("{}{}", who, out.error));
   };
 
+  mark("setup_s");
+  current = "inputs_s";
   // Inputs, generated once per test from the case's seed; every call gets fresh copies.
   std::vector<HostBuffer> pristine;
   for (const auto& t : c.inputs) {
@@ -396,6 +407,8 @@ TestResult TestRunner::run(const TestRequest& req) {
       return finish(Verdict::error, fmt::format("input '{}': {}", t.name, s.error().message));
   }
 
+  mark("inputs_s");
+  current = "reference_s";
   if (req.check) {
     auto ref = resolve(req.reference, req.op);
     if (!ref) return finish(Verdict::error, "reference: " + ref.error().message);
@@ -417,6 +430,8 @@ TestResult TestRunner::run(const TestRequest& req) {
         return finish(Verdict::error, fmt::format("the reference left {} of {} elements of output '{}' unwritten", unwritten, o.numel(), o.name));
     }
 
+    mark("reference_s");
+    current = "check_s";
     CallBuffers actual(c, pristine);
     {
       BoundCall bound(req.op, c, actual, *impl_exec);
@@ -486,6 +501,8 @@ TestResult TestRunner::run(const TestRequest& req) {
     }
   }
 
+  mark(current);
+  current = "timing_s";
   if (req.time) {
     CallBuffers timed(c, pristine);
     BoundCall bound(req.op, c, timed, *impl_exec);

@@ -269,6 +269,31 @@ TEST(Console, TheTableSaysWhichDevicesRanTheTests) {
   EXPECT_EQ(cpu_only.find("tests per device"), std::string::npos) << cpu_only;
 }
 
+// The final lines say where the time went: the planning phases, then the tests' phases summed.
+TEST(Console, TheTableSaysWhereTheTimeWent) {
+  Capture out, err;
+  bb::ConsoleOptions o;
+  o.quiet = true;
+  o.out = out.file();
+  o.err = err.file();
+  {
+    auto rep = bb::make_console_reporter(o);
+    bb::RunInfo info;
+    rep->run_started(info);
+    bb::RunSummary s = summary_of({test("myop__myop_cpp", 0, Verdict::pass)}, 0);
+    s.measured_time = 6.25;
+    s.phases = {{"plan_s", 0.5},
+                {"devices_s", 1.0},
+                {"tests", {{"setup_s", 2.0}, {"inputs_s", 0.25}, {"reference_s", 0.5}, {"check_s", 1.5}, {"timing_s", 8.0}, {"host_s", 3.0}}}};
+    rep->run_finished(s);
+  }
+  const std::string text = out.text();
+  EXPECT_NE(text.find("where the time went, in seconds, plan 0.5, devices 1.0; tests (summed over workers): setup 2.0, inputs 0.2, "
+                      "reference 0.5, check 1.5, timing 8.0 (inside timed regions 6.2), host 3.0\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Console, VerbosePrintsEveryTest) {
   std::vector<bb::TestResult> results;
   for (int i = 0; i < 7; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));

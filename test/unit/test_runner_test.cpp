@@ -101,6 +101,37 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   EXPECT_DOUBLE_EQ(*r.bytes, 2.0 * 4096 * 4);
   EXPECT_NEAR(*r.gbps, *r.bytes / r.timing->stats.median / 1e9, 1e-9 * *r.gbps);
 
+  // Where the test's time went: every worker phase, none negative, together within its duration.
+  double phases = 0;
+  for (const char* phase : {"setup_s", "inputs_s", "reference_s", "check_s", "timing_s"}) {
+    ASSERT_TRUE(r.phases.count(phase)) << phase;
+    EXPECT_GE(r.phases.at(phase), 0.0) << phase;
+    phases += r.phases.at(phase);
+  }
+  EXPECT_LE(phases, r.duration + 1e-9);
+  EXPECT_GE(r.phases.at("timing_s"), r.timing->measured_time);  // measuring is inside the timing phase
+
+  // Paired with a baseline (here the implementation itself): both sides' times, the interval.
+  req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "scale_good.so"};
+  auto paired = runner.run(req);
+  ASSERT_EQ(paired.verdict, bb::Verdict::pass) << paired.message;
+  ASSERT_TRUE(paired.timing && paired.speedup && paired.speedup_low && paired.speedup_high && paired.speedup_pairs);
+  EXPECT_EQ(paired.timing->stop, "paired");
+  EXPECT_GT(paired.timing->baseline_measured_time, 0.0);
+  EXPECT_LE(*paired.speedup_low, *paired.speedup);
+  EXPECT_LE(*paired.speedup, *paired.speedup_high);
+  EXPECT_DOUBLE_EQ(*paired.speedup_pairs, 16.0);
+  // A baseline that cannot be loaded: the implementation is timed alone, with a note, no speedup.
+  req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "no_such_baseline.so"};
+  auto alone = runner.run(req);
+  ASSERT_EQ(alone.verdict, bb::Verdict::pass) << alone.message;
+  ASSERT_TRUE(alone.timing.has_value());
+  EXPECT_FALSE(alone.speedup.has_value());
+  EXPECT_NE(alone.timing->stop, "paired");
+  ASSERT_FALSE(alone.timing->notes.empty());
+  EXPECT_NE(alone.timing->notes.back().find("baseline: "), std::string::npos) << alone.timing->notes.back();
+  req.baseline.reset();
+
   req.time = false;
   EXPECT_FALSE(runner.run(req).timing.has_value());
 }
@@ -150,6 +181,12 @@ TEST(TestRunner, ProtocolRoundTrip) {
   EXPECT_EQ(*back.seed, 77u);
   EXPECT_DOUBLE_EQ(back.timing.rule.max_noise, 0.005);
   EXPECT_EQ(back.timing.mode, bb::TimingMode::cold);
+  EXPECT_FALSE(back.baseline.has_value());
+  req.baseline = bb::Target{bb::Target::Kind::reference, "base.so"};
+  back = bb::test_request_from_json(bb::to_json(req));
+  ASSERT_TRUE(back.baseline.has_value());
+  EXPECT_EQ(back.baseline->library, "base.so");
+  EXPECT_EQ(back.baseline->kind, bb::Target::Kind::reference);
   req.timing.mode = bb::TimingMode::hot;
   req.timing.blocking_kernel = false;
   req.timing.throttle_threshold = 0.5;
