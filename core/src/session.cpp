@@ -242,8 +242,8 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   summary.phases["tests"] = nlohmann::json::object();  // the tests' phases, summed (results.hpp)
   auto report = [&](TestResult r, std::size_t place) {
     ++done;
-    auto& tests = summary.phases["tests"];
-    for (const auto& [phase, s] : r.phases) tests[phase] = tests.value(phase, 0.0) + s;
+    auto& summed = summary.phases["tests"];
+    for (const auto& [phase, s] : r.phases) summed[phase] = summed.value(phase, 0.0) + s;
     for (auto* rep : reporters) rep->test_finished(r, done, tests.size());
     summary.results.push_back(std::move(r));
     order.push_back(place);
