@@ -25,11 +25,14 @@
 //   skipped_tests            SKIPPED
 //   verdicts                 counts of verdicts other than PASS: "CRASH=3 FAIL=1"
 //   perf@<p>                 per threshold p: the share of implementations that ran which are
-//                            fully correct and faster than p times the baseline (1 or 0 per
-//                            implementation; empty when it did not run)
+//                            fully correct and significantly faster than p times the baseline:
+//                            the low end of the speedup's interval above p (scores.hpp) (1 or 0
+//                            per implementation; empty when it did not run)
 //   timed_tests              tests with a timing
 //   baseline, reference, reference_kind, seed   from the op's report
 //   devices                  the devices its tests ran on, "cpu;cuda:0"
+//   speedup_low, speedup_high  implementation: the speedup's 99% interval (paired timing;
+//                            RUNNING.md "Speedups"); empty on op rows
 //
 // A failed implementation never has a speedup: its speedup cells are empty, never 1.0. Numbers
 // are plain decimals; fields are quoted as RFC 4180 says (CRLF line ends).
@@ -100,7 +103,8 @@ std::string operator_summary_csv(const RunRecord& run) {
                                      "max_relative_error", "level",            "implementation",    "status",
                                      "implementations",  "correct_implementations", "skipped_tests", "verdicts"};
   for (double p : run.perf_p) header.push_back(fmt::format("perf@{:g}", p));
-  for (const char* h : {"timed_tests", "baseline", "reference", "reference_kind", "seed", "devices"}) header.push_back(h);
+  for (const char* h : {"timed_tests", "baseline", "reference", "reference_kind", "seed", "devices", "speedup_low", "speedup_high"})
+    header.push_back(h);
 
   std::string out;
   auto row = [&](const std::vector<std::string>& cells) {
@@ -166,12 +170,14 @@ std::string operator_summary_csv(const RunRecord& run) {
                                       counts};
     for (double p : run.perf_p) {
       int fast = 0;
-      for (const auto* is : impls) fast += (is->fully_correct && finite(is->speedup) && *is->speedup > p) ? 1 : 0;
+      for (const auto* is : impls) fast += (is->fully_correct && is->faster_than(p)) ? 1 : 0;  // as scores.hpp counts
       cells.push_back(ran_impls > 0 ? fmt::format("{:.10g}", static_cast<double>(fast) / ran_impls) : "");
     }
     cells.push_back(std::to_string(tally.timed));
     op_columns(os.op, cells);
     cells.push_back(joined(tally.devices));
+    cells.push_back("");  // speedup_low, speedup_high: implementations only
+    cells.push_back("");
     row(cells);
   }
 
@@ -196,10 +202,12 @@ std::string operator_summary_csv(const RunRecord& run) {
                                       correct ? "1" : "0",
                                       std::to_string(is.skipped),
                                       it == verdicts.end() ? "" : it->second};
-    for (double p : run.perf_p) cells.push_back(!is.ran() ? "" : (correct && finite(is.speedup) && *is.speedup > p) ? "1" : "0");
+    for (double p : run.perf_p) cells.push_back(!is.ran() ? "" : (correct && is.faster_than(p)) ? "1" : "0");
     cells.push_back(std::to_string(tally.timed));
     op_columns(is.op, cells);
     cells.push_back(joined(tally.devices));
+    cells.push_back(correct ? number(is.speedup_low) : "");
+    cells.push_back(correct ? number(is.speedup_high) : "");
     row(cells);
   }
   return out;

@@ -220,7 +220,10 @@ std::string speedup_chart(const RunRecord& run) {
       const double v = *is.speedup, xv = ax.x(f, v);
       out += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\"><title>{}: {}</title></rect>",
                          v >= 1 ? "faster" : "slower", std::min(x1, xv), y, std::max(1.0, std::abs(xv - x1)), bh, h(is.impl), fmt_ratio(v));
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, fmt_ratio(v));
+      std::string label = fmt_ratio(v);
+      if (is.speedup_low && is.speedup_high)  // the 99% interval of paired timing; n.s.: it holds 1.0
+        label += fmt::format(" [{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, h(label));
     } else {
       std::string what, cls = "muted";
       if (status == "failed") {

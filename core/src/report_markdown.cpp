@@ -122,7 +122,9 @@ std::string overall_summary_md(const RunRecord& run) {
     for (std::size_t i = 0; i < impls.size() && i < kMaxImpls; ++i) {
       const auto& is = *impls[i];
       const std::string status = impl_status(is);
-      const std::string speed = is.fully_correct ? format_speedup(is.speedup) : status;
+      std::string speed = is.fully_correct ? format_speedup(is.speedup) : status;
+      if (is.fully_correct && is.speedup && is.speedup_low && is.speedup_high)
+        speed += fmt::format(" [{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
       auto it = verdicts.find(is.impl);
       out += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} |\n", md(is.impl), status == "failed" ? "❌ " : status == "correct" ? "✅ " : "",
                          status, is.passed, is.failed, is.skipped, speed, it == verdicts.end() ? "" : md(it->second));

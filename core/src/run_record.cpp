@@ -56,7 +56,9 @@ nlohmann::json scores_to_json(const Scores& s) {
   nlohmann::json impls = nlohmann::json::array(), ops = nlohmann::json::array(), perf = nlohmann::json::object();
   for (const auto& i : s.impls)
     impls.push_back({{"op", i.op}, {"impl", i.impl}, {"tests", i.tests}, {"passed", i.passed}, {"failed", i.failed},
-                     {"skipped", i.skipped}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)}});
+                     {"skipped", i.skipped}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)},
+                     {"speedup_low", optional_number(i.speedup_low)}, {"speedup_high", optional_number(i.speedup_high)},
+                     {"significant", i.significant()}});
   for (const auto& o : s.ops)
     ops.push_back({{"op", o.op}, {"implementations", o.impls}, {"correct_implementations", o.correct_impls},
                    {"geomean_speedup", optional_number(o.geomean_speedup)}});

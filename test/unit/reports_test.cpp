@@ -3,6 +3,7 @@
 // huge run, report.html's escaping and its charts.
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "report_files.hpp"
@@ -455,3 +457,47 @@ TEST(ReportText, CleanTextKeepsUtf8AndWritesControlsOut) {
 }
 
 }  // namespace
+
+// Paired timing gives each speedup a 99% interval. The reports carry the implementation's
+// interval (the geomean's, RUNNING.md "Speedups"), mark one that holds 1.0 "n.s.", and count
+// perf@p on its low end: scale__good's 4x whose interval holds 1.0 is not "faster than 1".
+TEST(Reports, SpeedupIntervalsReachEveryReportAndPerfAtCountsTheLowEnd) {
+  RunRecord run = every_verdict_run();
+  auto set = [](TestResult& r, double low, double high) {
+    r.speedup_low = low;
+    r.speedup_high = high;
+    r.speedup_confidence = 0.99;
+    r.speedup_pairs = 16;
+  };
+  for (auto& r : run.tests) {
+    if (!r.speedup) continue;
+    if (r.impl == "scale__good") set(r, *r.speedup > 4 ? 0.25 : 1.9, *r.speedup > 4 ? 256 : 2.1);  // 8x: a wide interval
+    if (r.impl == "scale__slow") set(r, 0.45, 0.55);
+  }
+  bb::rescore(run);
+  // Expected geomean interval of scale__good: log-space halves combined as standard errors.
+  const double z = 2.5758293035489004;
+  const double se_big = std::log(2.0 / 1.9) / z, se_huge = std::log(8.0 / 0.25) / z;
+  const double half = z * std::sqrt(se_big * se_big + se_huge * se_huge) / 2;
+  const double low = 4.0 * std::exp(-half), high = 4.0 * std::exp(half);
+  ASSERT_LT(low, 1.0);
+
+  const auto rows = parse_csv(bb::operator_summary_csv(run));
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  ASSERT_TRUE(col.count("speedup_low") && col.count("speedup_high"));
+  std::map<std::string, std::vector<std::string>> impl;
+  for (std::size_t i = 3; i < rows.size(); ++i) impl[rows[i][col["implementation"]]] = rows[i];
+  EXPECT_NEAR(std::stod(impl["scale__good"][col["speedup_low"]]), low, 1e-6);
+  EXPECT_NEAR(std::stod(impl["scale__good"][col["speedup_high"]]), high, 1e-6);
+  EXPECT_EQ(impl["scale__good"][col["perf@1"]], "0");  // 4x, but not significantly above 1
+  EXPECT_NEAR(std::stod(impl["scale__slow"][col["speedup_low"]]), 0.45, 1e-6);
+  EXPECT_EQ(impl["scale__wrong"][col["speedup_low"]], "");  // a failed implementation has none
+  EXPECT_EQ(rows[1][col["speedup_low"]], "");               // nor does an op row
+
+  const std::string md = bb::overall_summary_md(run);
+  EXPECT_NE(md.find(fmt::format("4.00x [{:.2f}, {:.2f}] n.s.", low, high)), std::string::npos);
+  EXPECT_NE(md.find("0.50x [0.45, 0.56] |"), std::string::npos);  // significant: no mark
+  const std::string html = bb::html_report(run);
+  EXPECT_NE(html.find(fmt::format("4.00x [{:.2f}, {:.2f}] n.s.", low, high)), std::string::npos);
+}
