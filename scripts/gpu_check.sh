@@ -74,6 +74,7 @@ fi
 echo "== efficiency (shipped ops sweep)"; grep -E "^timed " "$out/shipped.log"
 if [ "${BENCH:-0}" = 1 ]; then
   scripts/bench_gpu_timing.sh "$build" "$out"
+  echo "== peak bandwidth against Triton and torch"; python3 scripts/bench_peak_bandwidth.py "$out/shipped/results.json" | tee "$out/peak.md"
   echo "== stability"; scripts/bench_stability.sh "$build" "$out" "${STABILITY_RUNS:-5}"
 fi
 if [ -n "${OUT:-}" ] && [ "$OUT" != "$out" ]; then

@@ -25,6 +25,8 @@ struct TimingOptions {
   double warmup_time = 0.01;        // seconds of warm-up calls (at least one call)
   double min_sample_time = 1e-4;    // hot: a sample batches calls until it lasts this long
   bool blocking_kernel = true;      // devices: queue each sample's launches behind a blocking kernel
+  bool l2_discard = false;          // devices, cold: drop the call's own L2 lines between samples
+                                    // instead of flushing all of L2 (device_timer.hpp)
   double throttle_threshold = 0.75; // devices: a sample whose SM clock is below this fraction of
                                     // the maximum is discarded (0 turns the check off)
   double throttle_recovery_delay = 0.05;  // seconds to wait after a throttled sample
@@ -37,6 +39,7 @@ struct Sample {
   double region_seconds = 0;  // the whole timed region (seconds x calls in the sample)
   double clock_mhz = 0;     // the SM clock over the sample; 0 when not read
   bool throttled = false;   // the clock was below the threshold: the sample is discarded
+  bool flushed = true;      // cold: L2 was emptied by the full flush (not by discarding lines)
 };
 
 struct Measurement {
@@ -52,6 +55,13 @@ struct Measurement {
   double clock_mhz = 0;       // median SM clock of the kept samples (0: not read)
   double min_clock_mhz = 0;   // the lowest clock among the discarded samples
   bool blocking = false;      // launches were queued behind a blocking kernel
+  // Cold on a device: how L2 was emptied before each sample ("flush": a read of twice L2;
+  // "discard": the call's own lines dropped, a flush before the first sample of each batch),
+  // how many samples shared one synchronisation, and the event pair's own cost as calibrated
+  // for that batching (seconds; 0: not calibrated). device_timer.hpp says more.
+  std::string eviction;
+  std::size_t samples_per_sync = 1;
+  double event_cost = 0;
   std::vector<std::string> notes;  // what a reader of the result should know
   std::vector<double> samples, host_samples;  // the kept samples (seconds per call), in order
 };

@@ -29,6 +29,9 @@ Measurement pool_blocks(const std::vector<Measurement>& blocks) {
   m.host = summarize(m.host_samples);
   m.clock_mhz = clocks.empty() ? 0 : summarize(clocks).median;
   m.stop = blocks.back().stop;
+  m.eviction = blocks.back().eviction;
+  m.samples_per_sync = blocks.back().samples_per_sync;
+  m.event_cost = blocks.back().event_cost;
   return m;
 }
 

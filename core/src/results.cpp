@@ -56,6 +56,12 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                    {"stop", t.stop},       {"batch", t.batch},     {"warmup_calls", t.warmup_calls},
                    {"wall_time_s", t.wall_time}, {"measured_time_s", t.measured_time}, {"baseline_measured_time_s", t.baseline_measured_time}, {"throttled_samples", t.throttled},
                    {"sm_clock_mhz", t.clock_mhz}, {"blocking_kernel", t.blocking}, {"notes", t.notes}};
+    if (!t.eviction.empty()) j["timing"]["eviction"] = t.eviction;
+    if (t.samples_per_sync > 1) j["timing"]["samples_per_sync"] = t.samples_per_sync;
+    if (t.event_cost > 0) {
+      j["timing"]["event_cost_s"] = t.event_cost;
+      j["timing"]["kernel_median_s"] = t.kernel_median();
+    }
   }
   put(j, "baseline_median_s", r.baseline_median);
   put(j, "speedup", r.speedup);
@@ -127,6 +133,9 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     t.throttled = it->value("throttled_samples", std::size_t{0});
     t.clock_mhz = number(*it, "sm_clock_mhz");
     t.blocking = it->value("blocking_kernel", false);
+    t.eviction = it->value("eviction", "");
+    t.samples_per_sync = it->value("samples_per_sync", std::size_t{1});
+    if (it->contains("event_cost_s")) t.event_cost = number(*it, "event_cost_s");
     t.notes = it->value("notes", std::vector<std::string>{});
     r.timing = t;
   }

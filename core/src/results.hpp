@@ -1,6 +1,7 @@
 // What one test produced, and its JSON form (the worker protocol and the result files share it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,6 +42,14 @@ struct Timing {
   std::size_t throttled = 0;  // samples discarded for a throttled SM clock
   double clock_mhz = 0;       // median SM clock over the kept samples (0: not read)
   bool blocking = false;      // launches queued behind a blocking kernel
+  // Cold on a device (device_timer.hpp): "flush" | "discard" (how L2 was emptied), samples per
+  // synchronisation, and the event pair's own cost as calibrated in this run (seconds; 0: not
+  // calibrated). kernel_median(): the median less that cost, comparable with a profiler's
+  // kernel duration.
+  std::string eviction;
+  std::size_t samples_per_sync = 1;
+  double event_cost = 0;
+  double kernel_median() const { return std::max(0.0, stats.median - event_cost); }
   std::vector<std::string> notes;
 };
 

@@ -146,6 +146,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"warmup_time_s", o.timing.warmup_time},
           {"timing_mode", timing_mode_name(o.timing.mode)},
           {"blocking_kernel", o.timing.blocking_kernel},
+          {"l2_discard", o.timing.l2_discard},
           {"throttle_threshold", o.timing.throttle_threshold},
           {"throttle_recovery_delay_s", o.timing.throttle_recovery_delay},
           {"perf_p", o.perf_p},

@@ -58,7 +58,8 @@ nlohmann::json to_json(const TestRequest& r) {
            {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
             {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", r.timing.warmup_time},
             {"min_sample_time", r.timing.min_sample_time}, {"mode", timing_mode_name(r.timing.mode)},
-            {"blocking_kernel", r.timing.blocking_kernel}, {"throttle_threshold", r.timing.throttle_threshold},
+            {"blocking_kernel", r.timing.blocking_kernel}, {"l2_discard", r.timing.l2_discard},
+            {"throttle_threshold", r.timing.throttle_threshold},
             {"throttle_recovery_delay", r.timing.throttle_recovery_delay}}}};
 }
 
@@ -88,6 +89,7 @@ TestRequest test_request_from_json(const nlohmann::json& j) {
   r.timing.min_sample_time = t.value("min_sample_time", r.timing.min_sample_time);
   r.timing.mode = t.value("mode", std::string("cold")) == "hot" ? TimingMode::hot : TimingMode::cold;
   r.timing.blocking_kernel = t.value("blocking_kernel", r.timing.blocking_kernel);
+  r.timing.l2_discard = t.value("l2_discard", r.timing.l2_discard);
   r.timing.throttle_threshold = t.value("throttle_threshold", r.timing.throttle_threshold);
   r.timing.throttle_recovery_delay = t.value("throttle_recovery_delay", r.timing.throttle_recovery_delay);
   return r;
@@ -300,6 +302,9 @@ class BoundCall {
     return out;
   }
 
+  // The call's device memory, as the cold timer may evict it.
+  const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
+
   // Copies every mirrored region back into its staging buffer.
   std::string download() {
     if (!ex_.rt) return "";
@@ -312,11 +317,15 @@ class BoundCall {
   void* place(HostBuffer& buf) {
     if (!ex_.rt) return buf.data();
     void* dev = nullptr;
-    if (int e = ex_.rt->api().malloc(&dev, buf.raw_size()); e != 0) {
+    // Whole 256-byte units: the last 128-byte cache line is the buffer's own (the timer drops
+    // the buffer's lines from L2 between cold samples: device_timer.hpp).
+    const size_t bytes = (buf.raw_size() + 255) / 256 * 256;
+    if (int e = ex_.rt->api().malloc(&dev, bytes); e != 0) {
       if (error_.empty()) error_ = fmt::format("allocating {} bytes: {}", buf.raw_size(), ex_.rt->describe(e));
       return nullptr;
     }
     mirrors_.emplace_back(&buf, dev);
+    ranges_.push_back({dev, bytes});
     if (int e = ex_.rt->api().memcpy_h2d(dev, buf.raw(), buf.raw_size()); e != 0 && error_.empty())
       error_ = "copy to device: " + ex_.rt->describe(e);
     return static_cast<uint8_t*>(dev) + HostBuffer::kGuardBytes;
@@ -338,6 +347,7 @@ class BoundCall {
   CallBuffers& b_;
   const TestRunner::Exec& ex_;
   std::vector<std::pair<HostBuffer*, void*>> mirrors_;
+  std::vector<bb_device_range> ranges_;  // the device allocations, whole
   std::unique_ptr<CallFrame> frame_;
   std::string error_;
   bool lost_ = false;
@@ -512,7 +522,9 @@ TestResult TestRunner::run(const TestRequest& req) {
     auto measure = [&](BoundCall& b, bb_kernel_fn f, CallBuffers& bufs, const TimingOptions& options) -> Expected<Measurement> {
       if (impl_exec->rt) {
         const auto& props = impl_exec->rt->devices()[static_cast<size_t>(impl_exec->ordinal)];
-        return measure_device([&] { return b.launch(f); }, impl_exec->rt->api(), impl_exec->stream, props.sm_clock_khz / 1e3, options);
+        const ColdTarget target{b.device_ranges(), props.l2_bytes};
+        return measure_device([&] { return b.launch(f); }, impl_exec->rt->api(), impl_exec->stream, props.sm_clock_khz / 1e3, options,
+                              target);
       }
       // Cold: every byte the call touches, guards included, leaves the caches before a sample.
       auto flush = [&] {
@@ -583,6 +595,9 @@ TestResult TestRunner::run(const TestRequest& req) {
     t.throttled = meas.throttled;
     t.clock_mhz = meas.clock_mhz;
     t.blocking = meas.blocking;
+    t.eviction = meas.eviction;
+    t.samples_per_sync = meas.samples_per_sync;
+    t.event_cost = meas.event_cost;
     t.notes = meas.notes;
     if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
     r.timing = t;

@@ -6,6 +6,7 @@
 
 #define GPU_RUNTIME_NAME "cuda"
 #define GPU_DLPACK_DEVICE 2 /* kDLCUDA */
+#define GPU_HAS_L2_DISCARD 1 /* PTX discard.global.L2, sm_80 and later */
 #define GPU(x) cuda##x
 typedef cudaError_t gpuError_t;
 typedef cudaDeviceProp gpuDeviceProp;

@@ -29,8 +29,10 @@ int expect_self_speedup_of_one(const nlohmann::json& r) {
     const double lo = t["speedup_low"], s = t["speedup"], hi = t["speedup_high"];
     EXPECT_LE(lo, s) << what;
     EXPECT_LE(s, hi) << what;
-    EXPECT_LE(lo, 1.0) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.0";
-    EXPECT_GE(hi, 1.0) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.0";
+    // "Reads 1.00": the interval holds 1.00 as the reports print it (two decimals): a low end
+    // of 1.0005 (seen once on a 16-core CPU host) prints as 1.00; one of 1.005 would not.
+    EXPECT_LT(lo, 1.005) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.00";
+    EXPECT_GE(hi, 0.995) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.00";
   }
   return timed;
 }

@@ -132,3 +132,61 @@ TEST(DeviceTimer, CopyBandwidthIsMeasuredOnceAndCached) {
   ::unsetenv("BACKENDBENCH_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
+
+// Cold samples come in batches behind one blocking kernel; with --l2-discard, where the device
+// can drop L2 lines (sm_80 and later), the call's own buffers are discarded between samples and
+// the full flush runs before the first sample of each batch; the events' own cost is calibrated.
+TEST(DeviceTimer, ColdBatchesDiscardTheCallsLinesAndCalibrateTheEvents) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  const auto& props = c.rt->devices()[0];
+  int supported = -1;
+  ASSERT_EQ(c.rt->api().discard_supported(&supported), 0);
+  const std::string arch = props.arch;
+  const bool sm80 = arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
+  EXPECT_EQ(supported, sm80 ? 1 : 0) << props.arch;
+  const bb::ColdTarget target{{{c.buf, Cuda::kBytes}}, props.l2_bytes};
+  auto opts = quick(bb::TimingMode::cold);
+  opts.l2_discard = true;
+  auto m = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), opts, target);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->eviction, supported ? "discard" : "flush");
+  // Without --l2-discard: the flush, in batches too.
+  auto f = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold), target);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->eviction, "flush");
+  EXPECT_GT(f->samples_per_sync, 1u);
+  EXPECT_GT(f->event_cost, 0);
+  EXPECT_GT(m->samples_per_sync, 1u);  // a 64 MiB memset is far below the batch's 1 ms
+  EXPECT_LE(m->samples_per_sync, 8u);
+  EXPECT_GT(m->event_cost, 0);                // calibrated
+  EXPECT_LT(m->event_cost, m->stats.median);  // the pair costs less than a region around a 64 MiB memset
+  EXPECT_GE(m->stats.samples, 10u);
+  EXPECT_TRUE(m->blocking);
+}
+
+// A call that reads memory outside the buffers it is timed with (here a 16 MiB copy from a
+// buffer the timer is not told of) finds that memory still in L2 after a discard: the samples
+// after the full flush are slower, and only they are kept, with a note.
+TEST(DeviceTimer, ACallReadingMemoryOutsideItsBuffersIsTimedOnFlushedSamplesOnly) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  int supported = 0;
+  c.rt->api().discard_supported(&supported);
+  if (!supported) GTEST_SKIP() << "the device cannot drop L2 lines: every sample is flushed";
+  constexpr size_t kCopy = 16u << 20;
+  void* other = nullptr;
+  ASSERT_EQ(c.rt->api().malloc(&other, kCopy), 0);
+  const bb::ColdTarget target{{{c.buf, kCopy}}, c.rt->devices()[0].l2_bytes};
+  auto opts = quick(bb::TimingMode::cold);
+  opts.rule.min_samples = opts.rule.max_samples = 64;  // 8 batches: 8 flushed samples
+  opts.l2_discard = true;
+  auto m = bb::measure_device([&] { return c.rt->api().memcpy_d2d(c.buf, other, kCopy, c.stream); }, c.rt->api(), c.stream,
+                              c.max_mhz(), opts, target);
+  c.rt->api().free(other);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->eviction, "discard");
+  const bool noted = std::any_of(m->notes.begin(), m->notes.end(), [](const std::string& n) { return n.find("only the") != std::string::npos; });
+  EXPECT_TRUE(noted) << "samples kept: " << m->stats.samples;
+  EXPECT_LT(m->stats.samples, 64u);  // the discard-evicted ones were dropped
+}

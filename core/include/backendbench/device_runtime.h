@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 2
+#define BB_DEVICE_RUNTIME_VERSION 3
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -46,6 +46,12 @@ typedef struct bb_clock_sample {
   uint64_t sm_clock;   /* an SM's cycle counter */
   uint64_t global_ns;  /* the device's global timer, nanoseconds */
 } bb_clock_sample;
+
+/* A span of device memory (see discard_cache). */
+typedef struct bb_device_range {
+  void* ptr;
+  size_t bytes;
+} bb_device_range;
 
 typedef struct bb_device_runtime {
   uint32_t struct_size;
@@ -105,6 +111,25 @@ typedef struct bb_device_runtime {
    * and several vectors in flight per thread; a read-only and a write-only kernel), each the
    * best of several runs. Fills up to `capacity` figures, sets *count. Blocks. */
   int (*measure_bandwidth)(bb_bandwidth_figure* out, int capacity, int* count);
+
+  /* Version 3: batches of cold samples. */
+
+  /* Like block_stream, for pipelined batches: each blocking kernel gets a ticket, and
+   * release_stream() lets every kernel blocked so far go; *ticket names it for
+   * ticket_timed_out(), which is valid once the stream has passed that kernel. */
+  int (*block_stream_ticket)(void* stream, double timeout_ms, uint32_t* ticket);
+  int (*ticket_timed_out)(uint32_t ticket, int* timed_out);
+  /* *supported = 1 when discard_cache really evicts on the current device (the runtime ran
+   * its own check once), else 0 and the host flushes instead. */
+  int (*discard_supported)(int* supported);
+  /* Evicts every whole 128-byte line inside the ranges from L2 WITHOUT writing it back: what
+   * the device holds there afterwards is whatever was last written back (dirty lines are
+   * lost). For memory whose clean contents the caller no longer needs. */
+  int (*discard_cache)(const bb_device_range* ranges, int count, void* stream);
+  /* Enqueues an empty kernel (one block): the event pair's own cost is calibrated with it. */
+  int (*launch_empty)(void* stream);
+  /* Waits until the work recorded before `event` is done (not the whole stream). */
+  int (*event_synchronize)(void* event);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
