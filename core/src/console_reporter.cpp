@@ -162,6 +162,10 @@ class ConsoleReporter final : public Reporter {
                                mb.value("cached", false) ? ", cached" : "");
       else if (mb.is_object() && mb.contains("error"))
         measured = fmt::format(", copy bandwidth not measured: {}", mb.value("error", ""));
+      const auto compute = dev.value("measured_compute", nlohmann::json::array());
+      if (compute.is_array())
+        for (const auto& c : compute)
+          if (c.is_object() && c.value("tflops", 0.0) > 0) measured += fmt::format(", {} {:.1f} TFLOP/s", c.value("kind", "?"), c.value("tflops", 0.0));
       print_line(fmt::format("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]", name,
                              dev.value("ordinal", 0), dev.value("name", "?"), dev.value("arch", "?"), dev.value("multiprocessors", 0),
                              dev.value("l2_bytes", 0.0) / 1048576.0, dev.value("memory_bytes", 0.0) / 1073741824.0,

@@ -76,7 +76,7 @@ nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) 
   if (!rt) return {{"name", name}, {"available", false}, {"reason", rt.error().message}};
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& p : (*rt)->devices()) {
-    nlohmann::json measured;
+    nlohmann::json measured, compute = nlohmann::json::array();
     if (measure_peak) {
       auto peak = device_peak_bandwidth(**rt, p.ordinal);
       nlohmann::json strategies = nlohmann::json::array();
@@ -85,6 +85,8 @@ nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) 
       measured = peak ? nlohmann::json{{"copy_gbps", peak->copy_gbps}, {"strategy", peak->strategy}, {"strategies", strategies},
                                        {"cached", peak->cached}}
                       : nlohmann::json{{"error", peak.error().message}};
+      if (peak)
+        for (const auto& c : peak->compute) compute.push_back({{"kind", c.kind}, {"strategy", c.strategy}, {"tflops", c.tflops}});
     }
     devices.push_back({{"ordinal", p.ordinal},
                        {"name", p.name},
@@ -97,7 +99,8 @@ nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) 
                        {"memory_bus_bits", p.memory_bus_bits},
                        {"uuid", p.uuid},
                        {"peak_bandwidth_gbps", p.peak_bandwidth_gbps},
-                       {"measured_bandwidth", measured}});
+                       {"measured_bandwidth", measured},
+                       {"measured_compute", compute}});
   }
   return {{"name", name},
           {"available", true},

@@ -47,22 +47,27 @@ namespace {
 nlohmann::json peak_json(const DevicePeak& p) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& [name, gbps] : p.strategies) all.push_back({{"strategy", name}, {"gbps", gbps}});
-  return {{"copy_gbps", p.copy_gbps}, {"strategy", p.strategy}, {"strategies", all}};
+  nlohmann::json compute = nlohmann::json::array();
+  for (const auto& c : p.compute) compute.push_back({{"kind", c.kind}, {"strategy", c.strategy}, {"tflops", c.tflops}});
+  return {{"copy_gbps", p.copy_gbps}, {"strategy", p.strategy}, {"strategies", all}, {"compute", compute}};
 }
 }  // namespace
 
 Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal) {
   const auto& p = rt.devices().at(static_cast<size_t>(ordinal));
-  // "v2": the best of several strategies (a figure from the single copy kernel before is stale).
+  // "v3": the best of several strategies, and the compute peaks (older entries lack them).
   const std::string key =
-      fmt::format("v2|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
+      fmt::format("v3|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
   const auto file = device_cache_dir() / "device_peaks.json";
   nlohmann::json cache = read_cache(file);
   if (auto it = cache.find(key); it != cache.end() && it->is_object() && it->value("copy_gbps", 0.0) > 0) {
-    DevicePeak out{it->value("copy_gbps", 0.0), it->value("strategy", ""), {}, true};
+    DevicePeak out{it->value("copy_gbps", 0.0), it->value("strategy", ""), {}, {}, true};
     if (auto all = it->find("strategies"); all != it->end() && all->is_array())
       for (const auto& f : *all)
         if (f.is_object()) out.strategies.emplace_back(f.value("strategy", ""), f.value("gbps", 0.0));
+    if (auto all = it->find("compute"); all != it->end() && all->is_array())
+      for (const auto& f : *all)
+        if (f.is_object()) out.compute.push_back({f.value("kind", ""), f.value("strategy", ""), f.value("tflops", 0.0)});
     return out;
   }
 
@@ -80,6 +85,14 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal)
     }
   }
   if (out.copy_gbps <= 0) return make_error("memory bandwidth: no strategy reported a time");
+  bb_compute_figure compute[8] = {};
+  count = 0;
+  if (int e = rt.api().measure_compute(compute, 8, &count); e != 0) return make_error("compute throughput: " + rt.describe(e));
+  for (int i = 0; i < count && i < 8; ++i) {
+    compute[i].kind[sizeof compute[i].kind - 1] = '\0';
+    compute[i].strategy[sizeof compute[i].strategy - 1] = '\0';
+    if (compute[i].tflops > 0) out.compute.push_back({compute[i].kind, compute[i].strategy, compute[i].tflops});
+  }
   cache = read_cache(file);  // another worker may have written meanwhile
   nlohmann::json entry = peak_json(out);
   entry["theoretical_gbps"] = p.peak_bandwidth_gbps;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "roofline.hpp"
+
 namespace bb {
 
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
@@ -148,6 +150,16 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
         const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index);
         if (measured > 0) out.peak_pct = *out.gbps / measured * 100;
         if (theoretical > 0) out.peak_pct_theoretical = *out.gbps / theoretical * 100;
+      }
+      if (out.flops && job.device != "cpu") {
+        const auto& kind = ctx.device_kinds.at(job.device);
+        const std::string compute = compute_kind_for(c.inputs.empty() ? DType::float32 : c.inputs.front().dtype);
+        const auto [measured, theoretical] = peak_bandwidth(kind, id.device_index);
+        if (auto rl = roofline(out.flops, out.bytes, out.timing->stats.median, measured, peak_tflops(kind, id.device_index, compute))) {
+          out.roofline_pct = rl->pct;
+          out.roofline_bound = rl->bound;
+          out.roofline_compute = compute;
+        }
       }
     } else {
       out.timing.reset();  // an incorrect implementation is never reported with a time

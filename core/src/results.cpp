@@ -75,6 +75,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   put(j, "gbps", r.gbps);
   put(j, "peak_bandwidth_pct", r.peak_pct);
   put(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
+  if (r.roofline_pct) j["roofline"] = {{"pct", *r.roofline_pct}, {"bound", r.roofline_bound}, {"compute", r.roofline_compute}};
 }
 
 void from_json(const nlohmann::json& j, TestResult& r) {
@@ -151,6 +152,11 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   get(j, "gbps", r.gbps);
   get(j, "peak_bandwidth_pct", r.peak_pct);
   get(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
+  if (auto rl = j.find("roofline"); rl != j.end() && rl->is_object() && rl->contains("pct") && (*rl)["pct"].is_number()) {
+    r.roofline_pct = (*rl)["pct"].get<double>();
+    r.roofline_bound = rl->value("bound", "");
+    r.roofline_compute = rl->value("compute", "");
+  }
 }
 
 }  // namespace bb

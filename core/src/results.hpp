@@ -84,6 +84,10 @@ struct TestResult {
   // strategies: device_peak.hpp), and
   // the theoretical figure from its memory clock and bus width.
   std::optional<double> peak_pct, peak_pct_theoretical;
+  // With FLOPs on a device: percent of the roofline bound (roofline.hpp), which bound set it
+  // ("compute" | "memory") and the compute peak used ("fp32", "fp16 tensor", "bf16 tensor").
+  std::optional<double> roofline_pct;
+  std::string roofline_bound, roofline_compute;
   double duration = 0;  // seconds the test took, end to end
   // Where that time went, in seconds (kTestPhases), and the host's share: starting the worker,
   // loading the libraries, the messages (host_s: the host's wall time less the worker's).

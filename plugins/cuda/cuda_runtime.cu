@@ -7,6 +7,10 @@
 #define GPU_RUNTIME_NAME "cuda"
 #define GPU_DLPACK_DEVICE 2 /* kDLCUDA */
 #define GPU_HAS_L2_DISCARD 1 /* PTX discard.global.L2, sm_80 and later */
+#define GPU_HAS_WMMA 1       /* warp-level mma (nvcuda::wmma): FP16 sm_70+, BF16 sm_80+ */
+#include <mma.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #define GPU(x) cuda##x
 typedef cudaError_t gpuError_t;
 typedef cudaDeviceProp gpuDeviceProp;

@@ -128,6 +128,22 @@ TEST(DeviceTimer, CopyBandwidthIsMeasuredOnceAndCached) {
   EXPECT_DOUBLE_EQ(first->copy_gbps, best);
   EXPECT_EQ(second->strategy, first->strategy);
   EXPECT_EQ(second->strategies, first->strategies);
+  // The compute peaks: FP32 everywhere; FP16 tensor from sm_70, BF16 from sm_80 (what the
+  // figures are is docs/PERFORMANCE.md's business); cached with the bandwidth.
+  const std::string arch = c.rt->devices()[0].arch;
+  const int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+  std::vector<std::string> kinds;
+  for (const auto& k : first->compute) {
+    kinds.push_back(k.kind);
+    EXPECT_GT(k.tflops, 0) << k.kind;
+    EXPECT_FALSE(k.strategy.empty()) << k.kind;
+  }
+  std::vector<std::string> expected = {"fp32"};
+  if (sm >= 70) expected.push_back("fp16 tensor");
+  if (sm >= 80) expected.push_back("bf16 tensor");
+  EXPECT_EQ(kinds, expected);
+  ASSERT_EQ(second->compute.size(), first->compute.size());
+  for (size_t i = 0; i < first->compute.size(); ++i) EXPECT_DOUBLE_EQ(second->compute[i].tflops, first->compute[i].tflops);
   EXPECT_TRUE(std::filesystem::exists(dir / "device_peaks.json"));
   ::unsetenv("BACKENDBENCH_CACHE_DIR");
   std::filesystem::remove_all(dir);

@@ -41,6 +41,13 @@ typedef struct bb_bandwidth_figure {
   double gbps;        /* bytes read plus bytes written per second, best of several runs */
 } bb_bandwidth_figure;
 
+/* An arithmetic throughput the device reached (see measure_compute). */
+typedef struct bb_compute_figure {
+  char kind[32];      /* "fp32", "fp16 tensor", "bf16 tensor" */
+  char strategy[64];  /* "FMA kernel, 8 independent chains per thread" */
+  double tflops;      /* 10^12 floating-point operations per second (an FMA is two) */
+} bb_compute_figure;
+
 /* What a cold sample's probes read (see clock_probe). */
 typedef struct bb_clock_sample {
   uint64_t sm_clock;   /* an SM's cycle counter */
@@ -130,6 +137,10 @@ typedef struct bb_device_runtime {
   int (*launch_empty)(void* stream);
   /* Waits until the work recorded before `event` is done (not the whole stream). */
   int (*event_synchronize)(void* event);
+  /* Arithmetic throughput: FP32 FMA, and FP16 / BF16 on the tensor cores where the device and
+   * the build have them (warp-level mma), each the best of several runs. Fills up to
+   * `capacity` figures, sets *count; a kind the device cannot run is left out. Blocks. */
+  int (*measure_compute)(bb_compute_figure* out, int capacity, int* count);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
