@@ -162,10 +162,18 @@ class ConsoleReporter final : public Reporter {
                                mb.value("cached", false) ? ", cached" : "");
       else if (mb.is_object() && mb.contains("error"))
         measured = fmt::format(", copy bandwidth not measured: {}", mb.value("error", ""));
+      // The compute peaks: the best strategy of each kind, in the order first measured.
       const auto compute = dev.value("measured_compute", nlohmann::json::array());
+      std::vector<std::pair<std::string, double>> best;
       if (compute.is_array())
-        for (const auto& c : compute)
-          if (c.is_object() && c.value("tflops", 0.0) > 0) measured += fmt::format(", {} {:.1f} TFLOP/s", c.value("kind", "?"), c.value("tflops", 0.0));
+        for (const auto& c : compute) {
+          if (!c.is_object() || !(c.value("tflops", 0.0) > 0)) continue;
+          const std::string kind = c.value("kind", "?");
+          auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == kind; });
+          if (it == best.end()) best.emplace_back(kind, c.value("tflops", 0.0));
+          else it->second = std::max(it->second, c.value("tflops", 0.0));
+        }
+      for (const auto& [kind, tflops] : best) measured += fmt::format(", {} {:.1f} TFLOP/s", kind, tflops);
       print_line(fmt::format("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]", name,
                              dev.value("ordinal", 0), dev.value("name", "?"), dev.value("arch", "?"), dev.value("multiprocessors", 0),
                              dev.value("l2_bytes", 0.0) / 1048576.0, dev.value("memory_bytes", 0.0) / 1073741824.0,

@@ -28,7 +28,7 @@ std::optional<Roofline> roofline(std::optional<double> flops, std::optional<doub
                                  double peak_tflops);
 
 // The compute peak of `kind` for device `ordinal` in a device kind's description (the
-// "measured_compute" list of describe_device_kind), 0 when absent.
+// "measured_compute" list of describe_device_kind: the best of its strategies), 0 when absent.
 double peak_tflops(const nlohmann::json& device_kind, int ordinal, const std::string& kind);
 
 }  // namespace bb

@@ -57,4 +57,54 @@ static bool gpu_is_sticky(cudaError_t e) {
 }
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
 
+#if defined(BB_HAVE_CUBLAS)
+#include <cublas_v2.h>
+#include <dlfcn.h>
+// Compute peak strategies beyond the kernels of gpu_runtime.inc: cuBLAS GEMMs of 8192^3 (FP32
+// without TF32, FP16 and BF16 with FP32 accumulate), where the library can be opened (it is
+// not linked: the runtime plugin must load without it). `kind(name, strategy, flops, launch,
+// proves_itself)` times `launch` as every strategy is timed.
+template <typename Kind>
+void gpu_extra_compute(Kind& kind) {
+  char soname[32];
+  std::snprintf(soname, sizeof soname, "libcublas.so.%d", CUBLAS_VER_MAJOR);
+  void* lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  auto create = reinterpret_cast<decltype(&cublasCreate_v2)>(dlsym(lib, "cublasCreate_v2"));
+  auto destroy = reinterpret_cast<decltype(&cublasDestroy_v2)>(dlsym(lib, "cublasDestroy_v2"));
+  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+                                    cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);  // the exported C symbol
+  auto gemm_ex = reinterpret_cast<GemmEx>(dlsym(lib, "cublasGemmEx"));
+  cublasHandle_t handle = nullptr;
+  if (!create || !destroy || !gemm_ex || create(&handle) != CUBLAS_STATUS_SUCCESS) {
+    dlclose(lib);
+    return;
+  }
+  const int n = 8192;
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  const size_t bytes = static_cast<size_t>(n) * n * 4;
+  if (cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess && cudaMalloc(&c, bytes) == cudaSuccess &&
+      cudaMemset(a, 0x3c, bytes) == cudaSuccess && cudaMemset(b, 0x3c, bytes) == cudaSuccess) {
+    const float alpha = 1.0f, beta = 0.0f;
+    const double flops = 2.0 * n * n * n;
+    auto gemm = [&](cudaDataType t) {
+      return [&, t] {
+        (void)gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, t, n, b, t, n, &beta, c, t, n, CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT);
+      };
+    };
+    kind("fp32", "cuBLAS GEMM 8192^3, no TF32", flops, gemm(CUDA_R_32F), false);
+    kind("fp16 tensor", "cuBLAS GEMM 8192^3, FP32 accumulate", flops, gemm(CUDA_R_16F), false);
+    kind("bf16 tensor", "cuBLAS GEMM 8192^3, FP32 accumulate", flops, gemm(CUDA_R_16BF), false);
+  }
+  if (a) cudaFree(a);
+  if (b) cudaFree(b);
+  if (c) cudaFree(c);
+  destroy(handle);
+  dlclose(lib);
+}
+#define GPU_EXTRA_COMPUTE(kind) gpu_extra_compute(kind)
+#endif
+
 #include "../common/gpu_runtime.inc"

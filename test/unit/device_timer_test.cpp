@@ -128,13 +128,14 @@ TEST(DeviceTimer, CopyBandwidthIsMeasuredOnceAndCached) {
   EXPECT_DOUBLE_EQ(first->copy_gbps, best);
   EXPECT_EQ(second->strategy, first->strategy);
   EXPECT_EQ(second->strategies, first->strategies);
-  // The compute peaks: FP32 everywhere; FP16 tensor from sm_70, BF16 from sm_80 (what the
-  // figures are is docs/PERFORMANCE.md's business); cached with the bandwidth.
+  // The compute peaks: FP32 everywhere; FP16 tensor from sm_70, BF16 from sm_80, by the
+  // runtime's kernels and, where built with it, cuBLAS (what the figures are is
+  // docs/PERFORMANCE.md's business); cached with the bandwidth.
   const std::string arch = c.rt->devices()[0].arch;
   const int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
   std::vector<std::string> kinds;
   for (const auto& k : first->compute) {
-    kinds.push_back(k.kind);
+    if (std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end()) kinds.push_back(k.kind);  // kernels, then cuBLAS
     EXPECT_GT(k.tflops, 0) << k.kind;
     EXPECT_FALSE(k.strategy.empty()) << k.kind;
   }

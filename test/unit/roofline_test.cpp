@@ -38,7 +38,8 @@ TEST(Roofline, HalfPrecisionIsHeldToTheTensorPeak) {
 
 TEST(Roofline, PeaksAreReadFromTheDeviceDescription) {
   const auto kind = nlohmann::json::parse(R"({"name": "cuda", "devices": [
-      {"ordinal": 0, "measured_compute": [{"kind": "fp32", "tflops": 50.5}, {"kind": "fp16 tensor", "tflops": 600}]},
+      {"ordinal": 0, "measured_compute": [{"kind": "fp32", "tflops": 50.5}, {"kind": "fp16 tensor", "tflops": 600},
+                                          {"kind": "fp16 tensor", "tflops": 450}]},
       {"ordinal": 1, "measured_compute": "damaged"}]})");
   EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 0, "fp32"), 50.5);
   EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 0, "fp16 tensor"), 600);
