@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The plainest Triton y = 3*x kernel and torch's copy over 1 GiB, timed as backendbench's peak
 strategies are (best of 10 runs after 3 warm-ups, CUDA events) and by do_bench, next to the
-peak backendbench measured (the `devices` of a results.json of a run that used the GPU).
+peak backendbench measured (the `devices` of a results.json of a run that used the GPU); then
+torch.matmul at 8192^3 in fp32, fp16 and bf16 by do_bench, next to backendbench's compute
+peaks (every strategy it measured, per kind).
 
   bench_peak_bandwidth.py RESULTS_JSON
 
@@ -40,9 +42,11 @@ def best_of_events(fn, runs=13, warmups=3):
 def main():
     results = json.load(open(sys.argv[1]))
     ours = None
+    compute = []
     for kind in results.get("devices", []):
         if kind.get("name") == "cuda" and kind.get("available"):
             ours = kind["devices"][0]["measured_bandwidth"]
+            compute = kind["devices"][0].get("measured_compute", [])
     n = (1 << 30) // 4
     x = torch.randn(n, device="cuda")
     y = torch.empty_like(x)
@@ -68,6 +72,32 @@ def main():
         verdict = "met" if ours["copy_gbps"] >= best_other else "MISSED"
         print(f"\nbackendbench's peak {ours['copy_gbps']:.0f} GB/s against the best of Triton/torch {best_other:.0f} GB/s "
               f"under the same conditions: {verdict}")
+    compute_table(compute)
+
+
+def compute_table(ours):
+    """backendbench's compute strategies against torch.matmul (cuBLAS) of 8192^3."""
+    n = 8192
+    flops = 2 * n ** 3
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = []
+    for kind, dtype in [("fp32", torch.float32), ("fp16 tensor", torch.float16), ("bf16 tensor", torch.bfloat16)]:
+        a = torch.randn(n, n, device="cuda", dtype=dtype)
+        b = torch.randn(n, n, device="cuda", dtype=dtype)
+        ms = triton.testing.do_bench(lambda: torch.matmul(a, b), return_mode="median")
+        rows.append((kind, flops / (ms * 1e-3) / 1e12))
+        del a, b
+    print("\n| kind | backendbench strategy | TFLOP/s |\n|---|---|---|")
+    best = {}
+    for c in ours:
+        best[c["kind"]] = max(best.get(c["kind"], 0), c["tflops"])
+        print(f"| {c['kind']} | {c.get('strategy', '')} | {c['tflops']:.1f} |")
+    for kind, tf in rows:
+        print(f"| {kind} | torch.matmul 8192^3 (do_bench median) | {tf:.1f} |")
+    for kind, tf in rows:
+        if kind in best:
+            verdict = "met" if best[kind] >= 0.97 * tf else "MISSED"
+            print(f"- {kind}: backendbench's peak {best[kind]:.1f} TFLOP/s against torch.matmul {tf:.1f}: {verdict} (within 3%)")
 
 
 if __name__ == "__main__":

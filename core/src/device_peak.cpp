@@ -55,9 +55,9 @@ nlohmann::json peak_json(const DevicePeak& p) {
 
 Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal) {
   const auto& p = rt.devices().at(static_cast<size_t>(ordinal));
-  // "v3": the best of several strategies, and the compute peaks (older entries lack them).
+  // "v5": the best of several strategies, and the compute peaks with cuBLAS on random operands (older entries lack them).
   const std::string key =
-      fmt::format("v3|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
+      fmt::format("v5|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
   const auto file = device_cache_dir() / "device_peaks.json";
   nlohmann::json cache = read_cache(file);
   if (auto it = cache.find(key); it != cache.end() && it->is_object() && it->value("copy_gbps", 0.0) > 0) {
