@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "run_record.hpp"
 #include "version.hpp"
 
 #include <algorithm>
@@ -119,6 +120,10 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--ops", o.session.ops, "ops to run, comma-separated (all of their implementations)")->delimiter(',');
   app.add_option("--impls", o.session.impls, "implementations to run: <op>__<name> or <name>, comma-separated")->delimiter(',');
   app.add_option("--log-dir", o.log_dir, "where results go (default: bb-logs/<timestamp>)");
+  std::string resume;
+  app.add_option("--resume", resume,
+                 "continue the run whose log dir (or results file) this is: its finished tests stand, the rest run; results go "
+                 "there unless --log-dir says otherwise");
   app.add_flag("--no-log", o.no_log, "write no result files");
   app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
   app.add_flag("-v,--verbose", o.verbose, "a line for every test");
@@ -142,6 +147,10 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--no-isolate", no_isolate, "run tests in this process (for debuggers): a crash ends the run");
   app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
       ->check(CLI::PositiveNumber);
+  double memory_gib = -1;
+  app.add_option("--worker-memory-limit", memory_gib,
+                 "GiB of heap a worker process may take (RLIMIT_DATA; 0: no limit; default: half of this machine's memory)")
+      ->check(CLI::NonNegativeNumber);
   bool correctness_only = false;
   app.add_flag("--correctness-only", correctness_only, "check every case, time none");
   app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
@@ -205,6 +214,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
         break;
       }
   o.session.isolate = !no_isolate;
+  if (memory_gib >= 0) o.session.worker_limits.memory_bytes = static_cast<std::size_t>(memory_gib * 1024 * 1024 * 1024);
   o.session.performance = !correctness_only;
   o.session.timing.rule.max_noise = max_noise_percent / 100.0;
   o.session.timing.mode = hot ? TimingMode::hot : TimingMode::cold;
@@ -213,6 +223,15 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.timing.throttle_threshold = throttle_percent / 100.0;
   if (*seed_opt) o.session.seed = seed;
   o.session.root = root.empty() ? default_root(exe) : std::filesystem::path(root);
+  if (!resume.empty()) {
+    auto run = load_run(resume);
+    if (!run) return make_error(fmt::format("--resume {}: {}", resume, run.error().message));
+    SessionOptions::Resume r{resume, run->sweep_id, {}};
+    for (const auto& t : run->tests) r.finished[{t.impl, t.case_id, t.repeat}] = t;
+    o.session.resume = std::move(r);
+    if (o.log_dir.empty() && !o.no_log)
+      o.log_dir = std::filesystem::is_directory(resume) ? std::filesystem::path(resume) : std::filesystem::path(resume).parent_path();
+  }
   return o;
 }
 

@@ -496,6 +496,9 @@ class ConsoleReporter final : public Reporter {
       for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
       fmt::print(out, "tests per device: {}\n", line);
     }
+    if (!s.interrupted.empty())
+      fmt::print(out, "interrupted by {}: {} test(s) finished; the reports hold those (--resume LOG_DIR runs the rest)\n", s.interrupted,
+                 s.results.size());
     fmt::print(out, "wall time {} ({:.1f} s)\n", format_duration(s.wall_time), s.wall_time);
     if (s.measured_time > 0)
       fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "interrupt.hpp"
 #include "roofline.hpp"
 
 namespace bb {
@@ -83,6 +84,10 @@ TestResult execute(Executor& executor, const SessionOptions& o, const TestReques
   ExecOutcome out = executor.execute(to_json(req), timeout_for(o, req));
   if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor.recycle();
   TestResult r = outcome_to_result(out);
+  r.output = std::move(out.output);
+  r.output_bytes = out.output_bytes;
+  if (o.worker_limits.memory_bytes && r.message.find("bad_alloc") != std::string::npos)
+    r.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.phases["host_s"] = std::max(0.0, wall - r.duration);
   return r;
@@ -123,6 +128,7 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
   const auto& p = ctx.plans[job.op];
   const auto& impl = p.impls[job.impl];
   for (const auto& t : job.tests) {
+    if (interrupted()) return;  // the run is stopping: no new test
     const auto& c = p.cases[t.case_pos];
     const TestResult id = test_identity(ctx, t, ordinal);
     events.started(id);
@@ -135,6 +141,7 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
       for (const auto& b : p.baselines)
         if (b.device == job.device) req.baseline = b.target;
     TestResult out = execute(executor, o, req);  // the worker's verdict and figures, under the test's identity
+    if (interrupted()) return;  // abandoned in flight (its worker was killed): not a finished test
     out.op = id.op;
     out.impl = id.impl;
     out.case_id = id.case_id;

@@ -1,5 +1,8 @@
 // results.jsonl: one JSON line per event, flushed as each happens, so a killed run keeps every
 // test that finished (load_run reads it back).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -44,17 +47,28 @@ class JsonlReporter final : public Reporter {
     write(j);
   }
   void run_finished(const RunSummary& s) override {
-    write({{"event", "run_finished"}, {"exit_code", s.exit_code}, {"finished_at", s.finished_at}, {"wall_time_s", s.wall_time},
+    write({{"event", "run_finished"}, {"exit_code", s.exit_code}, {"complete", s.interrupted.empty()},
+           {"interrupted", s.interrupted.empty() ? nlohmann::json() : nlohmann::json(s.interrupted)},
+           {"finished_at", s.finished_at}, {"wall_time_s", s.wall_time},
            {"measured_time_s", s.measured_time}, {"phases", s.phases},
            {"workers", s.workers}, {"scores", scores_to_json(s.scores)}});
   }
 
  private:
+  // A line goes to the kernel in one write(2) (a write to a regular file is not cut short by a
+  // signal, SIGKILL included), so a killed run never leaves a torn last line; stdio would split
+  // a line longer than its buffer into several.
   void write(const nlohmann::json& j) {
     if (!file_) return;
     const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);  // in the kernel's hands now: survives the process being killed
+    const int fd = fileno(file_);
+    std::size_t off = 0;
+    while (off < line.size()) {
+      const ssize_t n = ::write(fd, line.data() + off, line.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      off += static_cast<std::size_t>(n);
+    }
   }
   FILE* file_;
 };

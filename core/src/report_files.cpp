@@ -93,6 +93,8 @@ class ReportFilesReporter final : public Reporter {
     run_.wall_time = s.wall_time;
     run_.measured_time = s.measured_time;
     run_.exit_code = s.exit_code;
+    run_.interrupted = s.interrupted;
+    run_.complete = s.interrupted.empty();
     run_.scores = s.scores;
     run_.tests = s.results;  // in sweep order
     run_.phases = s.phases;

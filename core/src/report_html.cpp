@@ -376,7 +376,10 @@ std::string html_report(const RunRecord& run) {
                      run.wall_time > 0 ? fmt::format(" · {:.1f} s", run.wall_time) : "",
                      run.shard.count > 1 ? fmt::format(" · shard {}/{}", run.shard.index + 1, run.shard.count) : "");
   if (!run.command.empty()) out += fmt::format("<div class=\"meta\"><code>{}</code></div>\n", h(run.command, 1000));
-  if (!run.complete) out += "<p><strong>Incomplete run:</strong> read back from results.jsonl; the run did not finish.</p>\n";
+  if (!run.interrupted.empty())
+    out += fmt::format("<p><strong>Interrupted run ({}):</strong> the tests that finished before the signal.</p>\n", h(run.interrupted));
+  else if (!run.complete)
+    out += "<p><strong>Incomplete run:</strong> read back from results.jsonl; the run did not finish.</p>\n";
   out += "<div class=\"chips\">";
   for (const auto& [v, n] : by_verdict) out += fmt::format("<span class=\"badge {}\">{} {}</span>", verdict_class(v), verdict_name(v), n);
   out += "</div>\n<div class=\"cards\">";

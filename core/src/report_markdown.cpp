@@ -79,7 +79,8 @@ std::string overall_summary_md(const RunRecord& run) {
   else
     out += fmt::format("# ❌ BackendBench: {} of {} failing\n\n", failures.size(), plural(run.tests.size(), "test"));
 
-  if (!run.complete) out += "> **Incomplete run**: read back from results.jsonl; the run did not finish.\n\n";
+  if (!run.interrupted.empty()) out += fmt::format("> **Interrupted run** ({}): the tests that finished before the signal.\n\n", run.interrupted);
+  else if (!run.complete) out += "> **Incomplete run**: read back from results.jsonl; the run did not finish.\n\n";
   std::string perf;
   for (const auto& [p, share] : s.perf_at) perf += fmt::format(" · perf@{:g} **{}**", p, format_percent(share));
   out += fmt::format("**{}** passed · **{}** failed · **{}** skipped · correctness **{}** · geomean speedup **{}**{}\n\n", s.passed, s.failed,

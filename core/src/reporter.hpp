@@ -53,6 +53,7 @@ struct RunSummary {
   std::vector<TestResult> results;
   Scores scores;
   int exit_code = 0;
+  std::string interrupted;  // "SIGINT" / "SIGTERM" when a signal stopped the run early
   double wall_time = 0;
   double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)
   std::string finished_at;

@@ -39,6 +39,10 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                      {"device", r.device}, {"device_index", r.device_index}, {"repeat", r.repeat}, {"verdict", verdict_name(r.verdict)}, {"message", r.message},
                      {"duration_s", r.duration}};
   if (!r.phases.empty()) j["phases"] = r.phases;
+  if (r.output_bytes) {
+    j["output"] = r.output;
+    j["output_bytes"] = r.output_bytes;
+  }
   if (r.mismatch) {
     const auto& m = *r.mismatch;
     j["mismatch"] = {{"output", m.output},     {"count", m.count},         {"total", m.total},
@@ -89,6 +93,8 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   r.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.message = j.value("message", "");
   r.duration = number(j, "duration_s");
+  r.output = j.value("output", "");
+  r.output_bytes = j.value("output_bytes", std::size_t{0});
   if (auto it = j.find("phases"); it != j.end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_number()) r.phases[k] = v.get<double>();

@@ -88,6 +88,10 @@ struct TestResult {
   // ("compute" | "memory") and the compute peak used ("fp32", "fp16 tensor", "bf16 tensor").
   std::optional<double> roofline_pct;
   std::string roofline_bound, roofline_compute;
+  // What the implementation printed during the test (stdout and stderr, captured by the
+  // worker's host: its head and tail when longer than the cap) and its full length in bytes.
+  std::string output;
+  std::size_t output_bytes = 0;
   double duration = 0;  // seconds the test took, end to end
   // Where that time went, in seconds (kTestPhases), and the host's share: starting the worker,
   // loading the libraries, the messages (host_s: the host's wall time less the worker's).

@@ -114,6 +114,7 @@ nlohmann::json to_json(const RunRecord& r) {
                       {"repeats", r.repeats},
                       {"perf_p", r.perf_p},
                       {"complete", r.complete},
+                      {"interrupted", r.interrupted.empty() ? nlohmann::json() : nlohmann::json(r.interrupted)},
                       {"wall_time_s", r.wall_time},
                       // inside timed regions: wall_time_s / this is the overhead ratio
                       {"measured_time_s", r.measured_time},
@@ -160,6 +161,7 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
     r.repeats = j.value("repeats", 1);
     r.perf_p = j.value("perf_p", std::vector<double>{1.0});
     r.complete = j.value("complete", true);
+    if (auto it = j.find("interrupted"); it != j.end() && it->is_string()) r.interrupted = it->get<std::string>();
     r.wall_time = j.value("wall_time_s", 0.0);
     r.measured_time = j.value("measured_time_s", 0.0);
     r.phases = j.value("phases", nlohmann::json::object());
@@ -217,9 +219,9 @@ Expected<RunRecord> run_from_jsonl(const std::filesystem::path& file) {
     } else if (event == "test") {
       doc["tests"].push_back(e);
     } else if (event == "run_finished") {
+      doc["complete"] = true;  // unless the line says otherwise (an interrupted run)
       for (auto& [k, v] : e.items())
         if (k != "scores") doc[k] = v;
-      doc["complete"] = true;
     }
   }
   if (!started) return make_error(fmt::format("{}: no run_started line (not a backendbench results stream)", file.string()));

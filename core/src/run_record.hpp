@@ -49,7 +49,8 @@ struct RunRecord {
   double wall_time = 0, measured_time = 0;
   nlohmann::json phases = nlohmann::json::object();  // where the wall time went (RunSummary)
   nlohmann::json workers = nlohmann::json::array();
-  bool complete = true;  // false: read back from a results.jsonl whose run did not finish
+  bool complete = true;  // false: read back from a results.jsonl whose run did not finish, or interrupted
+  std::string interrupted;  // the signal that stopped the run early ("SIGINT"), or ""
 };
 
 nlohmann::json to_json(const RunRecord& r);

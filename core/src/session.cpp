@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -12,6 +13,7 @@
 #include "device.hpp"
 #include "discovery.hpp"
 #include "executor.hpp"
+#include "interrupt.hpp"
 #include "job_runner.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
@@ -67,7 +69,8 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
   PlanOptions plan_options;
   plan_options.seed = o.seed;
   if (o.isolate) {
-    plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary); };
+    plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary, o.worker_limits); };
+    plan_options.probe_timeout = std::min(plan_options.probe_timeout, o.test_timeout);
     plan_options.parallel = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   }
   for (const auto& f : *folders) {
@@ -157,8 +160,19 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"run_id", o.run_id}};
 }
 
+namespace {
+// The pool's scheduler while it runs: SIGINT or SIGTERM cancels it (no new job) and kills the
+// workers (the tests in flight are abandoned); run_session then reports what finished.
+std::atomic<Scheduler*> g_running_scheduler{nullptr};
+}  // namespace
+
 int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporter*>& reporters) {
   const auto started = std::chrono::steady_clock::now();
+  if (o.isolate)
+    install_interrupt_handlers([] {
+      if (Scheduler* s = g_running_scheduler.load()) s->cancel();
+      kill_all_workers();
+    });
   info.started_at = now_iso8601();
   info.shard_index = o.shard_index;
   info.shard_count = o.shard_count;
@@ -174,6 +188,14 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     phase_start = now;
   };
   auto finish = [&](int code) {
+    if (const int n = ignored_worker_signals())
+      for (auto* rep : reporters)
+        rep->warning(fmt::format("ignored {} signal(s) sent to the host by its worker processes (a plugin signalling the host)", n));
+    if (const int sig = interrupt_signal()) {  // reports for what finished, and the shell's status
+      const char* abbrev = sigabbrev_np(sig);
+      summary.interrupted = fmt::format("SIG{}", abbrev ? abbrev : "?");
+      code = 128 + sig;
+    }
     // Results in sweep order, whatever order the workers finished them in.
     std::vector<std::size_t> idx(summary.results.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
@@ -193,7 +215,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   };
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
-  auto executor = o.isolate ? make_isolated_executor(o.worker_binary) : make_in_process_executor();
+  auto executor = o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor();
   auto planned = plan_sweep(o, *executor);
   if (!planned) return fatal(planned.error().message);
   const std::vector<OpPlan>& plans = planned->plans;
@@ -213,8 +235,13 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   info.provenance = describe_provenance(o.root, plans, runtime_plugins());
   info.sweep_id = sweep_identity(plans, all_tests, info.options, info.provenance, o.run_id);
   const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
+  if (o.resume && o.resume->sweep_id != info.sweep_id)
+    return fatal(fmt::format("--resume {}: that run is another sweep (sweep id {}, this one {}): the root, the selection, the options "
+                             "or the seed differ",
+                             o.resume->where, o.resume->sweep_id, info.sweep_id));
   for (auto* rep : reporters) rep->sweep_planned(info, tests.size());
   phase_done("plan_s");
+  if (interrupted()) return finish(1);
 
   // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
   // touches a GPU); then the workers that will serve them.
@@ -254,6 +281,13 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   std::set<std::pair<int, int>> told;
   for (const auto& t : tests) {
     const auto& p = plans[t.op];
+    if (o.resume) {  // finished in the run being resumed: its result stands
+      auto it = o.resume->finished.find({p.impls[t.impl].name, p.cases[t.case_pos].id, t.repeat});
+      if (it != o.resume->finished.end()) {
+        report(it->second, t.order);
+        continue;
+      }
+    }
     const std::string device = device_of(t.op, t.impl);
     const nlohmann::json kind = device.empty() ? nlohmann::json() : device_kinds.at(device);
     const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], device, kind);
@@ -278,7 +312,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
   EventQueue events;
   {
-    auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary) : make_in_process_executor(); };
+    auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor(); };
+    g_running_scheduler = &scheduler;  // a signal now cancels it
+    if (interrupted()) scheduler.cancel();
     WorkerPool pool(*slots, scheduler, ctx, make_executor, events);
     while (auto e = events.pop()) {
       switch (e->kind) {
@@ -297,6 +333,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       }
     }
     pool.join();
+    g_running_scheduler = nullptr;
     for (const auto& w : pool.stats())
       summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"busy_s", w.busy_s}});
   }

@@ -3,10 +3,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "executor.hpp"
 #include "measurement.hpp"
 #include "reporter.hpp"
 
@@ -18,6 +21,7 @@ struct SessionOptions {
   std::vector<std::string> impls;  // --impls
   bool isolate = true;             // worker processes; --no-isolate runs in the host
   std::string worker_binary;       // the host binary, run as `<binary> __worker`
+  WorkerLimits worker_limits{default_worker_memory_limit()};  // --worker-memory-limit
   double test_timeout = 60.0;      // seconds per test before TIMEOUT (timing budget added)
   bool performance = true;         // time performance cases
   bool check_determinism = false;
@@ -34,7 +38,15 @@ struct SessionOptions {
   // Names the run for its sweep id: shards of one run share it (default: the Slurm array's
   // job id, else BACKENDBENCH_RUN_ID; empty: the sweep's tests and options alone).
   std::string run_id;
-  std::optional<int> skip_exit_code;  // every selected test SKIPPED: exit with this (CTest's SKIP_RETURN_CODE)
+  std::optional<int> skip_exit_code;
+  // --resume DIR: the tests that run finished, by (implementation, case, repeat); they are
+  // reported as they were and not run again. Its sweep id must be this sweep's.
+  struct Resume {
+    std::string where;  // DIR
+    std::string sweep_id;
+    std::map<std::tuple<std::string, std::string, int>, TestResult> finished;
+  };
+  std::optional<Resume> resume;  // every selected test SKIPPED: exit with this (CTest's SKIP_RETURN_CODE)
 };
 
 nlohmann::json session_options_json(const SessionOptions& options);

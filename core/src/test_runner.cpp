@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "call_frame.hpp"
+#include "call_guard.hpp"
 #include "device.hpp"
 #include "cpu_cache.hpp"
 #include "cpu_timer.hpp"
@@ -267,13 +269,23 @@ class BoundCall {
 
   const std::string& setup_error() const { return error_; }
   const bb_call* call() const { return frame_->call(); }
-  std::string plugin_message() const { return frame_ ? frame_->error_message() : ""; }
+  std::string plugin_message() const { return !escaped_.empty() ? escaped_ : frame_ ? frame_->error_message() : ""; }
 
-  // Launches fn (identity when null) without waiting for a device.
+  // Launches fn (identity when null) without waiting for a device. A C++ exception that
+  // escapes a plugin (one that skipped BB_KERNEL_IMPL) is that call's error.
   int launch(bb_kernel_fn fn) {
-    if (fn) return fn(frame_->call());
-    identity();
-    return BB_OK;
+    if (!fn) {
+      identity();
+      return BB_OK;
+    }
+    try {
+      return fn(frame_->call());
+    } catch (const std::exception& e) {
+      escaped_ = fmt::format("a C++ exception escaped the plugin: {}", e.what());
+    } catch (...) {
+      escaped_ = "a C++ exception escaped the plugin (not a std::exception)";
+    }
+    return BB_ERR_GENERIC;
   }
 
   // Waits for the device and reports its errors; sticky ones mark the context lost.
@@ -293,10 +305,11 @@ class BoundCall {
   // One call: launch, wait, check the return code and the device's errors.
   CallOutcome run(bb_kernel_fn fn) {
     frame_->clear_error();
+    escaped_.clear();
     const int rc = launch(fn);
     CallOutcome out = finish_device();
     if (out.error.empty() && rc != BB_OK) {
-      const std::string msg = frame_->error_message();
+      const std::string msg = escaped_.empty() ? frame_->error_message() : escaped_;
       out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
     }
     return out;
@@ -350,10 +363,32 @@ class BoundCall {
   std::vector<bb_device_range> ranges_;  // the device allocations, whole
   std::unique_ptr<CallFrame> frame_;
   std::string error_;
+  std::string escaped_;  // an exception that left the plugin
   bool lost_ = false;
 };
 
 std::string format_value(double v) { return fmt::format("{:.9g}", v); }
+
+// The outputs a call returned, watched for a while after it returned (a thread it left running
+// may still be writing them): "" when they stayed, else which output changed and how much.
+std::string changed_after_return(const ConcreteCase& c, BoundCall& bound, CallBuffers& bufs) {
+  std::vector<std::vector<uint8_t>> returned;
+  for (size_t j = 0; j < c.outputs.size(); ++j)
+    returned.emplace_back(bufs.output(c, j), bufs.output(c, j) + c.outputs[j].nbytes());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (auto e = bound.download(); !e.empty()) return "after the call returned: " + e;
+  for (size_t j = 0; j < c.outputs.size(); ++j) {
+    const auto& o = c.outputs[j];
+    if (std::memcmp(returned[j].data(), bufs.output(c, j), o.nbytes()) == 0) continue;
+    const size_t es = dtype_size(o.dtype);
+    int64_t changed = 0;
+    for (int64_t k = 0; k < o.numel(); ++k) changed += std::memcmp(returned[j].data() + k * es, bufs.output(c, j) + k * es, es) != 0;
+    return fmt::format("output '{}': {} of {} elements changed after the call returned: work left running after the call "
+                       "(a thread it started is still alive)",
+                       o.name, changed, o.numel());
+  }
+  return "";
+}
 
 std::string describe_overrun(const HostBuffer::Overrun& o) {
   std::string s;
@@ -428,8 +463,15 @@ TestResult TestRunner::run(const TestRequest& req) {
     {
       BoundCall bound(req.op, c, expected, *ref_exec);
       if (!bound.setup_error().empty()) return finish(Verdict::error, "reference: " + bound.setup_error());
-      if (auto out = bound.run(*ref); !out.error.empty()) return out.sticky ? device_failure(out, "reference: ") : finish(Verdict::error, "reference " + out.error);
+      const ProcessState before = capture_process_state();
+      const CallOutcome out = bound.run(*ref);
+      const LeftBehind left = restore_process_state(before);
+      if (!out.error.empty()) return out.sticky ? device_failure(out, "reference: ") : finish(Verdict::error, "reference " + out.error);
       if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, "reference: " + e);
+      if (left.any()) {
+        retired_ = true;
+        return finish(Verdict::error, "reference: the call " + left.describe());
+      }
     }
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
@@ -446,8 +488,21 @@ TestResult TestRunner::run(const TestRequest& req) {
     {
       BoundCall bound(req.op, c, actual, *impl_exec);
       if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
-      if (auto out = bound.run(*impl); !out.error.empty()) return out.sticky ? device_failure(out, "") : finish(Verdict::error, out.error);
+      const ProcessState before = capture_process_state();
+      const CallOutcome out = bound.run(*impl);
+      const LeftBehind left = restore_process_state(before);
+      if (!out.error.empty()) return out.sticky ? device_failure(out, "") : finish(Verdict::error, out.error);
       if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
+      if (left.any()) {
+        retired_ = true;
+        return finish(Verdict::error, "the call " + left.describe());
+      }
+      // Threads the call started are still running: what it returned must stay as it was.
+      if (left.new_threads)
+        if (auto changed = changed_after_return(c, bound, actual); !changed.empty()) {
+          retired_ = true;  // the thread may write anywhere next
+          return finish(Verdict::fail, changed);
+        }
     }
 
     // Writes outside the tensors.
@@ -514,6 +569,7 @@ TestResult TestRunner::run(const TestRequest& req) {
   mark(current);
   current = "timing_s";
   if (req.time) {
+    const ProcessState before_timing = capture_process_state();
     CallBuffers timed(c, pristine);
     BoundCall bound(req.op, c, timed, *impl_exec);
     if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
@@ -581,6 +637,10 @@ TestResult TestRunner::run(const TestRequest& req) {
           r.speedup_pairs = static_cast<double>(paired->speedup->pairs);
         }
       }
+    }
+    if (const LeftBehind left = restore_process_state(before_timing); left.any()) {
+      retired_ = true;
+      return finish(Verdict::error, "while timing: the calls " + left.describe());
     }
     Timing t;
     t.mode = timing_mode_name(meas.mode);

@@ -69,8 +69,9 @@ class TestRunner {
  public:
   TestResult run(const TestRequest& request);
   ProbeReply probe(const ProbeRequest& request);
-  // A sticky device error has left this process's device context unusable: it must exit.
-  bool poisoned() const { return poisoned_; }
+  // A sticky device error has left this process's device context unusable, or a call left
+  // something running in it (a thread still writing, a child process): it must exit.
+  bool poisoned() const { return poisoned_ || retired_; }
 
   struct Exec;  // where a call runs: the CPU, or a device with its stream
 
@@ -88,6 +89,7 @@ class TestRunner {
   std::map<std::string, std::unique_ptr<OpData>> ops_;
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
   bool poisoned_ = false;
+  bool retired_ = false;
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
 };
 

@@ -1,9 +1,12 @@
 // The worker side of isolation: requests in, replies out, one line of JSON each.
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -35,10 +38,40 @@ nlohmann::json handle_request(const nlohmann::json& request) {
   return {{"error", "unknown command '" + cmd + "'"}};
 }
 
+namespace {
+// The supervisor: the worker's parent, standing between it and the host. It waits for the
+// worker and ends as the worker ended (the same signal, or the same exit status), so the host
+// sees the worker's fate; a plugin that signals its parent reaches this process, whose death
+// takes the worker with it (PR_SET_PDEATHSIG) and reads as a crash of that test.
+[[noreturn]] void supervise(pid_t worker) {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) close(fd);  // the worker's alone
+  int status = 0;
+  while (waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    const rlimit none{0, 0};
+    setrlimit(RLIMIT_CORE, &none);  // the worker dumped core already, if it was going to
+    signal(WTERMSIG(status), SIG_DFL);
+    sigset_t all;
+    sigemptyset(&all);
+    sigaddset(&all, WTERMSIG(status));
+    sigprocmask(SIG_UNBLOCK, &all, nullptr);
+    raise(WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+}  // namespace
+
 int worker_main(long host_pid) {
 #if defined(__linux__)
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a killed host
   if (host_pid > 0 && getppid() != host_pid) return 1;  // the host died before prctl took hold
+  const pid_t supervisor = getpid();
+  const pid_t worker = fork();
+  if (worker < 0) return 1;
+  if (worker > 0) supervise(worker);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
+  if (getppid() != supervisor) return 1;
 #else
   (void)host_pid;
 #endif

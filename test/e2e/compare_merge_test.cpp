@@ -231,8 +231,9 @@ TEST(Merge, RealShardsMergeToTheUnshardedRun) {
   {
     const auto lines = e2e::read_text(dir / "shard-2" / "results.jsonl");
     std::ofstream out(dir / "killed" / "results.jsonl");
-    const auto finished = lines.find("{\"event\":\"run_finished\"");
-    ASSERT_NE(finished, std::string::npos) << lines;
+    const auto event = lines.find("\"event\":\"run_finished\"");
+    ASSERT_NE(event, std::string::npos) << lines;
+    const auto finished = lines.rfind('\n', event) + 1;  // that line's start
     out << lines.substr(0, finished) << "{\"event\":\"test\",\"op\":\"sc";  // torn last line
   }
   const auto refused = e2e::backendbench({"merge", "--log-dir", (dir / "partial").string(), (dir / "shard-1").string(),

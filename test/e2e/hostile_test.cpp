@@ -52,12 +52,37 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   EXPECT_NE(message_of(results, "scale__scale_error", c).find("this fixture always refuses"), std::string::npos);
   EXPECT_EQ(verdict_of(results, "scale__scale_wrong", c), "FAIL");
   EXPECT_EQ(verdict_of(results, "scale__scale_nondet", c), "NONDETERMINISTIC");
+  // The rest of the catalogue (docs/RELIABILITY.md).
+  EXPECT_EQ(verdict_of(results, "scale__scale_throw", c), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_throw", c).find("a C++ exception escaped the plugin: thrown past the C boundary"),
+            std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_thread", c), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_thread", c).find("changed after the call returned"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_child", c), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_child", c).find("left 1 child process running"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_chdir", c), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_chdir", c).find("changed the working directory"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_setenv", c), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_setenv", c).find("set BB_FIXTURE_WAS_HERE=1"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_hog", c), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_hog", c).find("--worker-memory-limit"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_spam", c), "PASS");
+  EXPECT_EQ(verdict_of(results, "scale__scale_closefds", c), "CRASH");
+  EXPECT_NE(message_of(results, "scale__scale_closefds", c).find("lost its connection to the host"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_killparent", c), "CRASH");
+  EXPECT_NE(message_of(results, "scale__scale_killparent", c).find("SIGKILL"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_killhost", c), "CRASH");
+  // Every case of those gets the same verdict: each test's worker is fresh or clean.
+  for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
+    for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 11 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 33u);
+  // Exactly one verdict per (implementation, case): 21 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 63u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 33);
+  EXPECT_EQ(streamed, 63);
+  // The host ignored the signals a plugin sent it, and said so.
+  EXPECT_NE(run.err.find("ignored"), std::string::npos) << run.err;
 
   // A crash is that test's alone: the crashing implementation's later cases ran in fresh
   // workers, and the good implementation that follows is timed and scored.
@@ -71,9 +96,9 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
     EXPECT_FALSE(t.contains("speedup")) << t.dump();
   }
   const auto& scores = results["scores"];
-  EXPECT_EQ(scores["passed"], 3);  // scale_good's three
+  EXPECT_EQ(scores["passed"], 6);  // scale_good's three, scale_spam's three
   for (const auto& i : scores["implementations"])
-    if (i["impl"] != "scale__scale_good") EXPECT_TRUE(i["speedup"].is_null()) << i.dump();
+    if (i["impl"] != "scale__scale_good" && i["impl"] != "scale__scale_spam") EXPECT_TRUE(i["speedup"].is_null()) << i.dump();
 }
 
 TEST(Hostile, NoIsolateRunsInProcess) {
@@ -92,20 +117,21 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
     const std::string root = e2e::fixture_root("hostile"), dir = logs.string();
-    // scale_hang sorts after abort, error, exit and good: it blocks for a minute per case.
+    // scale_hang sorts after abort, chdir, child, closefds, error, exit and good: it blocks for a
+    // minute per case.
     execl(BB_BINARY, BB_BINARY, "--custom-ops-root", root.c_str(), "--log-dir", dir.c_str(), "--test-timeout", "60",
           "--correctness-only", static_cast<char*>(nullptr));
     _exit(127);
   }
   // Wait until the tests before the hang have been streamed.
   int finished = 0;
-  for (int i = 0; i < 600 && finished < 12; ++i) {
+  for (int i = 0; i < 600 && finished < 21; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     finished = 0;
     std::ifstream in(logs / "results.jsonl");
     for (std::string line; std::getline(in, line);) finished += line.find("\"event\":\"test\"") != std::string::npos;
   }
-  ASSERT_EQ(finished, 12) << "the run did not reach the hanging plugin";
+  ASSERT_EQ(finished, 21) << "the run did not reach the hanging plugin";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -118,7 +144,110 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
       ++tests;
       EXPECT_TRUE(l.contains("verdict"));
     }
-  EXPECT_EQ(tests, 12);
+  EXPECT_EQ(tests, 21);
   EXPECT_EQ(lines.back()["impl"], "scale__scale_good");
   EXPECT_FALSE(std::filesystem::exists(logs / "results.json"));  // never finished
+}
+
+TEST(Hostile, PrintedOutputIsCapturedCappedAndKeptWithTheResult) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_spam", "--log-dir", logs.string(),
+                           "--correctness-only"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("xxxxxxxxxxxxxxxx"), std::string::npos) << "plugin output reached the console";
+  EXPECT_EQ(run.err.find("xxxxxxxxxxxxxxxx"), std::string::npos) << "plugin output reached the console";
+  const auto results = e2e::read_json(logs / "results.json");
+  for (const auto& t : e2e::tests_of(results, "scale__scale_spam")) {
+    EXPECT_EQ(t["verdict"], "PASS");
+    EXPECT_GE(t["output_bytes"].get<std::size_t>(), 8u << 20);  // 4 MiB to each stream
+    const std::string out = t["output"];
+    EXPECT_LT(out.size(), 20000u);  // capped: its head and its tail
+    EXPECT_NE(out.find("bytes left out"), std::string::npos);
+    EXPECT_NE(out.find("spam: the last line"), std::string::npos);
+  }
+}
+
+namespace {
+// Starts backendbench in the background (output to files in `logs`); returns its pid.
+pid_t start_backendbench(const std::vector<std::string>& args, const std::filesystem::path& logs) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open((logs.string() + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open((logs.string() + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    std::vector<char*> argv{const_cast<char*>(BB_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(BB_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+int streamed_tests(const std::filesystem::path& logs) {
+  int n = 0;
+  std::ifstream in(logs / "results.jsonl");
+  for (std::string line; std::getline(in, line);) n += line.find("\"event\":\"test\"") != std::string::npos;
+  return n;
+}
+int wait_for_exit(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+}  // namespace
+
+// SIGINT (and SIGTERM) mid-run: every report is written for the tests that finished, marked
+// interrupted; --resume then runs only the rest and the reports hold the whole sweep.
+TEST(Hostile, InterruptWritesEveryReportAndResumeRunsOnlyTheRest) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    const auto logs = e2e::temp_dir(sig == SIGINT ? "int" : "term");
+    const std::vector<std::string> args = {"--custom-ops-root", e2e::fixture_root("hostile"), "--impls",
+                                           "scale_abort,scale_good,scale_hang,scale_wrong", "--test-timeout", "1",
+                                           "--correctness-only", "--log-dir", logs.string()};
+    const pid_t pid = start_backendbench(args, logs);
+    // abort and good finish (6 tests); then scale_hang blocks for a second per case.
+    int finished = 0;
+    for (int i = 0; i < 600 && finished < 6; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      finished = streamed_tests(logs);
+    }
+    ASSERT_EQ(finished, 6);
+    kill(pid, sig);
+    EXPECT_EQ(wait_for_exit(pid, 30), 128 + sig);
+    const auto first = e2e::read_json(logs / "results.json");
+    EXPECT_EQ(first["interrupted"], sig == SIGINT ? "SIGINT" : "SIGTERM");
+    EXPECT_FALSE(first["complete"].get<bool>());
+    EXPECT_GE(first["tests"].size(), 6u);
+    EXPECT_LT(first["tests"].size(), 12u);
+    for (const char* f : {"junit.xml", "operator_summary.csv", "OVERALL_SUMMARY.md", "report.html"})
+      EXPECT_TRUE(std::filesystem::exists(logs / f)) << f;
+    for (const auto& t : first["tests"]) EXPECT_NE(t["impl"], "scale__scale_hang") << "a test abandoned in flight was reported";
+    if (sig != SIGINT) continue;
+
+    // --resume: the finished tests stand as they were (same durations), the rest run.
+    auto resumed = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_abort,scale_good,scale_hang,scale_wrong",
+                                 "--test-timeout", "1", "--correctness-only", "--resume", logs.string()});
+    EXPECT_EQ(resumed.exit_code, 1) << resumed.out << resumed.err;
+    const auto whole = e2e::read_json(logs / "results.json");
+    EXPECT_TRUE(whole["complete"].get<bool>());
+    EXPECT_TRUE(whole["interrupted"].is_null());
+    ASSERT_EQ(whole["tests"].size(), 12u);
+    for (const auto& before : first["tests"])
+      for (const auto& after : whole["tests"])
+        if (after["impl"] == before["impl"] && after["case"] == before["case"]) EXPECT_EQ(after["duration_s"], before["duration_s"]);
+    EXPECT_EQ(verdict_of(whole, "scale__scale_hang", "correctness/small[n=16]"), "TIMEOUT");
+    EXPECT_EQ(verdict_of(whole, "scale__scale_wrong", "correctness/small[n=16]"), "FAIL");
+
+    // Another sweep cannot be resumed into this one.
+    auto other = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good", "--correctness-only", "--resume",
+                               logs.string(), "--no-log"});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("another sweep"), std::string::npos) << other.err;
+  }
 }
