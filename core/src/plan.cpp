@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "provenance.hpp"
+
 namespace bb {
 
 Target ReferenceChoice::target() const {
@@ -54,12 +56,35 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   } else {
     for (std::size_t k = 0; k < folder.libraries.size(); ++k) probe(executor, k);
   }
+  std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
   for (std::size_t k = 0; k < folder.libraries.size(); ++k) {
     const auto& lib = folder.libraries[k];
     const ExecOutcome& out = outcomes[k];
+    if (out.status == ExecOutcome::Status::timed_out) {
+      plan.failures.push_back({lib, fmt::format("{}: did not finish loading in {:.0f} s (a static initialiser that never returns?); "
+                                                "the worker was killed", lib.string(), options.probe_timeout)});
+      continue;
+    }
     if (out.status != ExecOutcome::Status::ok) {
       plan.failures.push_back({lib, fmt::format("{}: crashed while loading: {}", lib.string(), out.detail)});
       continue;
+    }
+    // Names must say which op and which library: '__' joins the two.
+    if (library_stem(lib).find("__") != std::string::npos) {
+      plan.failures.push_back({lib, fmt::format("{}: the name '{}' contains '__', which separates the op from the implementation in "
+                                                "'{}__<name>'; rename the library",
+                                                lib.string(), library_stem(lib), folder.name)});
+      continue;
+    }
+    // The same library under two names (a copy or a link) is one implementation, run once.
+    if (auto hash = sha256_file(lib)) {
+      auto twin = std::find_if(contents.begin(), contents.end(), [&](const auto& c) { return c.second == *hash; });
+      if (twin != contents.end()) {
+        plan.failures.push_back({lib, fmt::format("{}: the same library as {} (identical bytes); it is not run twice", lib.string(),
+                                                  twin->first.filename().string())});
+        continue;
+      }
+      contents.emplace_back(lib, *hash);
     }
     ProbeReply reply = probe_reply_from_json(out.reply);
     if (!reply.loaded) {

@@ -84,8 +84,23 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
       out.any_unusable = true;
       continue;
     }
-    out.any_unusable = out.any_unusable || !plan->failures.empty();
     out.plans.push_back(std::move(*plan));
+  }
+  // Implementation names are unique across the sweep (results, baselines and --impls go by
+  // them): a second library whose name is taken is reported, not run.
+  std::map<std::string, std::filesystem::path> taken;
+  for (auto& p : out.plans) {
+    std::vector<Implementation> kept;
+    for (auto& impl : p.impls) {
+      if (auto [it, fresh] = taken.emplace(impl.name, impl.library); !fresh) {
+        p.failures.push_back({impl.library, fmt::format("{}: the implementation name '{}' is already taken by {}; rename the library",
+                                                        impl.library.string(), impl.name, it->second.string())});
+        continue;
+      }
+      kept.push_back(std::move(impl));
+    }
+    p.impls = std::move(kept);
+    out.any_unusable = out.any_unusable || !p.failures.empty();
   }
   if (auto s = filter_impls(out.plans, o.impls); !s) return s.error();
   return out;
