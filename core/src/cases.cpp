@@ -316,7 +316,35 @@ static bool advance(std::vector<size_t>& idx, const std::vector<std::pair<std::s
   return false;
 }
 
-Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m) {
+namespace {
+// A value of the sweep's range for one parameter, drawn with `rng` (splitmix64 state).
+Scalar draw(const std::vector<Scalar>& values, uint64_t& rng) {
+  auto next = [&] {
+    rng += 0x9e3779b97f4a7c15ull;
+    uint64_t z = rng;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  const bool ints = std::all_of(values.begin(), values.end(), [](const Scalar& v) { return std::holds_alternative<int64_t>(v); });
+  const bool reals = std::all_of(values.begin(), values.end(),
+                                 [](const Scalar& v) { return std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v); });
+  auto as_double = [](const Scalar& v) { return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<int64_t>(v)); };
+  if (ints) {
+    int64_t lo = std::get<int64_t>(values.front()), hi = lo;
+    for (const auto& v : values) lo = std::min(lo, std::get<int64_t>(v)), hi = std::max(hi, std::get<int64_t>(v));
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  if (reals) {
+    double lo = as_double(values.front()), hi = lo;
+    for (const auto& v : values) lo = std::min(lo, as_double(v)), hi = std::max(hi, as_double(v));
+    return lo + (hi - lo) * static_cast<double>(next() >> 11) / 9007199254740992.0;
+  }
+  return values[next() % values.size()];
+}
+}  // namespace
+
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_cases) {
   std::vector<ConcreteCase> out;
   for (const auto& spec : m.cases) {
     std::vector<size_t> idx(spec.params.size(), 0);
@@ -328,6 +356,21 @@ Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m) {
       c->index = static_cast<int>(out.size());
       out.push_back(std::move(*c));
     } while (advance(idx, spec.params));
+  }
+  for (const auto& spec : m.cases) {
+    if (spec.params.empty()) continue;
+    for (int k = 0; k < random_cases; ++k) {
+      uint64_t rng = mix_seed(m.seed, fmt::format("{}/{}~random{}", case_kind_name(spec.kind), spec.name, k));
+      std::vector<std::pair<std::string, Scalar>> point;
+      for (const auto& [name, values] : spec.params) point.emplace_back(name, draw(values, rng));
+      CaseSpec random = spec;
+      random.name = fmt::format("{}~random{}", spec.name, k);
+      random.kind = CaseKind::correctness;  // checked, not timed
+      auto c = build_case(m, random, std::move(point));
+      if (!c) return c.error();
+      c->index = static_cast<int>(out.size());
+      out.push_back(std::move(*c));
+    }
   }
   return out;
 }

@@ -47,7 +47,12 @@ struct ConcreteCase {
   std::vector<DType> dtypes() const;  // distinct dtypes of inputs and outputs
 };
 
-Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m);
+// Every case of the manifest, in order; then, with `random_cases` N > 0, N more for each sweep
+// (a case with parameters): correctness cases named "<name>~random<k>" whose parameters are
+// drawn by the manifest's seed (the run's --seed) from the sweep's range: integers and reals
+// uniformly between the smallest and largest listed value, other values among those listed.
+// A kernel tuned to the listed shapes only fails them.
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_cases = 0);
 
 // Deterministic 64-bit mixing (FNV-1a of a string, folded with a seed through splitmix64).
 uint64_t mix_seed(uint64_t seed, std::string_view salt);

@@ -156,6 +156,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
   uint64_t seed = 0;
   auto* seed_opt = app.add_option("--seed", seed, "override every manifest's seed");
+  app.add_option("--random-cases", o.session.random_cases,
+                 "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
+      ->check(CLI::Range(0, 10000));
   auto& rule = o.session.timing.rule;
   app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(CLI::PositiveNumber);
   app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(CLI::PositiveNumber);

@@ -69,6 +69,7 @@ TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const Concrete
   req.reference = p.reference.target();
   req.check_determinism = ctx.options.check_determinism;
   req.seed = ctx.options.seed;
+  req.random_cases = ctx.options.random_cases;
   req.timing = ctx.options.timing;
   return req;
 }

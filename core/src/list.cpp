@@ -18,6 +18,7 @@ int list_root(const SessionOptions& o) {
   int status = 0;
   for (const auto& f : *folders) {
     PlanOptions options;
+    options.random_cases = o.random_cases;
     options.seed = o.seed;
     auto plan = plan_op(f, *executor, options);
     if (!plan) {

@@ -68,6 +68,7 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
   Planned out;
   PlanOptions plan_options;
   plan_options.seed = o.seed;
+  plan_options.random_cases = o.random_cases;
   if (o.isolate) {
     plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary, o.worker_limits); };
     plan_options.probe_timeout = std::min(plan_options.probe_timeout, o.test_timeout);
@@ -156,6 +157,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"performance", o.performance},
           {"check_determinism", o.check_determinism},
           {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json()},
+          {"random_cases", o.random_cases},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"min_time_s", r.min_time},

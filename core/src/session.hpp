@@ -26,6 +26,7 @@ struct SessionOptions {
   bool performance = true;         // time performance cases
   bool check_determinism = false;
   std::optional<uint64_t> seed;
+  int random_cases = 0;  // --random-cases N: N more cases per sweep, drawn from its ranges by the seed
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
   // Devices: which ordinals of each GPU kind get a worker pool. Empty: device 0 only; "all":

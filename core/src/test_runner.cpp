@@ -55,6 +55,7 @@ nlohmann::json to_json(const TestRequest& r) {
           {"time", r.time},
           {"check_determinism", r.check_determinism},
           {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+          {"random_cases", r.random_cases},
           {"baseline", r.baseline ? target_json(*r.baseline) : nlohmann::json()},
           {"timing",
            {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
@@ -79,6 +80,7 @@ TestRequest test_request_from_json(const nlohmann::json& j) {
   r.time = j.value("time", false);
   r.check_determinism = j.value("check_determinism", false);
   if (auto it = j.find("seed"); it != j.end() && !it->is_null()) r.seed = it->get<uint64_t>();
+  r.random_cases = j.value("random_cases", 0);
   if (auto it = j.find("baseline"); it != j.end() && it->is_object()) r.baseline = target_from(*it);
   const auto t = j.value("timing", nlohmann::json::object());
   auto& s = r.timing.rule;
@@ -129,13 +131,13 @@ ProbeReply probe_reply_from_json(const nlohmann::json& j) {
 // Caches.
 
 Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manifest, const std::string& op,
-                                                        std::optional<uint64_t> seed) {
-  auto& slot = ops_[manifest + (seed ? "#" + std::to_string(*seed) : "")];
+                                                        std::optional<uint64_t> seed, int random_cases) {
+  auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", random_cases)];
   if (!slot) {
     auto m = load_manifest(manifest, op);
     if (!m) return m.error();
     if (seed) m->seed = *seed;
-    auto cases = expand_cases(*m);
+    auto cases = expand_cases(*m, random_cases);
     if (!cases) return cases.error();
     slot = std::make_unique<OpData>(OpData{std::move(*m), std::move(*cases)});
   }
@@ -318,6 +320,14 @@ class BoundCall {
   // The call's device memory, as the cold timer may evict it.
   const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
 
+  // Copies every staging buffer to its device mirror (after the host rewrote inputs or outputs).
+  std::string upload() {
+    if (!ex_.rt) return "";
+    for (auto& [host, dev] : mirrors_)
+      if (int e = ex_.rt->api().memcpy_h2d(dev, host->raw(), host->raw_size()); e != 0) return "copy to device: " + ex_.rt->describe(e);
+    return "";
+  }
+
   // Copies every mirrored region back into its staging buffer.
   std::string download() {
     if (!ex_.rt) return "";
@@ -420,7 +430,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     return r;
   };
 
-  auto data = op_data(req.manifest, req.op, req.seed);
+  auto data = op_data(req.manifest, req.op, req.seed, req.random_cases);
   if (!data) return finish(Verdict::error, data.error().message);
   const Manifest& m = (*data)->manifest;
   if (req.case_index < 0 || static_cast<size_t>(req.case_index) >= (*data)->cases.size())
@@ -454,12 +464,15 @@ TestResult TestRunner::run(const TestRequest& req) {
 
   mark("inputs_s");
   current = "reference_s";
-  if (req.check) {
+  // The reference's outputs for `inputs` (the case's, or fresh values of the same shapes), in
+  // host memory; a failure is the test's result.
+  auto reference_outputs = [&](const std::vector<HostBuffer>& inputs, std::unique_ptr<CallBuffers>& into) -> std::optional<TestResult> {
     auto ref = resolve(req.reference, req.op);
     if (!ref) return finish(Verdict::error, "reference: " + ref.error().message);
     auto ref_exec = exec_for(*ref ? req.reference_device : "cpu", req.device_index);
     if (!ref_exec) return finish(Verdict::skipped, "reference: " + ref_exec.error().message);
-    CallBuffers expected(c, pristine);
+    into = std::make_unique<CallBuffers>(c, inputs);
+    CallBuffers& expected = *into;
     {
       BoundCall bound(req.op, c, expected, *ref_exec);
       if (!bound.setup_error().empty()) return finish(Verdict::error, "reference: " + bound.setup_error());
@@ -481,6 +494,12 @@ TestResult TestRunner::run(const TestRequest& req) {
       if (unwritten > 0)
         return finish(Verdict::error, fmt::format("the reference left {} of {} elements of output '{}' unwritten", unwritten, o.numel(), o.name));
     }
+    return std::nullopt;
+  };
+  std::unique_ptr<CallBuffers> expected_buffers;
+  if (req.check) {
+    if (auto failed = reference_outputs(pristine, expected_buffers)) return *failed;
+    const CallBuffers& expected = *expected_buffers;
 
     mark("reference_s");
     current = "check_s";
@@ -568,6 +587,57 @@ TestResult TestRunner::run(const TestRequest& req) {
 
   mark(current);
   current = "timing_s";
+  // On the timed call's buffers: `inputs` written in, outputs poisoned, one call of fn, its
+  // outputs against `want`. "" when they agree.
+  auto call_again = [&](BoundCall& bound, CallBuffers& bufs, bb_kernel_fn fn, const std::vector<HostBuffer>& inputs,
+                        const CallBuffers& want, CallOutcome& outcome) -> std::string {
+    for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(bufs.inputs[i].data(), inputs[i].data(), c.inputs[i].nbytes());
+    for (size_t j = 0; j < c.outputs.size(); ++j)
+      if (c.outputs[j].inplace_input < 0) bufs.outputs[j].poison(c.outputs[j].dtype);
+    if (auto e = bound.upload(); !e.empty()) return e;
+    outcome = bound.run(fn);
+    if (!outcome.error.empty()) return outcome.error;
+    if (auto e = bound.download(); !e.empty()) return e;
+    for (size_t j = 0; j < c.outputs.size(); ++j) {
+      const auto& o = c.outputs[j];
+      const Comparison cmp = compare(o.dtype, bufs.output(c, j), want.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
+      if (cmp.passed()) continue;
+      if (cmp.unwritten == cmp.count)
+        return fmt::format("output '{}' was left unwritten (still poisoned): the call skipped the work", o.name);
+      return fmt::format("output '{}': {} of {} elements differ; first at {}: got {}, expected {}", o.name, cmp.mismatches, cmp.count,
+                         format_index(cmp.first_mismatch, o.shape), format_value(cmp.actual_at_first), format_value(cmp.expected_at_first));
+    }
+    return "";
+  };
+  auto recheck_timed_buffers = [&](BoundCall& bound, CallBuffers& bufs, bb_kernel_fn fn) -> std::optional<TestResult> {
+    CallOutcome outcome;
+    if (auto why = call_again(bound, bufs, fn, pristine, *expected_buffers, outcome); !why.empty()) {
+      if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
+      return finish(Verdict::fail, "after the timed calls, a call on the case's inputs in the same buffers: " + why);
+    }
+    // Fresh values: the same shapes and initialisers, another seed.
+    std::vector<HostBuffer> fresh;
+    for (const auto& t : c.inputs) {
+      fresh.emplace_back(t.nbytes());
+      if (auto s = fill_tensor(t, fresh.back().data(), mix_seed(c.seed, "fresh:" + t.name), m.dir()); !s)
+        return finish(Verdict::error, fmt::format("fresh input '{}': {}", t.name, s.error().message));
+    }
+    std::unique_ptr<CallBuffers> fresh_expected;
+    if (auto failed = reference_outputs(fresh, fresh_expected)) return failed;
+    if (auto why = call_again(bound, bufs, fn, fresh, *fresh_expected, outcome); !why.empty()) {
+      if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
+      // The previous inputs' result for the new ones: a cache keyed by the buffers.
+      bool stale = true;
+      for (size_t j = 0; j < c.outputs.size() && stale; ++j) {
+        const auto& o = c.outputs[j];
+        stale = o.inplace_input < 0 &&
+                compare(o.dtype, bufs.output(c, j), expected_buffers->output(c, j), static_cast<size_t>(o.numel()), o.tolerance).passed();
+      }
+      return finish(Verdict::fail, fmt::format("after the timed calls, a call on fresh input values in the same buffers: {}{}", why,
+                                               stale ? " (it returned the previous inputs' result: results cached by pointer?)" : ""));
+    }
+    return std::nullopt;
+  };
   if (req.time) {
     const ProcessState before_timing = capture_process_state();
     CallBuffers timed(c, pristine);
@@ -641,6 +711,13 @@ TestResult TestRunner::run(const TestRequest& req) {
     if (const LeftBehind left = restore_process_state(before_timing); left.any()) {
       retired_ = true;
       return finish(Verdict::error, "while timing: the calls " + left.describe());
+    }
+    // The timed calls are checked as well: on the buffers they used, a call on the case's inputs
+    // and one on fresh values, outputs poisoned before each, must both give the reference's
+    // results. A plugin that skips work after its first call, or caches results by pointer,
+    // fails here (docs/RELIABILITY.md).
+    if (expected_buffers) {
+      if (auto failed = recheck_timed_buffers(bound, timed, fn)) return *failed;
     }
     Timing t;
     t.mode = timing_mode_name(meas.mode);

@@ -39,6 +39,7 @@ struct TestRequest {
   bool time = false;              // measure when correct (or when check is false)
   bool check_determinism = false; // a second call must give the same bytes
   std::optional<uint64_t> seed;   // overrides the manifest's seed
+  int random_cases = 0;           // --random-cases: the case list includes them (cases.hpp)
   TimingOptions timing;
   // With `time`: the baseline to time against, on the implementation's device, in alternating
   // blocks (paired.hpp); the result then carries the paired speedup and its interval.
@@ -80,7 +81,7 @@ class TestRunner {
     Manifest manifest;
     std::vector<ConcreteCase> cases;
   };
-  Expected<const OpData*> op_data(const std::string& manifest, const std::string& op, std::optional<uint64_t> seed);
+  Expected<const OpData*> op_data(const std::string& manifest, const std::string& op, std::optional<uint64_t> seed, int random_cases);
   Expected<const PluginLibrary*> library(const std::string& path, const std::string& op);
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
 

@@ -76,11 +76,11 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
     for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 21 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 63u);
+  // Exactly one verdict per (implementation, case): 25 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 75u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 63);
+  EXPECT_EQ(streamed, 75);
   // The host ignored the signals a plugin sent it, and said so.
   EXPECT_NE(run.err.find("ignored"), std::string::npos) << run.err;
 
@@ -96,9 +96,14 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
     EXPECT_FALSE(t.contains("speedup")) << t.dump();
   }
   const auto& scores = results["scores"];
-  EXPECT_EQ(scores["passed"], 6);  // scale_good's three, scale_spam's three
+  // scale_good's, scale_spam's and scale_listed's three (the listed shapes: Adversarial.* draws
+  // others), and scale_ptrcache's correctness cases (caught when timed); scale_lazy's second
+  // call of a size does nothing, which --check-determinism sees.
+  EXPECT_EQ(scores["passed"], 11);
+  EXPECT_EQ(verdict_of(results, "scale__scale_lazy", c), "NONDETERMINISTIC");
   for (const auto& i : scores["implementations"])
-    if (i["impl"] != "scale__scale_good" && i["impl"] != "scale__scale_spam") EXPECT_TRUE(i["speedup"].is_null()) << i.dump();
+    if (i["impl"] != "scale__scale_good" && i["impl"] != "scale__scale_spam" && i["impl"] != "scale__scale_listed")
+      EXPECT_TRUE(i["speedup"].is_null()) << i.dump();
 }
 
 TEST(Hostile, NoIsolateRunsInProcess) {
@@ -117,21 +122,21 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
     const std::string root = e2e::fixture_root("hostile"), dir = logs.string();
-    // scale_hang sorts after abort, chdir, child, closefds, error, exit and good: it blocks for a
-    // minute per case.
+    // scale_hang sorts after abort, chdir, child, closefds, error, exit, good and half: it blocks
+    // for a minute per case.
     execl(BB_BINARY, BB_BINARY, "--custom-ops-root", root.c_str(), "--log-dir", dir.c_str(), "--test-timeout", "60",
           "--correctness-only", static_cast<char*>(nullptr));
     _exit(127);
   }
   // Wait until the tests before the hang have been streamed.
   int finished = 0;
-  for (int i = 0; i < 600 && finished < 21; ++i) {
+  for (int i = 0; i < 600 && finished < 24; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     finished = 0;
     std::ifstream in(logs / "results.jsonl");
     for (std::string line; std::getline(in, line);) finished += line.find("\"event\":\"test\"") != std::string::npos;
   }
-  ASSERT_EQ(finished, 21) << "the run did not reach the hanging plugin";
+  ASSERT_EQ(finished, 24) << "the run did not reach the hanging plugin";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -144,8 +149,8 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
       ++tests;
       EXPECT_TRUE(l.contains("verdict"));
     }
-  EXPECT_EQ(tests, 21);
-  EXPECT_EQ(lines.back()["impl"], "scale__scale_good");
+  EXPECT_EQ(tests, 24);
+  EXPECT_EQ(lines.back()["impl"], "scale__scale_half");
   EXPECT_FALSE(std::filesystem::exists(logs / "results.json"));  // never finished
 }
 
@@ -250,4 +255,35 @@ TEST(Hostile, InterruptWritesEveryReportAndResumeRunsOnlyTheRest) {
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("another sweep"), std::string::npos) << other.err;
   }
+}
+
+// Implementations that try to score without doing the work (docs/RELIABILITY.md): each is
+// caught with its own message, and none is scored as correct.
+TEST(Adversarial, NoneIsScoredAsCorrect) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good,scale_lazy,scale_ptrcache,scale_half,scale_listed",
+                           "--random-cases", "2", "--log-dir", logs.string(), "--timeout", "0.1", "--min-time", "0.001"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string perf = "performance/big";
+  // Skips the work after its first call of a size: the call after the timed ones finds its output poisoned.
+  EXPECT_EQ(verdict_of(results, "scale__scale_lazy", perf), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("skipped the work"), std::string::npos);
+  // Replays results by input address: fresh values in the same buffers get the old result.
+  EXPECT_EQ(verdict_of(results, "scale__scale_ptrcache", perf), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_ptrcache", perf).find("results cached by pointer"), std::string::npos);
+  // float32 computed through float16 misses float32's tolerance.
+  EXPECT_EQ(verdict_of(results, "scale__scale_half", "correctness/small[n=16]"), "FAIL");
+  // Tuned to the listed shapes: passes those, fails the drawn ones.
+  EXPECT_EQ(verdict_of(results, "scale__scale_listed", "correctness/small[n=16]"), "PASS");
+  int drawn = 0;
+  for (const auto& t : e2e::tests_of(results, "scale__scale_listed"))
+    if (t["case"].get<std::string>().find("~random") != std::string::npos) {
+      ++drawn;
+      EXPECT_EQ(t["verdict"], "FAIL") << t.dump();
+    }
+  EXPECT_EQ(drawn, 2);
+  for (const auto& t : e2e::tests_of(results, "scale__scale_good")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  for (const auto& i : results["scores"]["implementations"])
+    EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
 }

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <fmt/format.h>
+
 #include "cases.hpp"
 #include "temp_manifest.hpp"
 
@@ -112,4 +116,60 @@ TEST(Cases, ExpansionErrorsNameTheLine) {
              "tests: {correctness: [{name: a, attributes: {k: 1.5}}]}\n");
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("expected an integer"), std::string::npos) << e.error().message;
+}
+
+// --random-cases: drawn from each sweep's range by the seed, appended after the listed cases.
+TEST(Cases, RandomCasesAreDrawnFromEachSweepsRangeByTheSeed) {
+  auto text = [](int seed) {
+    return fmt::format(R"(op: drawn
+seed: {}
+inputs:
+  - {{name: x, dtype: float32}}
+outputs:
+  - {{name: y, shape: x, dtype: x}}
+tests:
+  correctness:
+    - name: sweep
+      params: {{n: [8, 64, 100], alpha: [0.5, 2.0], mode: [a, b]}}
+      inputs: {{x: {{shape: [n]}}}}
+    - name: fixed
+      inputs: {{x: {{shape: [3]}}}}
+)", seed);
+  };
+  auto expand = [&](int seed, int n) {
+    auto m = bb::load_manifest(write_manifest("drawn", text(seed)), "drawn");
+    EXPECT_TRUE(m) << (m ? "" : m.error().message);
+    auto cases = bb::expand_cases(*m, n);
+    EXPECT_TRUE(cases) << (cases ? "" : cases.error().message);
+    return *cases;
+  };
+  const auto listed = expand(1, 0);
+  const auto with = expand(1, 5);
+  ASSERT_EQ(listed.size(), 13u);   // 3 x 2 x 2 + 1
+  ASSERT_EQ(with.size(), 18u);     // and 5 for the one sweep
+  for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(with[i].id, listed[i].id);  // listed ones keep their places
+  std::set<int64_t> sizes;
+  for (size_t i = listed.size(); i < with.size(); ++i) {
+    const auto& c = with[i];
+    EXPECT_EQ(c.kind, bb::CaseKind::correctness);
+    EXPECT_EQ(c.name, fmt::format("sweep~random{}", i - listed.size()));
+    EXPECT_EQ(c.index, static_cast<int>(i));
+    const int64_t n = std::get<int64_t>(c.params[0].second);
+    EXPECT_GE(n, 8);
+    EXPECT_LE(n, 100);
+    EXPECT_EQ(c.inputs[0].shape, std::vector<int64_t>{n});
+    const double alpha = std::get<double>(c.params[1].second);
+    EXPECT_GE(alpha, 0.5);
+    EXPECT_LE(alpha, 2.0);
+    const std::string mode = std::get<std::string>(c.params[2].second);
+    EXPECT_TRUE(mode == "a" || mode == "b") << mode;
+    sizes.insert(n);
+  }
+  EXPECT_GT(sizes.size(), 1u);  // drawn, not one value
+  // The same seed draws the same cases; another seed, others.
+  const auto again = expand(1, 5), other = expand(2, 5);
+  for (size_t i = listed.size(); i < with.size(); ++i) EXPECT_EQ(again[i].id, with[i].id);
+  bool differs = false;
+  for (size_t i = listed.size(); i < with.size(); ++i) differs = differs || other[i].id != with[i].id;
+  EXPECT_TRUE(differs);
 }
