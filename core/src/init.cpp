@@ -61,7 +61,13 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
       for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a);
       break;
     case InitKind::npy: {
-      const auto file = std::filesystem::path(s.path).is_absolute() ? std::filesystem::path(s.path) : dir / s.path;
+      const auto file = dir / s.path;
+      // Inside the op's folder after links are followed, too (the manifest's check is lexical).
+      std::error_code ec;
+      const auto real = std::filesystem::weakly_canonical(file, ec), home = std::filesystem::weakly_canonical(dir, ec);
+      const auto rel = real.lexically_relative(home);
+      if (ec || rel.empty() || *rel.begin() == "..")
+        return make_error(fmt::format("{}: leaves the op's folder {} (through a link?); expected a file inside it", file.string(), dir.string()));
       auto arr = read_npy(file);
       if (!arr) return arr.error();
       if (arr->shape != t.shape) {

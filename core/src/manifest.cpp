@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -57,7 +60,7 @@ struct ManifestError {
   std::string what;
 };
 
-int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+int line_of(const YAML::Node& n) { return std::max(1, n.Mark().line + 1); }  // an empty document has no mark: line 1
 
 [[noreturn]] void fail(const YAML::Node& n, const std::string& what) { throw ManifestError{line_of(n), what}; }
 
@@ -201,6 +204,10 @@ InitSpec parse_init(const YAML::Node& n) {
     case InitKind::npy:
       if (!has_args || !args.IsScalar()) fail(n, "npy: expected a file name, like {npy: data/x.npy}");
       spec.path = args.Scalar();
+      // Confined to the op's folder: a manifest reads its own data, nothing else of the machine.
+      if (const auto p = std::filesystem::path(spec.path).lexically_normal();
+          spec.path.empty() || p.is_absolute() || p.has_root_name() || (!p.empty() && *p.begin() == ".."))
+        fail(n, fmt::format("npy: '{}' leaves the op's folder; expected a path inside it, like data/x.npy", spec.path));
       break;
   }
   return spec;
@@ -497,11 +504,17 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
 }  // namespace
 
 Expected<Manifest> load_manifest(const std::filesystem::path& file, const std::string& expected_op) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return make_error(fmt::format("{}: cannot read the manifest", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_manifest(text.str(), file, expected_op);
+}
+
+Expected<Manifest> parse_manifest(const std::string& text, const std::filesystem::path& file, const std::string& expected_op) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    return make_error(fmt::format("{}: cannot read the manifest", file.string()));
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     return make_error(fmt::format("{}:{}:{}: invalid YAML: {}", file.string(), e.mark.line + 1, e.mark.column + 1, e.msg));
   }
@@ -511,6 +524,8 @@ Expected<Manifest> load_manifest(const std::filesystem::path& file, const std::s
     return make_error(fmt::format("{}:{}: {}", file.string(), e.line, e.what));
   } catch (const YAML::Exception& e) {
     return make_error(fmt::format("{}:{}: {}", file.string(), e.mark.line + 1, e.msg));
+  } catch (const std::exception& e) {  // what yaml-cpp or a conversion throws besides (never a crash)
+    return make_error(fmt::format("{}: unreadable manifest: {}", file.string(), e.what()));
   }
 }
 

@@ -128,5 +128,7 @@ struct Manifest {
 
 // Parses and checks a manifest; `expected_op` (the folder name) must match `op:` if given.
 Expected<Manifest> load_manifest(const std::filesystem::path& file, const std::string& expected_op);
+// The same from the manifest's text; `file` is where it says it is (messages, relative paths).
+Expected<Manifest> parse_manifest(const std::string& text, const std::filesystem::path& file, const std::string& expected_op);
 
 }  // namespace bb

@@ -19,9 +19,17 @@ constexpr Descr kDescrs[] = {{"f4", DType::float32}, {"f8", DType::float64}, {"f
 }  // namespace
 
 Expected<NpyArray> read_npy(const std::filesystem::path& file) {
-  const std::string name = file.string();
   std::ifstream in(file, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot open the .npy file", name));
+  if (!in) return make_error(fmt::format("{}: cannot open the .npy file", file.string()));
+  return read_npy(in, file.string());
+}
+
+Expected<NpyArray> read_npy(std::istream& in, const std::string& name) {
+  const auto start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  in.seekg(start);
+  const uint64_t available = start >= 0 && end >= start ? static_cast<uint64_t>(end - start) : 0;
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return make_error(fmt::format("{}: not a .npy file (expected the \\x93NUMPY magic)", name));
@@ -57,10 +65,22 @@ Expected<NpyArray> read_npy(const std::filesystem::path& file) {
     return make_error(fmt::format("{}: .npy header has no 'shape'", name));
   std::string dims = m[1];
   std::regex num(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
-    arr.shape.push_back(std::stoll(it->str()));
-  int64_t n = 1;
-  for (int64_t d : arr.shape) n *= d;
+  // The data must be in the file: a shape that says more (or overflows) is refused before
+  // anything is allocated.
+  uint64_t n = 1;
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) {
+    const std::string digits = it->str();
+    if (digits.size() > 15) return make_error(fmt::format("{}: .npy dimension {} is too large", name, digits));
+    const uint64_t d = std::stoull(digits);
+    if (d != 0 && n > available / d) n = available + 1;  // more elements than bytes: cannot be there
+    else n *= d;
+    arr.shape.push_back(static_cast<int64_t>(d));
+  }
+  const uint64_t header_bytes = 6 + 2 + (major == 1 ? 2 : 4) + header_len;
+  const uint64_t left = available > header_bytes ? available - header_bytes : 0;
+  if (n > left / dtype_size(arr.dtype))
+    return make_error(fmt::format("{}: .npy data is shorter than its shape says ({} elements of {} bytes, {} bytes in the file)", name,
+                                  n > available ? std::string("more") : std::to_string(n), dtype_size(arr.dtype), left));
   arr.data.resize(static_cast<size_t>(n) * dtype_size(arr.dtype));
   if (!in.read(reinterpret_cast<char*>(arr.data.data()), static_cast<std::streamsize>(arr.data.size())))
     return make_error(fmt::format("{}: .npy data is shorter than its shape says ({} bytes expected)", name, arr.data.size()));

@@ -17,6 +17,9 @@ struct NpyArray {
 };
 
 Expected<NpyArray> read_npy(const std::filesystem::path& file);
+// The same from a stream (seekable: the data's size is checked against the shape before it is
+// read); `name` is what errors call it.
+Expected<NpyArray> read_npy(std::istream& in, const std::string& name);
 Status write_npy(const std::filesystem::path& file, DType dtype, const std::vector<int64_t>& shape, const void* data);
 
 }  // namespace bb

@@ -76,16 +76,23 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
                                                 lib.string(), library_stem(lib), folder.name)});
       continue;
     }
-    // The same library under two names (a copy or a link) is one implementation, run once.
-    if (auto hash = sha256_file(lib)) {
-      auto twin = std::find_if(contents.begin(), contents.end(), [&](const auto& c) { return c.second == *hash; });
-      if (twin != contents.end()) {
-        plan.failures.push_back({lib, fmt::format("{}: the same library as {} (identical bytes); it is not run twice", lib.string(),
-                                                  twin->first.filename().string())});
-        continue;
-      }
-      contents.emplace_back(lib, *hash);
+    // The same file under two names (a link) is one implementation, run once; a copy (the same
+    // bytes in another file) is a second implementation, and the plan says so.
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(lib, ec);
+    auto same_file = std::find_if(contents.begin(), contents.end(), [&](const auto& c) { return !ec && c.first == real; });
+    if (same_file != contents.end()) {
+      plan.failures.push_back({lib, fmt::format("{}: the same library as {} (a link to it); it is not run twice", lib.string(),
+                                                same_file->first.filename().string())});
+      continue;
     }
+    auto hash = sha256_file(lib);
+    if (hash)
+      for (const auto& [other, h] : contents)
+        if (h == *hash)
+          plan.warnings.push_back(fmt::format("{}: {} has the same bytes as {}: two names for one implementation", folder.name,
+                                              lib.filename().string(), other.filename().string()));
+    contents.emplace_back(ec ? lib : real, hash ? *hash : std::string());
     ProbeReply reply = probe_reply_from_json(out.reply);
     if (!reply.loaded) {
       plan.failures.push_back({lib, reply.error});

@@ -86,7 +86,7 @@ TEST(BadPlugins, EachIsReportedAndTheRestStillRuns) {
                                "scale_unresolved.so: unresolved symbol", "scale_no_symbol.so: missing symbol",
                                "scale_bad_abi.so: ABI version 99.0", "scale_crash_on_load.so: crashed while loading: killed by signal SIGSEGV",
                                "scale_ctor_hang.so: did not finish loading in 3 s",
-                               "scale_good_copy.so: the same library as scale_good.so", "scale__twin.so: the name 'scale__twin' contains '__'"})
+                               "scale_good_link.so: the same library as scale_good.so (a link to it)", "scale__twin.so: the name 'scale__twin' contains '__'"})
     EXPECT_NE(run.err.find(expected), std::string::npos) << expected << "\n" << run.err;
   auto r = e2e::read_json(logs / "results.json");
   EXPECT_EQ(r["ops"][0]["errors"].size(), 9u);
