@@ -5,7 +5,9 @@ pkgs=(cmake ninja-build g++ libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-de
       libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev libssl-dev
       # reports and sweeps: JUnit validation (xmllint), the HTML report in a real browser, a real
       # one-node Slurm for the sharding test
-      libxml2-utils chromium slurmctld slurmd slurm-client munge)
+      libxml2-utils chromium slurmctld slurmd slurm-client munge
+      # the libFuzzer target over the manifest parser, the expressions and the .npy reader
+      clang-15 libfuzzer-15-dev)
 # HIP 5.2 (compiles the HIP runtime plugin and HIP kernels offline; no AMD GPU needed). The CUDA
 # parts build wherever nvcc is found (CUDA is not a Debian package here). NO_HIP=1 skips these.
 [ "${NO_HIP:-0}" = 1 ] || pkgs+=(hipcc libamdhip64-dev rocm-device-libs)

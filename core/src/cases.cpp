@@ -147,7 +147,7 @@ Expected<AttrValue> resolve_attr(const Manifest& m, const AttrSpec& spec, const 
       if (!e) return make_error(fmt::format("{}: attribute '{}': {}", where, spec.name, e.error().message));
       v = *e;
     }
-    if (integral && v != std::floor(v)) return make_error(fmt::format("{}: attribute '{}': expected an integer, got {}", where, spec.name, v));
+    if (integral && !fits_int64(v)) return make_error(fmt::format("{}: attribute '{}': expected an integer, got {}", where, spec.name, v));
     return v;
   };
   const bool list_type = spec.type == AttrType::int_list || spec.type == AttrType::float_list;

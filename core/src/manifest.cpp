@@ -256,7 +256,7 @@ AttrType parse_attr_type(const YAML::Node& n) {
 AttrValue literal_attr(const YAML::Node& n, AttrType type, const std::string& name) {
   auto scalar_of = [&](const YAML::Node& s, bool want_int) -> double {
     double v = as_number(s, name.c_str());
-    if (want_int && v != static_cast<double>(static_cast<int64_t>(v))) fail(s, fmt::format("{}: expected an integer", name));
+    if (want_int && !fits_int64(v)) fail(s, fmt::format("{}: expected an integer", name));
     return v;
   };
   switch (type) {
@@ -373,7 +373,7 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
   if (root["description"]) m.description = as_string(root["description"], "description");
   if (root["seed"]) {
     double s = as_number(root["seed"], "seed");
-    if (s < 0 || s != static_cast<double>(static_cast<uint64_t>(s))) fail(root["seed"], "seed: expected a non-negative integer");
+    if (s < 0 || !fits_int64(s)) fail(root["seed"], "seed: expected a non-negative integer (below 2^63)");
     m.seed = static_cast<uint64_t>(s);
   }
   if (root["devices"]) {

@@ -18,6 +18,11 @@ namespace bb {
 
 // A value of a sweep parameter.
 using Scalar = std::variant<int64_t, double, bool, std::string>;
+// Whether `v` is an integer an int64_t holds (a cast of anything else is undefined behaviour).
+inline bool fits_int64(double v) {
+  if (!(v >= -9.2e18 && v <= 9.2e18)) return false;  // NaN too
+  return v == static_cast<double>(static_cast<int64_t>(v));
+}
 std::string scalar_to_string(const Scalar& s);
 
 // Source text of an expression (or a name) and where it stands.

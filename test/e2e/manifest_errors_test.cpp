@@ -64,6 +64,7 @@ TEST(ManifestErrors, EveryManifestOfTheMalformedCorpus) {
       {"output_unknown_input", ":5: output 'y': shape 'w' is not an input; expected an input name or a list"},
       {"params_empty", ":9: parameter 'n': expected at least one value"},
       {"seed_not_number", ":2: seed: expected a number, got 'lots'"},
+      {"seed_huge", ":2: seed: expected a non-negative integer (below 2^63)"},  // found by the fuzzer
       {"shape_syntax", ":9: shape of input 'x': expected a number, a name or '(' at column 4 of 'n *'"},
       {"tolerance_negative", ":7: tolerances must be non-negative"},
       {"unknown_dtype", ":3: dtype 'float33' of input 'x': expected a dtype"},

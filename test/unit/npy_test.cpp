@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "npy.hpp"
 
@@ -54,4 +55,29 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   EXPECT_NE(a.error().message.find(file.string()), std::string::npos);
   EXPECT_NE(a.error().message.find("not a .npy file"), std::string::npos);
   EXPECT_FALSE(bb::read_npy(fs::temp_directory_path() / "bb_no_such_file.npy").ok());
+}
+
+// A header whose shape says more than the file holds is refused before anything is allocated
+// (an overflowing shape too): the reader never trusts the header with memory.
+TEST(Npy, AShapeLargerThanTheFileIsRefusedBeforeAllocating) {
+  auto header = [](const std::string& shape) {
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    std::string out = std::string("\x93NUMPY\x01\x00", 8);
+    out += static_cast<char>(h.size() & 0xff);
+    out += static_cast<char>(h.size() >> 8);
+    return out + h + std::string(16, '\0');  // four floats of data
+  };
+  for (const std::string shape : {"4,", "5,", "99999999999,", "4294967296, 4294967296, 4294967296", "999999999999999999999,"}) {
+    std::istringstream in(header(shape));
+    auto a = bb::read_npy(in, "t.npy");
+    if (shape == "4,") {
+      ASSERT_TRUE(a) << a.error().message;
+      EXPECT_EQ(a->data.size(), 16u);
+      continue;
+    }
+    ASSERT_FALSE(a) << shape;
+    EXPECT_NE(a.error().message.find("t.npy: .npy"), std::string::npos) << a.error().message;
+  }
 }
