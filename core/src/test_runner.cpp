@@ -245,7 +245,13 @@ struct CallBuffers {
 struct CallOutcome {
   std::string error;    // "" on success
   bool sticky = false;  // the device context is lost
+  bool outside = false;  // run_witnessed: outputs changed while the given stream was held
 };
+
+constexpr double kWitnessHoldMs = 200;  // how long a witnessed call may hold the stream
+constexpr const char* kOutsideStream =
+    "the call's work ran outside the stream it was given (on the legacy default stream or a stream of its own): it wrote the "
+    "outputs while the given stream was held, so events on that stream would time it as free";
 
 // A call's tensors placed where it runs, ready to be invoked any number of times. On the CPU
 // the staging buffers are used directly; on a device each guarded region is mirrored whole
@@ -317,6 +323,41 @@ class BoundCall {
     return out;
   }
 
+  // run(), with the given stream held by a blocking kernel while the plugin launches: work
+  // it put on that stream cannot start, so outputs that change before the stream is released
+  // were written by work elsewhere (the legacy default stream, a stream of its own), which
+  // events on the given stream would not time. Inconclusive (and not flagged) when the hold
+  // timed out: a plugin that synchronises the device inside its call. On the CPU: run().
+  CallOutcome run_witnessed(bb_kernel_fn fn) {
+    const auto& api = ex_.rt ? ex_.rt->api() : bb_device_runtime{};
+    if (!ex_.rt || !fn || !api.block_stream_ticket || !api.ticket_timed_out) return run(fn);
+    frame_->clear_error();
+    escaped_.clear();
+    uint32_t ticket = 0;
+    if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
+    const int rc = launch(fn);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
+    bool changed = false;
+    for (auto& [host, dev] : mirrors_) {
+      std::vector<uint8_t> now(host->raw_size());
+      if (api.memcpy_d2h(now.data(), dev, now.size()) != 0) break;
+      changed = changed || std::memcmp(now.data(), host->raw(), now.size()) != 0;
+    }
+    api.release_stream();
+    CallOutcome out = finish_device();
+    int timed_out = 0;
+    api.ticket_timed_out(ticket, &timed_out);
+    if (out.error.empty() && rc != BB_OK) {
+      const std::string msg = escaped_.empty() ? frame_->error_message() : escaped_;
+      out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+    }
+    if (out.error.empty() && changed && !timed_out) {
+      out.outside = true;
+      api.synchronize();  // let it finish before anything else touches the buffers
+    }
+    return out;
+  }
+
   // The call's device memory, as the cold timer may evict it.
   const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
 
@@ -378,6 +419,7 @@ class BoundCall {
 };
 
 std::string format_value(double v) { return fmt::format("{:.9g}", v); }
+
 
 // The outputs a call returned, watched for a while after it returned (a thread it left running
 // may still be writing them): "" when they stayed, else which output changed and how much.
@@ -508,9 +550,10 @@ TestResult TestRunner::run(const TestRequest& req) {
       BoundCall bound(req.op, c, actual, *impl_exec);
       if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
       const ProcessState before = capture_process_state();
-      const CallOutcome out = bound.run(*impl);
+      const CallOutcome out = bound.run_witnessed(*impl);
       const LeftBehind left = restore_process_state(before);
       if (!out.error.empty()) return out.sticky ? device_failure(out, "") : finish(Verdict::error, out.error);
+      if (out.outside) return finish(Verdict::error, kOutsideStream);
       if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
       if (left.any()) {
         retired_ = true;
@@ -595,8 +638,9 @@ TestResult TestRunner::run(const TestRequest& req) {
     for (size_t j = 0; j < c.outputs.size(); ++j)
       if (c.outputs[j].inplace_input < 0) bufs.outputs[j].poison(c.outputs[j].dtype);
     if (auto e = bound.upload(); !e.empty()) return e;
-    outcome = bound.run(fn);
+    outcome = bound.run_witnessed(fn);
     if (!outcome.error.empty()) return outcome.error;
+    if (outcome.outside) return kOutsideStream;
     if (auto e = bound.download(); !e.empty()) return e;
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
@@ -613,6 +657,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     CallOutcome outcome;
     if (auto why = call_again(bound, bufs, fn, pristine, *expected_buffers, outcome); !why.empty()) {
       if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
+      if (outcome.outside) return finish(Verdict::error, std::string("after the timed calls: ") + kOutsideStream);
       return finish(Verdict::fail, "after the timed calls, a call on the case's inputs in the same buffers: " + why);
     }
     // Fresh values: the same shapes and initialisers, another seed.
@@ -626,6 +671,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     if (auto failed = reference_outputs(fresh, fresh_expected)) return failed;
     if (auto why = call_again(bound, bufs, fn, fresh, *fresh_expected, outcome); !why.empty()) {
       if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
+      if (outcome.outside) return finish(Verdict::error, std::string("after the timed calls: ") + kOutsideStream);
       // The previous inputs' result for the new ones: a cache keyed by the buffers.
       bool stale = true;
       for (size_t j = 0; j < c.outputs.size() && stale; ++j) {

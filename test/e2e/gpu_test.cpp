@@ -20,13 +20,18 @@ std::string verdict_of(const nlohmann::json& r, const std::string& impl, const s
     if (t["case"] == c) return t["verdict"];
   return "(none)";
 }
+std::string message_of(const nlohmann::json& r, const std::string& impl, const std::string& c) {
+  for (const auto& t : e2e::tests_of(r, impl))
+    if (t["case"] == c) return t["message"];
+  return "(none)";
+}
 
 }  // namespace
 
 TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   if (!std::filesystem::exists(e2e::fixture_root("gpu"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
   const auto logs = e2e::temp_dir("logs");
-  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--test-timeout", "60",
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--test-timeout", "8",
                            "--timeout", "0.2", "--min-time", "0.01"});
   auto r = e2e::read_json(logs / "results.json");
   if (auto why = cuda_unavailable(r); !why.empty()) {
@@ -44,7 +49,26 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   // Each crash is its test's alone: the next tests ran in fresh workers with fresh contexts.
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_overflow", c), "OUT_OF_BOUNDS");
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_unwritten", c), "UNWRITTEN");
-  EXPECT_EQ(r["tests"].size(), 4u * 3u);
+  // Work outside the given stream is seen while that stream is held, and never timed.
+  for (const char* impl : {"scale__scale_cuda_sidestream", "scale__scale_cuda_defaultstream"})
+    for (const auto& t : e2e::tests_of(r, impl)) {
+      EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+      EXPECT_NE(t["message"].get<std::string>().find("ran outside the stream it was given"), std::string::npos) << t.dump();
+      EXPECT_FALSE(t.contains("timing")) << t.dump();
+    }
+  // A kernel that never ends: TIMEOUT, each case in a fresh worker.
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_spin")) EXPECT_EQ(t["verdict"], "TIMEOUT") << t.dump();
+  // A device-side assert: a sticky error, CRASH.
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_assert")) {
+    EXPECT_EQ(t["verdict"], "CRASH") << t.dump();
+    EXPECT_NE(t["message"].get<std::string>().find("assert"), std::string::npos) << t.dump();
+  }
+  // Device memory hoarded: the hoarding call passes, what needs memory after it cannot have it;
+  // the next implementation (illegal, in a fresh worker) has the device back.
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", "correctness/small[n=16]"), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", c), "ERROR");
+  EXPECT_NE(message_of(r, "scale__scale_cuda_hoard", c).find("out of memory"), std::string::npos) << message_of(r, "scale__scale_cuda_hoard", c);
+  EXPECT_EQ(r["tests"].size(), 9u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
