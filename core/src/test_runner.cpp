@@ -242,10 +242,22 @@ struct CallBuffers {
   }
 };
 
+// Wipes a reference's buffers when it goes out of scope: its results do not outlive their
+// comparison in this process's memory (a later call of the implementation could look there).
+struct ScrubOnExit {
+  CallBuffers& b;
+  ~ScrubOnExit() {
+    for (auto* set : {&b.inputs, &b.outputs})
+      for (auto& buf : *set)
+        if (buf.raw_size()) std::fill_n(static_cast<volatile uint8_t*>(buf.raw()), buf.raw_size(), uint8_t{0});
+  }
+};
+
 struct CallOutcome {
   std::string error;    // "" on success
   bool sticky = false;  // the device context is lost
   bool outside = false;  // run_witnessed: outputs changed while the given stream was held
+  bool held_too_long = false;  // run_witnessed: the hold timed out (the call synchronised the device)
 };
 
 constexpr double kWitnessHoldMs = 200;  // how long a witnessed call may hold the stream
@@ -355,11 +367,20 @@ class BoundCall {
       out.outside = true;
       api.synchronize();  // let it finish before anything else touches the buffers
     }
+    out.held_too_long = timed_out != 0;
     return out;
   }
 
   // The call's device memory, as the cold timer may evict it.
   const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
+
+  // Zeroes the device mirrors (a reference's results, before its memory goes back to the pool
+  // the implementation's allocations come from).
+  void wipe_device() {
+    if (!ex_.rt || lost_) return;
+    for (auto& [host, dev] : mirrors_) ex_.rt->api().memset(dev, 0, host->raw_size(), ex_.stream);
+    ex_.rt->api().stream_synchronize(ex_.stream);
+  }
 
   // Copies every staging buffer to its device mirror (after the host rewrote inputs or outputs).
   std::string upload() {
@@ -523,6 +544,7 @@ TestResult TestRunner::run(const TestRequest& req) {
       const LeftBehind left = restore_process_state(before);
       if (!out.error.empty()) return out.sticky ? device_failure(out, "reference: ") : finish(Verdict::error, "reference " + out.error);
       if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, "reference: " + e);
+      bound.wipe_device();
       if (left.any()) {
         retired_ = true;
         return finish(Verdict::error, "reference: the call " + left.describe());
@@ -538,11 +560,15 @@ TestResult TestRunner::run(const TestRequest& req) {
     }
     return std::nullopt;
   };
-  std::unique_ptr<CallBuffers> expected_buffers;
+  // The reference's results never share the process with a call of the implementation: each
+  // call is made, and its outputs copied aside, before the reference computes what they must
+  // be; then the reference's results are compared and wiped (docs/RELIABILITY.md).
+  auto snapshot = [&](const CallBuffers& b) {
+    std::vector<std::vector<uint8_t>> out;
+    for (size_t j = 0; j < c.outputs.size(); ++j) out.emplace_back(b.output(c, j), b.output(c, j) + c.outputs[j].nbytes());
+    return out;
+  };
   if (req.check) {
-    if (auto failed = reference_outputs(pristine, expected_buffers)) return *failed;
-    const CallBuffers& expected = *expected_buffers;
-
     mark("reference_s");
     current = "check_s";
     CallBuffers actual(c, pristine);
@@ -550,7 +576,16 @@ TestResult TestRunner::run(const TestRequest& req) {
       BoundCall bound(req.op, c, actual, *impl_exec);
       if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
       const ProcessState before = capture_process_state();
-      const CallOutcome out = bound.run_witnessed(*impl);
+      CallOutcome out = bound.run_witnessed(*impl);
+      if (out.error.empty() && out.held_too_long) {
+        // The hold timed out: the call synchronised the device, as a first call does while its
+        // kernels load. Once more on fresh buffers, which is the call checked below.
+        for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(actual.inputs[i].data(), pristine[i].data(), c.inputs[i].nbytes());
+        for (size_t j = 0; j < c.outputs.size(); ++j)
+          if (c.outputs[j].inplace_input < 0) actual.outputs[j].poison(c.outputs[j].dtype);
+        if (auto e = bound.upload(); !e.empty()) return finish(Verdict::error, e);
+        out = bound.run_witnessed(*impl);
+      }
       const LeftBehind left = restore_process_state(before);
       if (!out.error.empty()) return out.sticky ? device_failure(out, "") : finish(Verdict::error, out.error);
       if (out.outside) return finish(Verdict::error, kOutsideStream);
@@ -593,10 +628,37 @@ TestResult TestRunner::run(const TestRequest& req) {
                                 format_value(load_element(t.dtype, actual.inputs[i].data(), first))));
     }
 
+    // What the call returned, copied aside; then (after the determinism check's second call)
+    // what the reference says it must be.
+    const auto got = snapshot(actual);
+    if (req.check_determinism) {
+      CallBuffers again(c, pristine);
+      BoundCall bound(req.op, c, again, *impl_exec);
+      if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
+      if (auto out = bound.run(*impl); !out.error.empty()) return out.sticky ? device_failure(out, "second call: ") : finish(Verdict::error, "second call " + out.error);
+      if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
+      for (size_t j = 0; j < c.outputs.size(); ++j) {
+        const auto& o = c.outputs[j];
+        if (std::memcmp(again.output(c, j), got[j].data(), o.nbytes()) == 0) continue;
+        int64_t diff = 0;
+        const size_t es = dtype_size(o.dtype);
+        for (int64_t k = 0; k < o.numel(); ++k) diff += std::memcmp(again.output(c, j) + k * es, got[j].data() + k * es, es) != 0;
+        return finish(Verdict::nondeterministic, fmt::format("output '{}': two calls on the same inputs differ in {} of {} elements", o.name, diff, o.numel()));
+      }
+    }
+    mark("check_s");
+    current = "reference_s";
+    std::unique_ptr<CallBuffers> expected_buffers;
+    if (auto failed = reference_outputs(pristine, expected_buffers)) return *failed;
+    const CallBuffers& expected = *expected_buffers;
+    const ScrubOnExit wipe{*expected_buffers};
+    mark("reference_s");
+    current = "check_s";
+
     // Values.
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
-      const Comparison cmp = compare(o.dtype, actual.output(c, j), expected.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
+      const Comparison cmp = compare(o.dtype, got[j].data(), expected.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
       if (cmp.passed()) continue;
       Mismatch mm{o.name, cmp.mismatches, cmp.count, cmp.unwritten, cmp.max_abs_error, cmp.max_rel_error,
                   format_index(cmp.first_mismatch, o.shape), cmp.actual_at_first, cmp.expected_at_first, o.tolerance.atol, o.tolerance.rtol};
@@ -610,30 +672,14 @@ TestResult TestRunner::run(const TestRequest& req) {
                                                format_value(cmp.max_abs_error), format_value(cmp.max_rel_error), mm.first_index,
                                                format_value(cmp.actual_at_first), format_value(cmp.expected_at_first)));
     }
-
-    if (req.check_determinism) {
-      CallBuffers again(c, pristine);
-      BoundCall bound(req.op, c, again, *impl_exec);
-      if (!bound.setup_error().empty()) return finish(Verdict::error, bound.setup_error());
-      if (auto out = bound.run(*impl); !out.error.empty()) return out.sticky ? device_failure(out, "second call: ") : finish(Verdict::error, "second call " + out.error);
-      if (auto e = bound.download(); !e.empty()) return finish(Verdict::error, e);
-      for (size_t j = 0; j < c.outputs.size(); ++j) {
-        const auto& o = c.outputs[j];
-        if (std::memcmp(again.output(c, j), actual.output(c, j), o.nbytes()) == 0) continue;
-        int64_t diff = 0;
-        const size_t es = dtype_size(o.dtype);
-        for (int64_t k = 0; k < o.numel(); ++k) diff += std::memcmp(again.output(c, j) + k * es, actual.output(c, j) + k * es, es) != 0;
-        return finish(Verdict::nondeterministic, fmt::format("output '{}': two calls on the same inputs differ in {} of {} elements", o.name, diff, o.numel()));
-      }
-    }
   }
 
   mark(current);
   current = "timing_s";
-  // On the timed call's buffers: `inputs` written in, outputs poisoned, one call of fn, its
-  // outputs against `want`. "" when they agree.
+  // On the timed call's buffers: `inputs` written in, outputs poisoned, one call of fn; its
+  // outputs copied into `got`. "" when the call went well.
   auto call_again = [&](BoundCall& bound, CallBuffers& bufs, bb_kernel_fn fn, const std::vector<HostBuffer>& inputs,
-                        const CallBuffers& want, CallOutcome& outcome) -> std::string {
+                        std::vector<std::vector<uint8_t>>& got, CallOutcome& outcome) -> std::string {
     for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(bufs.inputs[i].data(), inputs[i].data(), c.inputs[i].nbytes());
     for (size_t j = 0; j < c.outputs.size(); ++j)
       if (c.outputs[j].inplace_input < 0) bufs.outputs[j].poison(c.outputs[j].dtype);
@@ -642,9 +688,14 @@ TestResult TestRunner::run(const TestRequest& req) {
     if (!outcome.error.empty()) return outcome.error;
     if (outcome.outside) return kOutsideStream;
     if (auto e = bound.download(); !e.empty()) return e;
+    got = snapshot(bufs);
+    return "";
+  };
+  // Outputs copied aside against the reference's: "" when they agree.
+  auto differs = [&](const std::vector<std::vector<uint8_t>>& got, const CallBuffers& want) -> std::string {
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
-      const Comparison cmp = compare(o.dtype, bufs.output(c, j), want.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
+      const Comparison cmp = compare(o.dtype, got[j].data(), want.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
       if (cmp.passed()) continue;
       if (cmp.unwritten == cmp.count)
         return fmt::format("output '{}' was left unwritten (still poisoned): the call skipped the work", o.name);
@@ -655,10 +706,20 @@ TestResult TestRunner::run(const TestRequest& req) {
   };
   auto recheck_timed_buffers = [&](BoundCall& bound, CallBuffers& bufs, bb_kernel_fn fn) -> std::optional<TestResult> {
     CallOutcome outcome;
-    if (auto why = call_again(bound, bufs, fn, pristine, *expected_buffers, outcome); !why.empty()) {
+    auto call_failed = [&](const std::string& why, const char* which) -> TestResult {
       if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
       if (outcome.outside) return finish(Verdict::error, std::string("after the timed calls: ") + kOutsideStream);
-      return finish(Verdict::fail, "after the timed calls, a call on the case's inputs in the same buffers: " + why);
+      return finish(Verdict::error, fmt::format("after the timed calls, a call on {}: {}", which, why));
+    };
+    // The case's inputs again.
+    std::vector<std::vector<uint8_t>> same;
+    if (auto why = call_again(bound, bufs, fn, pristine, same, outcome); !why.empty()) return call_failed(why, "the case's inputs");
+    {
+      std::unique_ptr<CallBuffers> want;
+      if (auto failed = reference_outputs(pristine, want)) return failed;
+      const ScrubOnExit wipe{*want};
+      if (auto why = differs(same, *want); !why.empty())
+        return finish(Verdict::fail, "after the timed calls, a call on the case's inputs in the same buffers: " + why);
     }
     // Fresh values: the same shapes and initialisers, another seed.
     std::vector<HostBuffer> fresh;
@@ -667,18 +728,15 @@ TestResult TestRunner::run(const TestRequest& req) {
       if (auto s = fill_tensor(t, fresh.back().data(), mix_seed(c.seed, "fresh:" + t.name), m.dir()); !s)
         return finish(Verdict::error, fmt::format("fresh input '{}': {}", t.name, s.error().message));
     }
-    std::unique_ptr<CallBuffers> fresh_expected;
-    if (auto failed = reference_outputs(fresh, fresh_expected)) return failed;
-    if (auto why = call_again(bound, bufs, fn, fresh, *fresh_expected, outcome); !why.empty()) {
-      if (outcome.sticky) return device_failure(outcome, "after the timed calls: ");
-      if (outcome.outside) return finish(Verdict::error, std::string("after the timed calls: ") + kOutsideStream);
+    std::vector<std::vector<uint8_t>> renewed;
+    if (auto why = call_again(bound, bufs, fn, fresh, renewed, outcome); !why.empty()) return call_failed(why, "fresh input values");
+    std::unique_ptr<CallBuffers> want;
+    if (auto failed = reference_outputs(fresh, want)) return failed;
+    const ScrubOnExit wipe{*want};
+    if (auto why = differs(renewed, *want); !why.empty()) {
       // The previous inputs' result for the new ones: a cache keyed by the buffers.
       bool stale = true;
-      for (size_t j = 0; j < c.outputs.size() && stale; ++j) {
-        const auto& o = c.outputs[j];
-        stale = o.inplace_input < 0 &&
-                compare(o.dtype, bufs.output(c, j), expected_buffers->output(c, j), static_cast<size_t>(o.numel()), o.tolerance).passed();
-      }
+      for (size_t j = 0; j < c.outputs.size() && stale; ++j) stale = c.outputs[j].inplace_input < 0 && renewed[j] == same[j];
       return finish(Verdict::fail, fmt::format("after the timed calls, a call on fresh input values in the same buffers: {}{}", why,
                                                stale ? " (it returned the previous inputs' result: results cached by pointer?)" : ""));
     }
@@ -762,7 +820,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     // and one on fresh values, outputs poisoned before each, must both give the reference's
     // results. A plugin that skips work after its first call, or caches results by pointer,
     // fails here (docs/RELIABILITY.md).
-    if (expected_buffers) {
+    if (req.check) {
       if (auto failed = recheck_timed_buffers(bound, timed, fn)) return *failed;
     }
     Timing t;
