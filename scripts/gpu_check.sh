@@ -37,7 +37,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Serial: the GPU timing tests share the device with nothing else.
   : > "$out/ctest.log"
   if [ "${GPU_TESTS_ONLY:-0}" != 1 ]; then
-    ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.|Paired\.' > "$out/ctest.log" 2>&1
+    ctest --test-dir "$build" --output-on-failure --parallel 4 --timeout 600 -E 'DeviceTimer|Gpu\.|Paired\.|Catalogue\.' > "$out/ctest.log" 2>&1
     ctest_rc=$?
   fi
   ctest --test-dir "$build" --output-on-failure --timeout 600 -R 'DeviceTimer|Gpu\.|Device\.|Paired\.' >> "$out/ctest.log" 2>&1 || ctest_rc=1
@@ -47,6 +47,9 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   ctest --test-dir "$build" -L ops -j 8 --resource-spec-file "$out/resource_spec.json" -V --timeout 600 >> "$out/ctest_ops.log" 2>&1 || ctest_rc=1
   # The CUDA hostile fixtures as a user would see them (the illegal address is CRASH, the sweep goes on).
   "$build/backendbench" --custom-ops-root "$build/test_roots/gpu" --no-log --verbose > "$out/gpu_fixtures.log" 2>&1
+  # The shipped ops and every hostile, adversarial and CUDA fixture in one sweep, checked
+  # against test/fixtures/catalogue/expected.txt.
+  scripts/sweep_catalogue.sh "$build" "$out/catalogue" > "$out/catalogue.log" 2>&1 || ctest_rc=1
 fi
 "$build/backendbench" --log-dir "$out/shipped" > "$out/shipped.log" 2>&1
 run_rc=$?
@@ -67,6 +70,7 @@ if [ -f "$out/ctest_ops.log" ]; then
 fi
 echo "== shipped ops (exit $run_rc)"; grep -vE "^\[" "$out/shipped.log" | tail -22
 echo "== CUDA hostile fixtures"; grep -E "scale_cuda_(illegal|overflow)|sticky|passed," "$out/gpu_fixtures.log" | head -12
+[ -f "$out/catalogue.log" ] && { echo "== catalogue sweep"; cat "$out/catalogue.log"; }
 echo "== CUDA timings"; grep -E " on cuda" "$out/shipped.log" | grep performance | head -30
 if [ "${GPU_REPEAT:-0}" -gt 0 ]; then
   echo "== GPU tests repeated $GPU_REPEAT times (exit $repeat_rc)"; grep -cE "^\[       OK \]" "$out/gpu_repeat.log"; grep -E "FAILED|SKIPPED \]" "$out/gpu_repeat.log" | sort | uniq -c | head

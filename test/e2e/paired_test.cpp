@@ -1,6 +1,9 @@
 // Paired speedups, end to end: an implementation timed against itself (its op's baseline is the
 // implementation) must read 1.00 within its interval on every case, on the CPU and, where one
 // exists, on a CUDA device. What is asserted is the interval, never a time.
+#include <iostream>
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
@@ -10,9 +13,12 @@ using e2e::backendbench;
 
 namespace {
 
-// Every timed test of `r`: paired, with an interval holding 1.0. Returns how many there were.
-int expect_self_speedup_of_one(const nlohmann::json& r) {
-  int timed = 0;
+// Every timed test of `r`: paired, with an interval. Counts them into `timed`; returns those whose
+// interval does not hold 1.00 as the reports print it (two decimals: a low end of 1.0005, seen
+// once on a 16-core CPU host, prints as 1.00; one of 1.005 would not), as "impl case" -> interval.
+std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, int& timed) {
+  std::map<std::string, std::string> misses;
+  timed = 0;
   for (const auto& t : r["tests"]) {
     EXPECT_EQ(t["verdict"], "PASS") << t.dump();
     if (!t.contains("timing")) continue;
@@ -29,24 +35,45 @@ int expect_self_speedup_of_one(const nlohmann::json& r) {
     const double lo = t["speedup_low"], s = t["speedup"], hi = t["speedup_high"];
     EXPECT_LE(lo, s) << what;
     EXPECT_LE(s, hi) << what;
-    // "Reads 1.00": the interval holds 1.00 as the reports print it (two decimals): a low end
-    // of 1.0005 (seen once on a 16-core CPU host) prints as 1.00; one of 1.005 would not.
-    EXPECT_LT(lo, 1.005) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.00";
-    EXPECT_GE(hi, 0.995) << what << ": against itself, the interval [" << lo << ", " << hi << "] must hold 1.00";
+    if (!(lo < 1.005 && hi >= 0.995)) misses[what] = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   }
-  return timed;
+  return misses;
+}
+
+// Runs `args` and expects every timed case to read 1.00 within its interval. The interval is a
+// 99% one (a sign-test interval over 16 paired blocks), so an honest run misses it on about one
+// case in a hundred, more where the host's noise drifts: a missed case is measured once more, in
+// a second run, and must hold 1.00 there. A real bias (one side favoured) misses both times.
+void expect_self_speedup_of_one(std::vector<std::string> args, int expected_timed) {
+  const auto logs = e2e::temp_dir("logs");
+  args.insert(args.end(), {"--log-dir", logs.string()});
+  auto run = backendbench(args);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  int timed = 0;
+  const auto misses = self_pairing_misses(r, timed);
+  EXPECT_EQ(timed, expected_timed);
+  // The console says so: an implementation whose interval holds 1.0 is not significantly faster.
+  if (misses.empty()) EXPECT_NE(run.out.find("n.s."), std::string::npos) << run.out;
+  if (misses.empty()) return;
+  const auto again_logs = e2e::temp_dir("logs");
+  args.back() = again_logs.string();
+  auto again = backendbench(args);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  int timed_again = 0;
+  const auto still = self_pairing_misses(e2e::read_json(again_logs / "results.json"), timed_again);
+  for (const auto& [what, interval] : misses) {
+    std::cout << "[ NOTE     ] " << what << ": against itself, the interval " << interval << " missed 1.00; measured again\n";
+    const auto s = still.find(what);
+    EXPECT_TRUE(s == still.end()) << what << ": against itself, the interval " << interval << " and, measured again, "
+                                  << s->second << " must hold 1.00";
+  }
 }
 
 }  // namespace
 
 TEST(Paired, AnImplementationAgainstItselfReadsOneOnEveryCpuCase) {
-  const auto logs = e2e::temp_dir("logs");
-  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", "scale_good", "--log-dir", logs.string()});
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  const auto r = e2e::read_json(logs / "results.json");
-  EXPECT_EQ(expect_self_speedup_of_one(r), 3);
-  // The console says so: an implementation whose interval holds 1.0 is not significantly faster.
-  EXPECT_NE(run.out.find("n.s."), std::string::npos) << run.out;
+  expect_self_speedup_of_one({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", "scale_good"}, 3);
 }
 
 TEST(Paired, AnImplementationAgainstItselfReadsOneOnEveryCudaCase) {
@@ -58,6 +85,5 @@ TEST(Paired, AnImplementationAgainstItselfReadsOneOnEveryCudaCase) {
   if (r["tests"].empty()) GTEST_SKIP() << "built without CUDA: no CUDA implementations";
   for (const auto& d : r.value("devices", nlohmann::json::array()))
     if (d.value("name", "") == "cuda" && !d.value("available", false)) GTEST_SKIP() << "no CUDA device: " << d.value("reason", "");
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_EQ(expect_self_speedup_of_one(r), 4 + 3);
+  expect_self_speedup_of_one({"--custom-ops-root", BB_SHIPPED_ROOT, "--impls", "myop_cuda_naive,rmsnorm_cuda_block"}, 4 + 3);
 }
