@@ -172,3 +172,27 @@ TEST(MeasurePaired, ABaselineErrorSaysSo) {
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().message, "baseline: returned 3: no");
 }
+
+// A call too slow for its block's share of the budget (90 ms against 2 s / 16 blocks): after the
+// first pair the blocks take one sample each, so the paired minimum does not overrun the budget
+// (and the worker's deadline) many times over. Fast calls keep the rule's minimum.
+TEST(MeasurePaired, SlowCallsTakeOneSamplePerBlockAfterTheFirstPair) {
+  for (const double call_s : {0.09, 1e-5}) {
+    std::vector<bb::TimingOptions> seen;
+    auto fake = [&](bool, const bb::TimingOptions& o) -> bb::Expected<bb::Measurement> {
+      seen.push_back(o);
+      bb::Measurement m;
+      m.samples = {call_s};
+      m.stats = bb::summarize(m.samples);
+      return m;
+    };
+    bb::TimingOptions options;  // the defaults: 2 s budget, 10 samples at least
+    const auto p = bb::measure_paired(fake, options, 16);
+    ASSERT_TRUE(p) << p.error().message;
+    ASSERT_EQ(seen.size(), 32u);
+    EXPECT_EQ(seen[0].rule.min_samples, 3u);
+    EXPECT_EQ(seen[1].rule.min_samples, 3u);
+    for (std::size_t k = 2; k < seen.size(); ++k) EXPECT_EQ(seen[k].rule.min_samples, call_s > 0.01 ? 1u : 3u) << call_s << " " << k;
+    EXPECT_EQ(p->speedup->pairs, 16u);
+  }
+}
