@@ -7,6 +7,11 @@
 # Kernels are built for BACKENDBENCH_HIP_ARCHS: gfx90a and gfx942 where hipcc accepts gfx942,
 # else gfx90a and gfx940 (clang 15, in Debian's HIP 5.2, predates gfx942).
 find_program(HIPCC_EXECUTABLE hipcc)
+# The plugin headers: the source tree's in BackendBench's build, the installed ones from the
+# package config (which sets this first).
+if(NOT BACKENDBENCH_PLUGIN_INCLUDE_DIR)
+  set(BACKENDBENCH_PLUGIN_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../core/include")
+endif()
 
 if(HIPCC_EXECUTABLE AND NOT DEFINED BACKENDBENCH_HIP_ARCHS)
   set(probe_src "${CMAKE_BINARY_DIR}/CMakeFiles/hip_arch_probe.hip")
@@ -34,7 +39,7 @@ function(backendbench_hip_library target)
       list(APPEND incs "-I${d}")
     endif()
   endforeach()
-  list(APPEND incs "-I${PROJECT_SOURCE_DIR}/core/include")
+  list(APPEND incs "-I${BACKENDBENCH_PLUGIN_INCLUDE_DIR}")
   set(srcs "")
   foreach(s IN LISTS ARG_SOURCES)
     get_filename_component(abs "${s}" ABSOLUTE)
@@ -59,11 +64,24 @@ function(backendbench_add_hip_plugin target)
   if(NOT ARG_MANIFEST AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
     set(ARG_MANIFEST "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
   endif()
-  file(GLOB shim_headers "${PROJECT_SOURCE_DIR}/custom_ops/common/*.cuh" "${PROJECT_SOURCE_DIR}/custom_ops/common/hip_shim/*.h"
-       "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh")
+  if(NOT ARG_ROOT)  # outside BackendBench's own build, and no root given
+    set(ARG_ROOT "${CMAKE_BINARY_DIR}/custom_ops")
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME ${target})
+  endif()
+  # In BackendBench's own tree, the shipped CUDA sources build for HIP through the shim headers
+  # (custom_ops/common/hip_shim); elsewhere a HIP source includes <hip/hip_runtime.h> itself.
+  set(shim_headers "")
+  set(shim_includes "")
+  if(BACKENDBENCH_HIP_SHIM_DIR)
+    file(GLOB shim_headers "${BACKENDBENCH_HIP_SHIM_DIR}/../*.cuh" "${BACKENDBENCH_HIP_SHIM_DIR}/*.h")
+    set(shim_includes "${BACKENDBENCH_HIP_SHIM_DIR}")
+  endif()
+  file(GLOB local_headers "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh" "${CMAKE_CURRENT_SOURCE_DIR}/*.h" "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp")
   backendbench_hip_library(${target} OUTPUT "${ARG_ROOT}/${ARG_OP}/${ARG_NAME}${CMAKE_SHARED_MODULE_SUFFIX}"
-                           SOURCES ${ARG_SOURCES} INCLUDES "${PROJECT_SOURCE_DIR}/custom_ops/common/hip_shim"
-                           DEPENDS ${shim_headers} ${ARG_DEPENDS})
+                           SOURCES ${ARG_SOURCES} INCLUDES ${shim_includes}
+                           DEPENDS ${shim_headers} ${local_headers} ${ARG_DEPENDS})
   if(ARG_MANIFEST)
     configure_file("${ARG_MANIFEST}" "${ARG_ROOT}/${ARG_OP}/gen_input.yaml" COPYONLY)
   endif()

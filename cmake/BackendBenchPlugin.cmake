@@ -57,3 +57,32 @@ function(backendbench_add_plugin target)
     endif()
   endif()
 endfunction()
+
+# backendbench_enable_cuda(): enables CUDA where nvcc is found (on PATH, CUDACXX, or
+# /usr/local/cuda) and sets BACKENDBENCH_HAVE_CUDA; elsewhere says so and leaves it off. For
+# projects that build CUDA plugins: the kernels use the shared CUDA runtime, as the host's CUDA
+# runtime plugin does, and are built for CMAKE_CUDA_ARCHITECTURES (80;90 unless set: never
+# `native`, a build machine need not have a GPU). A macro: languages are enabled at file scope.
+macro(backendbench_enable_cuda)
+  if(NOT CMAKE_CUDA_COMPILER)
+    include(CheckLanguage)
+    if(NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+      set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+    endif()
+    check_language(CUDA)
+  endif()
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    if(NOT DEFINED CMAKE_CUDA_STANDARD)
+      set(CMAKE_CUDA_STANDARD 17)
+    endif()
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+    set(BACKENDBENCH_HAVE_CUDA ON)
+  else()
+    set(BACKENDBENCH_HAVE_CUDA OFF)
+    message(STATUS "BackendBench: no CUDA compiler; CUDA plugins are not built")
+  endif()
+endmacro()

@@ -14,6 +14,12 @@
 namespace e2e {
 
 Run backendbench(const std::vector<std::string>& args, double timeout_s) {
+  std::vector<std::string> argv{BB_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, timeout_s);
+}
+
+Run run_program(const std::vector<std::string>& args, double timeout_s) {
   Run run;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return run;
@@ -21,10 +27,10 @@ Run backendbench(const std::vector<std::string>& args, double timeout_s) {
   if (pid == 0) {
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(BB_BINARY)};
+    std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(BB_BINARY, argv.data());
+    execv(argv[0], argv.data());
     _exit(127);
   }
   close(out_pipe[1]);
@@ -35,7 +41,7 @@ Run backendbench(const std::vector<std::string>& args, double timeout_s) {
   while (open_fds > 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
-      ADD_FAILURE() << "backendbench did not finish in " << timeout_s << " s";
+      ADD_FAILURE() << args.front() << " did not finish in " << timeout_s << " s";
       break;
     }
     if (poll(fds, 2, 200) <= 0) continue;

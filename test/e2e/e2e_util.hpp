@@ -18,6 +18,9 @@ struct Run {
 // Runs backendbench with `args`; kills it after `timeout_s`.
 Run backendbench(const std::vector<std::string>& args, double timeout_s = 240);
 
+// Runs the program args[0] (a path) with the rest as its arguments; kills it after `timeout_s`.
+Run run_program(const std::vector<std::string>& args, double timeout_s = 240);
+
 // A fresh, empty folder for this test.
 std::filesystem::path temp_dir(const std::string& name);
 

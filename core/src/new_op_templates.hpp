@@ -1,0 +1,195 @@
+// The files `backendbench new-op` writes, with @OP@ standing for the op's name. What they
+// build passes as written: out = alpha * x + y in float32, on every device asked for.
+#pragma once
+
+namespace bb::templates {
+
+inline constexpr const char* kManifest = R"(# @OP@: out = alpha * x + y, element-wise (written by `backendbench new-op`; docs/MANIFEST.md
+# has every key). Change the inputs, attributes, outputs and cases to your op's.
+op: @OP@
+description: out = alpha * x + y
+seed: 1
+devices: [@DEVICES@]
+
+inputs:
+  - name: x
+  - name: y
+
+attributes:
+  - {name: alpha, type: float, default: 2.0}
+
+outputs:
+  - {name: out, shape: x, dtype: x}
+
+# A case's work, for GFLOP/s, GB/s and percent of the device's peak: a multiply and an add per
+# element, two reads and one write.
+flops: 2 * numel(x)
+bytes: 3 * numel(x) * sizeof(x)
+
+tests:
+  correctness:
+    - name: vector
+      params:
+        n: [1, 7, 1000, 4099]
+      inputs:
+        x: {shape: [n], dtype: float32, init: randn}
+        y: {shape: [n], dtype: float32, init: randn}
+      attributes: {alpha: 0.5}
+  performance:
+    - name: large
+      params:
+        n: [65536, 4194304]
+      inputs:
+        x: {shape: [n], dtype: float32}
+        y: {shape: [n], dtype: float32}
+)";
+
+inline constexpr const char* kReference = R"(// The trusted reference of @OP@: every implementation is checked against it. Plain and
+// obviously right beats fast here: double precision, one loop.
+#include <backendbench/plugin.hpp>
+
+namespace {
+void reference(bb::Call& c) {
+  const double alpha = c.attr<double>("alpha", 2.0);
+  auto x = c.input<float>("x");
+  auto y = c.input<float>("y");
+  auto out = c.output<float>("out");
+  BB_CHECK(x.numel() == y.numel() && x.numel() == out.numel(), "x, y and out differ in size");
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<float>(alpha * x[i] + y[i]);
+}
+}  // namespace
+
+BB_REFERENCE(@OP@, reference)
+BB_PLUGIN_INFO("1.0.0", "cpu", "float32")
+)";
+
+inline constexpr const char* kCpp = R"(// @OP@ in plain C++. Your CPU kernel goes in `@OP@` below; throw bb::Error (or use
+// BB_CHECK) to refuse an input, and the run reports it as ERROR with your message.
+#include <backendbench/plugin.hpp>
+
+namespace {
+void @OP@(bb::Call& c) {
+  const float alpha = c.attr<float>("alpha", 2.0f);
+  auto x = c.input<float>("x");
+  auto y = c.input<float>("y");
+  auto out = c.output<float>("out");
+  // --- the kernel ---
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = alpha * x[i] + y[i];
+}
+}  // namespace
+
+BB_KERNEL_IMPL(@OP@, @OP@)
+BB_PLUGIN_INFO("1.0.0", "cpu", "float32")
+)";
+
+inline constexpr const char* kCuda = R"(// @OP@ on CUDA. Tensors arrive on the device; launch on the stream you are given (work
+// elsewhere is caught and is an ERROR) and do not synchronise: the host times the stream.
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include <backendbench/plugin.hpp>
+
+namespace {
+
+// --- the kernel ---
+__global__ void @OP@_kernel(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out, int64_t n,
+                            float alpha) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = alpha * x[i] + y[i];
+}
+
+void @OP@(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& y = c.input("y");
+  DLTensor& out = c.output("out");
+  BB_CHECK(x.device.device_type == kDLCUDA, "x is not on a CUDA device");
+  const int64_t n = bb::numel_of(x);
+  if (n == 0) return;
+  const int threads = 256;
+  const auto blocks = static_cast<unsigned>((n + threads - 1) / threads);
+  @OP@_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(c.stream())>>>(
+      static_cast<const float*>(x.data), static_cast<const float*>(y.data), static_cast<float*>(out.data), n,
+      c.attr<float>("alpha", 2.0f));
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    throw bb::Error(std::string("@OP@_cuda: ") + cudaGetErrorString(e), BB_ERR_DEVICE);
+}
+
+}  // namespace
+
+BB_KERNEL_IMPL(@OP@, @OP@)
+BB_PLUGIN_INFO("1.0.0", "cuda", "float32")
+)";
+
+inline constexpr const char* kHip = R"(// @OP@ on HIP (AMD GPUs). Tensors arrive on the device; launch on the stream you are given
+// and do not synchronise: the host times the stream.
+#include <hip/hip_runtime.h>
+
+#include <string>
+
+#include <backendbench/plugin.hpp>
+
+namespace {
+
+// --- the kernel ---
+__global__ void @OP@_kernel(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out, int64_t n,
+                            float alpha) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = alpha * x[i] + y[i];
+}
+
+void @OP@(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& y = c.input("y");
+  DLTensor& out = c.output("out");
+  BB_CHECK(x.device.device_type == kDLROCM, "x is not on a HIP device");
+  const int64_t n = bb::numel_of(x);
+  if (n == 0) return;
+  const int threads = 256;
+  const auto blocks = static_cast<unsigned>((n + threads - 1) / threads);
+  hipLaunchKernelGGL(@OP@_kernel, dim3(blocks), dim3(threads), 0, static_cast<hipStream_t>(c.stream()),
+                     static_cast<const float*>(x.data), static_cast<const float*>(y.data), static_cast<float*>(out.data), n,
+                     c.attr<float>("alpha", 2.0f));
+  if (const hipError_t e = hipGetLastError(); e != hipSuccess)
+    throw bb::Error(std::string("@OP@_hip: ") + hipGetErrorString(e), BB_ERR_DEVICE);
+}
+
+}  // namespace
+
+BB_KERNEL_IMPL(@OP@, @OP@)
+BB_PLUGIN_INFO("1.0.0", "hip", "float32")
+)";
+
+inline constexpr const char* kCMakeHead = R"(# Builds the op @OP@ out of tree against an installed BackendBench:
+#   cmake -S @OP@ -B @OP@/build && cmake --build @OP@/build
+# The libraries and the manifest go into the op's folder of BACKENDBENCH_ROOT: by default the
+# root the installed `backendbench` runs (so `backendbench --ops @OP@` sees them); pass
+# -DBACKENDBENCH_ROOT=DIR for another. A new implementation is one more source file and one
+# more backendbench_add_plugin() line: its file stem is its name (@OP@_<impl>).
+cmake_minimum_required(VERSION 3.25)
+project(@OP@ LANGUAGES CXX)
+
+find_package(BackendBench REQUIRED)
+set(BACKENDBENCH_ROOT "${BackendBench_CUSTOM_OPS_ROOT}" CACHE PATH "custom-ops root the plugins are built into")
+
+backendbench_add_plugin(@OP@_reference OP @OP@ SOURCES @OP@_reference.cpp)
+backendbench_add_plugin(@OP@_cpp OP @OP@ SOURCES @OP@_cpp.cpp)
+)";
+
+inline constexpr const char* kCMakeCuda = R"(
+# CUDA, where nvcc is found (BACKENDBENCH_CUDA_ARCHITECTURES or CMAKE_CUDA_ARCHITECTURES: 80;90
+# by default).
+backendbench_enable_cuda()
+if(BACKENDBENCH_HAVE_CUDA)
+  backendbench_add_plugin(@OP@_cuda OP @OP@ SOURCES @OP@_cuda.cu)
+endif()
+)";
+
+inline constexpr const char* kCMakeHip = R"(
+# HIP, where hipcc is found (BACKENDBENCH_HIP_ARCHS: the AMD architectures).
+if(BACKENDBENCH_HAVE_HIP)
+  backendbench_add_hip_plugin(@OP@_hip OP @OP@ NAME @OP@_hip SOURCES @OP@_hip.hip)
+endif()
+)";
+
+}  // namespace bb::templates
