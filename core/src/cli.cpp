@@ -20,7 +20,6 @@ std::filesystem::path self_executable(const char* argv0) {
   return std::filesystem::absolute(argv0, ec);
 }
 
-namespace {
 std::filesystem::path default_root(const std::filesystem::path& exe) {
   const auto dir = exe.parent_path();
   for (const auto& candidate : {dir / "custom_ops", dir.parent_path() / "custom_ops", dir.parent_path() / "share" / "backendbench" / "custom_ops"}) {
@@ -29,7 +28,6 @@ std::filesystem::path default_root(const std::filesystem::path& exe) {
   }
   return dir / "custom_ops";
 }
-}  // namespace
 
 Expected<std::pair<int, int>> parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv) {
   auto number = [](const std::string& s) -> std::optional<long> {

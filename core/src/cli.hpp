@@ -43,4 +43,8 @@ std::string ctest_devices();
 // Where the host binary is: /proc/self/exe, else argv[0].
 std::filesystem::path self_executable(const char* argv0);
 
+// The root a run uses without --custom-ops-root: custom_ops/ beside the binary (a build tree),
+// or <prefix>/share/backendbench/custom_ops (an install).
+std::filesystem::path default_root(const std::filesystem::path& exe);
+
 }  // namespace bb

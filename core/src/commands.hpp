@@ -16,6 +16,10 @@ int merge_main(int argc, char** argv);
 // resource per device found, for `ctest --resource-spec-file`.
 int resource_spec_main(int argc, char** argv, const char* worker_binary);
 
+// backendbench check [ROOT] [--ops a,b]: validates manifests and libraries without running a
+// kernel; 0 usable, 2 not.
+int check_main(int argc, char** argv, const char* worker_binary);
+
 // backendbench new-op NAME [--root DIR] [--devices cpu,cuda,hip]: writes NAME/ (manifest,
 // reference, an implementation per device, CMakeLists.txt); 0 written, 2 refused.
 int new_op_main(int argc, char** argv);

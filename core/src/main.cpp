@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "__worker") == 0) return bb::worker_main(argc >= 3 ? std::atol(argv[2]) : 0);
   if (argc >= 2 && std::strcmp(argv[1], "compare") == 0) return bb::compare_main(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "merge") == 0) return bb::merge_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "check") == 0)
+    return bb::check_main(argc - 1, argv + 1, bb::self_executable(argv[0]).c_str());
   if (argc >= 2 && std::strcmp(argv[1], "new-op") == 0) return bb::new_op_main(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "resource-spec") == 0)
     return bb::resource_spec_main(argc - 1, argv + 1, bb::self_executable(argv[0]).c_str());

@@ -1,0 +1,123 @@
+// backendbench check [ROOT] [--ops a,b]: what a run would find, without running a kernel. Every
+// manifest is parsed and its cases expanded; every library is loaded in a worker (as a run
+// probes it) for its symbols, ABI version and info record; then what the run would make of
+// them: the device each implementation runs on, the dtypes it declares against the ones the
+// cases use, the reference that precedence picks and the baseline of each device.
+//
+//   0  everything usable (warnings are printed)     2  a manifest or a library is not
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "discovery.hpp"
+#include "dtype.hpp"
+#include "executor.hpp"
+#include "plan.hpp"
+
+namespace bb {
+
+namespace {
+
+const char* reference_kind(ReferenceChoice::Kind k) {
+  switch (k) {
+    case ReferenceChoice::Kind::library: return "a library exporting the reference";
+    case ReferenceChoice::Kind::implementation: return "the first implementation, as no library exports a reference";
+    case ReferenceChoice::Kind::identity: return "identity (output = a copy of the first input): nothing is checked";
+  }
+  return "";
+}
+
+std::string join_or(const std::vector<std::string>& v, const char* none) { return v.empty() ? none : fmt::format("{}", fmt::join(v, ", ")); }
+
+}  // namespace
+
+int check_main(int argc, char** argv, const char* worker_binary) {
+  CLI::App app{"Validates a custom-ops root without running a kernel: manifests, libraries (symbols, ABI version, devices, "
+               "dtypes), the reference and baselines a run would use. Exit 0 when usable, 2 when not"};
+  app.name("backendbench check");
+  std::string root;
+  std::vector<std::string> ops;
+  double probe_timeout = 30;
+  app.add_option("ROOT", root, "the custom-ops root (default: the one a run uses)");
+  app.add_option("--ops", ops, "ops to check, comma-separated (default: all)")->delimiter(',');
+  app.add_option("--probe-timeout", probe_timeout, "seconds a library may take to load (default 30)")->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  const std::filesystem::path dir = root.empty() ? default_root(self_executable(argv[0])) : std::filesystem::path(root);
+
+  auto discovered = discover_ops(dir);
+  if (!discovered) return fmt::print(stderr, "error: {}\n", discovered.error().message), 2;
+  auto folders = filter_ops(std::move(*discovered), ops);
+  if (!folders) return fmt::print(stderr, "error: {}\n", folders.error().message), 2;
+
+  auto executor = make_isolated_executor(worker_binary);
+  PlanOptions options;
+  options.probe_timeout = probe_timeout;
+  int errors = 0, warnings = 0, impls = 0;
+  for (const auto& f : *folders) {
+    auto plan = plan_op(f, *executor, options);
+    if (!plan) {
+      fmt::print("{}\n  error      {}\n", f.name, plan.error().message);
+      ++errors;
+      continue;
+    }
+    const OpPlan& p = *plan;
+    std::set<std::string> used_dtypes;
+    for (const auto& c : p.cases)
+      for (DType t : c.dtypes()) used_dtypes.insert(dtype_name(t));
+    fmt::print("{}  ({}): {} case(s), devices {}, dtypes {}\n", p.folder.name, p.folder.manifest.string(), p.cases.size(),
+               fmt::join(p.manifest.devices, ", "), fmt::join(used_dtypes, ", "));
+    fmt::print("  reference  {}: {}\n", p.reference.name, reference_kind(p.reference.kind));
+    fmt::print("  baseline   {}\n", p.baselines.empty() ? "none: no speedups" : p.baseline_names());
+    for (const auto& i : p.impls) {
+      ++impls;
+      const std::string device = device_for(i.info, p.manifest);
+      fmt::print("  impl       {}: {}; dtypes {}; ABI {}{}\n", i.name, device.empty() ? "no device of the op" : device,
+                 join_or(i.info.dtypes, "any"), fmt::format("{}.{}", i.info.abi_version >> 16, i.info.abi_version & 0xffff), i.info.version.empty() ? "" : "; version " + i.info.version);
+      if (device.empty()) {
+        fmt::print("  error      {}: declares devices {}, the manifest lists {}: it would never run\n", i.name,
+                   join_or(i.info.devices, "none"), fmt::join(p.manifest.devices, ", "));
+        ++errors;
+      }
+      if (!i.info.dtypes.empty()) {
+        std::vector<std::string> missing;
+        for (const auto& d : used_dtypes)
+          if (std::find(i.info.dtypes.begin(), i.info.dtypes.end(), d) == i.info.dtypes.end()) missing.push_back(d);
+        if (!missing.empty()) {
+          int skipped = 0;
+          for (const auto& c : p.cases)
+            for (DType t : c.dtypes())
+              if (std::find(missing.begin(), missing.end(), dtype_name(t)) != missing.end()) {
+                ++skipped;
+                break;
+              }
+          fmt::print("  warning    {}: does not declare {}: {} of {} case(s) will be SKIPPED for it\n", i.name, fmt::join(missing, ", "),
+                     skipped, p.cases.size());
+          ++warnings;
+        }
+      }
+    }
+    if (p.impls.empty()) {
+      fmt::print("  warning    no implementation: nothing to check or time\n");
+      ++warnings;
+    }
+    for (const auto& w : p.warnings) fmt::print("  warning    {}\n", w), ++warnings;
+    for (const auto& e : p.failures) fmt::print("  error      {}\n", e.error), ++errors;
+  }
+  fmt::print("\ncheck: {} op(s), {} implementation(s), {} error(s), {} warning(s){}\n", folders->size(), impls, errors, warnings,
+             errors ? "" : ": no kernel was run");
+  return errors ? 2 : 0;
+}
+
+}  // namespace bb
