@@ -1,0 +1,83 @@
+// layernorm on CUDA, one block per row. A row of up to kCached elements is read once into
+// registers (each thread keeps its strided share): mean, then the variance around it (two
+// passes over registers, not over memory), then the result; longer rows are read again.
+#include "../common/cuda_reduce.cuh"
+#include "../common/cuda_types.cuh"
+
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kPerThread = 16;
+constexpr int64_t kCached = static_cast<int64_t>(kThreads) * kPerThread;
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    layernorm_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y, int64_t cols, float eps) {
+  __shared__ float scratch[32];
+  const T* xr = x + blockIdx.x * cols;
+  T* yr = y + blockIdx.x * cols;
+  const float n = static_cast<float>(cols);
+  if (cols <= kCached) {
+    float v[kPerThread];
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      v[k] = i < cols ? ops::to_float(xr[i]) : 0.0f;
+      s += v[k];
+    }
+    const float mean = ops::block_sum(s, scratch) / n;
+    float q = 0;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      const float d = i < cols ? v[k] - mean : 0.0f;
+      q += d * d;
+    }
+    const float inv = rsqrtf(ops::block_sum(q, scratch) / n + eps);
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      if (i < cols) yr[i] = ops::from_float<T>((v[k] - mean) * inv * ops::to_float(w[i]) + ops::to_float(b[i]));
+    }
+    return;
+  }
+  float s = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) s += ops::to_float(xr[i]);
+  const float mean = ops::block_sum(s, scratch) / n;
+  float q = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) {
+    const float d = ops::to_float(xr[i]) - mean;
+    q += d * d;
+  }
+  const float inv = rsqrtf(ops::block_sum(q, scratch) / n + eps);
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads)
+    yr[i] = ops::from_float<T>((ops::to_float(xr[i]) - mean) * inv * ops::to_float(w[i]) + ops::to_float(b[i]));
+}
+
+void layernorm(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& w = c.input("weight");
+  const DLTensor& b = c.input("bias");
+  DLTensor& y = c.output("y");
+  for (const DLTensor* t : {&x, &w, &b, static_cast<const DLTensor*>(&y)}) ops::require_cuda(*t, "x, weight, bias and y");
+  BB_CHECK(x.ndim >= 1, "x needs at least one dimension");
+  const int64_t cols = x.shape[x.ndim - 1];
+  BB_CHECK(bb::numel_of(w) == cols && bb::numel_of(b) == cols, "weight and bias must have as many elements as x's last dimension");
+  const int64_t rows = cols ? bb::numel_of(x) / cols : 0;
+  if (rows == 0) return;
+  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
+  const float eps = c.attr<float>("eps", 1e-5f);
+  ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>)
+      layernorm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(
+          static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(b.data), static_cast<T*>(y.data), cols, eps);
+  });
+  ops::check_launch("layernorm_cuda");
+}
+
+}  // namespace
+
+BB_KERNEL_IMPL(layernorm, layernorm)
+BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")

@@ -1,0 +1,88 @@
+// softmax on CUDA, one block per row. A row of up to kCached elements is read from memory once
+// into registers (each thread keeps its strided share), so the maximum, the sum of exponentials
+// and the result come from one read and one write; longer rows are read again (from L2).
+#include <cfloat>
+
+#include "../common/cuda_reduce.cuh"
+#include "../common/cuda_types.cuh"
+
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kPerThread = 16;  // registers per thread for the row
+constexpr int64_t kCached = static_cast<int64_t>(kThreads) * kPerThread;
+
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : -FLT_MAX;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();
+  return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+  __shared__ float scratch[32];
+  const T* xr = x + blockIdx.x * cols;
+  T* yr = y + blockIdx.x * cols;
+  if (cols <= kCached) {
+    float v[kPerThread];
+    float m = -FLT_MAX;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      v[k] = i < cols ? ops::to_float(xr[i]) : -FLT_MAX;
+      m = fmaxf(m, v[k]);
+    }
+    m = block_max(m, scratch);
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      v[k] = i < cols ? __expf(v[k] - m) : 0.0f;
+      s += v[k];
+    }
+    const float inv = 1.0f / ops::block_sum(s, scratch);
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      if (i < cols) yr[i] = ops::from_float<T>(v[k] * inv);
+    }
+    return;
+  }
+  float m = -FLT_MAX;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) m = fmaxf(m, ops::to_float(xr[i]));
+  m = block_max(m, scratch);
+  float s = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) s += __expf(ops::to_float(xr[i]) - m);
+  const float inv = 1.0f / ops::block_sum(s, scratch);
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) yr[i] = ops::from_float<T>(__expf(ops::to_float(xr[i]) - m) * inv);
+}
+
+void softmax(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  DLTensor& y = c.output("y");
+  ops::require_cuda(x, "x");
+  ops::require_cuda(y, "y");
+  const int64_t cols = x.ndim ? x.shape[x.ndim - 1] : 1;
+  const int64_t rows = cols ? bb::numel_of(x) / cols : 0;
+  if (rows == 0) return;
+  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
+  ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>)
+      softmax_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
+                                                                                        static_cast<T*>(y.data), cols);
+  });
+  ops::check_launch("softmax_cuda");
+}
+
+}  // namespace
+
+BB_KERNEL_IMPL(softmax, softmax)
+BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")

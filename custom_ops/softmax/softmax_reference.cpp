@@ -1,0 +1,27 @@
+// The trusted reference of softmax over the last dimension, in double precision.
+#include <backendbench/plugin.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+void reference(bb::Call& c) {
+  bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto x = c.input<T>("x");
+    auto y = c.output<T>("y");
+    const int64_t cols = x.ndim() ? x.size(-1) : 1;
+    const int64_t rows = cols ? x.numel() / cols : 0;
+    std::vector<double> e(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = -INFINITY, s = 0;
+      for (int64_t i = 0; i < cols; ++i) m = std::max(m, static_cast<double>(x[r * cols + i]));
+      for (int64_t i = 0; i < cols; ++i) s += e[static_cast<size_t>(i)] = std::exp(static_cast<double>(x[r * cols + i]) - m);
+      for (int64_t i = 0; i < cols; ++i) y[r * cols + i] = static_cast<T>(e[static_cast<size_t>(i)] / s);
+    }
+  });
+}
+}  // namespace
+
+BB_REFERENCE(softmax, reference)
+BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
