@@ -17,7 +17,8 @@ TEST(Check, TheShippedOpsAreUsableAndItSaysWhatARunWouldUse) {
   EXPECT_NE(run.out.find("baseline   myop_reference (cpu)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("impl       myop__myop_cpp: cpu; dtypes float32, float64, float16, bfloat16; ABI 1.0"), std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("0 error(s), 0 warning(s): no kernel was run"), std::string::npos) << run.out;
+  // Warnings may come (a baseline named for a device this build has no library for); no error.
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(" 0 error\\(s\\), [0-9]+ warning\\(s\\): no kernel was run"))) << run.out;
 }
 
 TEST(Check, EveryUnusableLibraryIsNamedWithItsReasonAndTheStatusIs2) {
