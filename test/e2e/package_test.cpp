@@ -13,7 +13,9 @@ namespace fs = std::filesystem;
 namespace {
 e2e::Run configure(const fs::path& dir, const std::string& ops) {
   return e2e::run_program({BB_CMAKE, "-S", BB_SOURCE_DIR, "-B", dir.string(), "-G", "Ninja", "-DBACKENDBENCH_OPS=" + ops,
-                           "-DBACKENDBENCH_BUILD_TESTS=OFF", "-DBACKENDBENCH_CUDA=OFF", "-DBACKENDBENCH_HIP=OFF"},
+                           "-DBACKENDBENCH_BUILD_TESTS=OFF", "-DBACKENDBENCH_CUDA=OFF", "-DBACKENDBENCH_HIP=OFF",
+                           // where dlpack is a bare header (no package), as this build found it
+                           std::string("-DDLPACK_INCLUDE_DIR=") + BB_DLPACK_INCLUDE_DIR},
                           300);
 }
 }  // namespace
