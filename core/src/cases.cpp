@@ -212,6 +212,7 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
   ConcreteCase c;
   c.name = spec.name;
   c.kind = spec.kind;
+  c.devices = spec.devices;
   c.params = std::move(point);
   c.id = fmt::format("{}/{}", case_kind_name(spec.kind), spec.name);
   if (!c.params.empty()) {

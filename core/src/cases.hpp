@@ -2,6 +2,8 @@
 // shape, dtype, attribute, tolerance and work figure resolved.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,7 +45,11 @@ struct ConcreteCase {
   std::optional<double> flops;
   std::optional<double> bytes;
   uint64_t seed = 0;
+  std::vector<std::string> devices;  // the only devices whose implementations run it; empty: all
 
+  bool runs_on(const std::string& device) const {
+    return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
+  }
   std::vector<DType> dtypes() const;  // distinct dtypes of inputs and outputs
 };
 

@@ -19,6 +19,8 @@ std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repe
       for (int r = 0; r < repeats; ++r)
         for (int c = 0; c < static_cast<int>(p.cases.size()); ++c) {
           const auto& cs = p.cases[c];
+          // A case for some devices only (`devices:` in the manifest) is not a test elsewhere.
+          if (!cs.runs_on(device_for(p.impls[i].info, p.manifest))) continue;
           TestSpec t{o, i, c, r, 1.0, tests.size()};
           t.cost += cs.bytes.value_or(0.0) / 1e8;
           // Timed cases time the baseline too, in alternating blocks: twice the budget.

@@ -302,7 +302,7 @@ RawAttr raw_attr(const YAML::Node& n) {
 }
 
 CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Manifest& m) {
-  check_keys(n, "a test case", {"name", "params", "inputs", "attributes", "tolerances", "flops", "bytes", "description"});
+  check_keys(n, "a test case", {"name", "params", "inputs", "attributes", "tolerances", "flops", "bytes", "description", "devices"});
   CaseSpec c;
   c.kind = kind;
   c.line = line_of(n);
@@ -353,6 +353,18 @@ CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Mani
   if (n["tolerances"]) c.tolerances = parse_tolerances(n["tolerances"]);
   if (n["flops"]) c.flops = sourced(n["flops"], "flops");
   if (n["bytes"]) c.bytes = sourced(n["bytes"], "bytes");
+  if (n["devices"]) {
+    // Only implementations on these devices run the case (sizes meant for a GPU, say).
+    const YAML::Node& d = n["devices"];
+    if (!d.IsSequence() || d.size() == 0) fail(d, fmt::format("devices: expected a list of some of the op's devices ({})", fmt::join(m.devices, ", ")));
+    for (const auto& v : d) {
+      if (!v.IsScalar()) fail(v, "devices: expected device names");
+      const std::string dev = v.as<std::string>();
+      if (std::find(m.devices.begin(), m.devices.end(), dev) == m.devices.end())
+        fail(v, fmt::format("case device '{}' is not among the op's devices ({})", dev, fmt::join(m.devices, ", ")));
+      c.devices.push_back(dev);
+    }
+  }
   return c;
 }
 

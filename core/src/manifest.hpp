@@ -106,6 +106,7 @@ struct CaseSpec {
   ToleranceTable tolerances;
   std::optional<Sourced> flops;
   std::optional<Sourced> bytes;
+  std::vector<std::string> devices;  // empty: every device of the op
 };
 
 struct Manifest {

@@ -1,6 +1,9 @@
-// layernorm on CUDA, one block per row. A row of up to kCached elements is read once into
-// registers (each thread keeps its strided share): mean, then the variance around it (two
-// passes over registers, not over memory), then the result; longer rows are read again.
+// layernorm on CUDA, one block per row. A row is read once into registers: mean, then the
+// variance around it (two passes over registers, not over memory), then the result. Rows whose
+// length is a multiple of a 16-byte vector (and tensors aligned to one) move in such vectors, up
+// to kVecPerThread per thread; other rows of up to kCached elements go element by element;
+// longer ones are read again.
+#include "../common/cuda_elementwise.cuh"
 #include "../common/cuda_reduce.cuh"
 #include "../common/cuda_types.cuh"
 
@@ -55,6 +58,61 @@ __global__ void __launch_bounds__(kThreads)
     yr[i] = ops::from_float<T>((ops::to_float(xr[i]) - mean) * inv * ops::to_float(w[i]) + ops::to_float(b[i]));
 }
 
+constexpr int kVecThreads = 256;
+constexpr int kVecPerThread = 4;
+
+template <typename T>
+__global__ void __launch_bounds__(kVecThreads) layernorm_vec_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                                                                    T* __restrict__ y, int64_t cols, float eps) {
+  constexpr int K = ops::kVecElems<T>;
+  __shared__ float scratch[32];
+  const int64_t vectors = cols / K;
+  const auto* xr = reinterpret_cast<const ops::Pack<T>*>(x + blockIdx.x * cols);
+  const auto* wv = reinterpret_cast<const ops::Pack<T>*>(w);
+  const auto* bv = reinterpret_cast<const ops::Pack<T>*>(b);
+  auto* yr = reinterpret_cast<ops::Pack<T>*>(y + blockIdx.x * cols);
+  const float n = static_cast<float>(cols);
+  float v[kVecPerThread][K];
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+      const ops::Pack<T> p = xr[i];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        v[j][k] = ops::to_float(p.v[k]);
+        s += v[j][k];
+      }
+    }
+  }
+  const float mean = ops::block_sum(s, scratch) / n;
+  float q = 0;
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const float d = v[j][k] - mean;
+        q += d * d;
+      }
+    }
+  }
+  const float inv = rsqrtf(ops::block_sum(q, scratch) / n + eps);
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+      const ops::Pack<T> pw = wv[i], pb = bv[i];
+      ops::Pack<T> p;
+#pragma unroll
+      for (int k = 0; k < K; ++k) p.v[k] = ops::from_float<T>((v[j][k] - mean) * inv * ops::to_float(pw.v[k]) + ops::to_float(pb.v[k]));
+      yr[i] = p;
+    }
+  }
+}
+
 void layernorm(bb::Call& c) {
   const DLTensor& x = c.input("x");
   const DLTensor& w = c.input("weight");
@@ -70,9 +128,17 @@ void layernorm(bb::Call& c) {
   const float eps = c.attr<float>("eps", 1e-5f);
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, double>)
-      layernorm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(
-          static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(b.data), static_cast<T*>(y.data), cols, eps);
+    if constexpr (!std::is_same_v<T, double>) {
+      constexpr int K = ops::kVecElems<T>;
+      const bool vec = cols % K == 0 && cols / K <= kVecThreads * kVecPerThread && ops::aligned16(x.data) && ops::aligned16(w.data) &&
+                       ops::aligned16(b.data) && ops::aligned16(y.data);
+      if (vec)
+        layernorm_vec_kernel<T><<<static_cast<unsigned>(rows), kVecThreads, 0, ops::stream_of(c)>>>(
+            static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(b.data), static_cast<T*>(y.data), cols, eps);
+      else
+        layernorm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(
+            static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(b.data), static_cast<T*>(y.data), cols, eps);
+    }
   });
   ops::check_launch("layernorm_cuda");
 }

@@ -1,8 +1,11 @@
-// softmax on CUDA, one block per row. A row of up to kCached elements is read from memory once
-// into registers (each thread keeps its strided share), so the maximum, the sum of exponentials
-// and the result come from one read and one write; longer rows are read again (from L2).
+// softmax on CUDA, one block per row. A row is read from memory once into registers, so the
+// maximum, the sum of exponentials and the result come from one read and one write. Rows whose
+// length is a multiple of a 16-byte vector (and tensors aligned to one) move in such vectors,
+// up to kVecPerThread per thread; other rows of up to kCached elements go element by element;
+// longer ones are read again (from L2).
 #include <cfloat>
 
+#include "../common/cuda_elementwise.cuh"
 #include "../common/cuda_reduce.cuh"
 #include "../common/cuda_types.cuh"
 
@@ -64,6 +67,56 @@ __global__ void __launch_bounds__(kThreads) softmax_kernel(const T* __restrict__
   for (int64_t i = threadIdx.x; i < cols; i += kThreads) yr[i] = ops::from_float<T>(__expf(ops::to_float(xr[i]) - m) * inv);
 }
 
+constexpr int kVecThreads = 256;
+constexpr int kVecPerThread = 4;
+
+template <typename T>
+__global__ void __launch_bounds__(kVecThreads) softmax_vec_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+  constexpr int K = ops::kVecElems<T>;
+  __shared__ float scratch[32];
+  const int64_t vectors = cols / K;
+  const auto* xr = reinterpret_cast<const ops::Pack<T>*>(x + blockIdx.x * cols);
+  auto* yr = reinterpret_cast<ops::Pack<T>*>(y + blockIdx.x * cols);
+  float v[kVecPerThread][K];
+  float m = -FLT_MAX;
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+      const ops::Pack<T> p = xr[i];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        v[j][k] = ops::to_float(p.v[k]);
+        m = fmaxf(m, v[j][k]);
+      }
+    }
+  }
+  m = block_max(m, scratch);
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        v[j][k] = __expf(v[j][k] - m);
+        s += v[j][k];
+      }
+    }
+  }
+  const float inv = 1.0f / ops::block_sum(s, scratch);
+#pragma unroll
+  for (int j = 0; j < kVecPerThread; ++j) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    if (i < vectors) {
+      ops::Pack<T> p;
+#pragma unroll
+      for (int k = 0; k < K; ++k) p.v[k] = ops::from_float<T>(v[j][k] * inv);
+      yr[i] = p;
+    }
+  }
+}
+
 void softmax(bb::Call& c) {
   const DLTensor& x = c.input("x");
   DLTensor& y = c.output("y");
@@ -75,9 +128,15 @@ void softmax(bb::Call& c) {
   if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, double>)
-      softmax_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
-                                                                                        static_cast<T*>(y.data), cols);
+    if constexpr (!std::is_same_v<T, double>) {
+      constexpr int K = ops::kVecElems<T>;
+      if (cols % K == 0 && cols / K <= kVecThreads * kVecPerThread && ops::aligned16(x.data) && ops::aligned16(y.data))
+        softmax_vec_kernel<T><<<static_cast<unsigned>(rows), kVecThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
+                                                                                                  static_cast<T*>(y.data), cols);
+      else
+        softmax_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
+                                                                                          static_cast<T*>(y.data), cols);
+    }
   });
   ops::check_launch("softmax_cuda");
 }

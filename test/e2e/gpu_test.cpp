@@ -89,8 +89,8 @@ TEST(Gpu, ShippedOpsPassOnCudaInEveryDtype) {
       EXPECT_GT(t["gbps"].get<double>(), 0.0);
     }
   }
-  EXPECT_EQ(r["tests"].size(), 2u * 29 + 2u * 34);
-  EXPECT_EQ(timed, 2 * 4 + 2 * 3);
+  EXPECT_EQ(r["tests"].size(), 2u * 31 + 2u * 36);
+  EXPECT_EQ(timed, 2 * 6 + 2 * 5);
   for (const auto& d : r["devices"])
     if (d["name"] == "cuda") EXPECT_GT(d["devices"][0]["peak_bandwidth_gbps"].get<double>(), 1000.0) << d.dump();
 }

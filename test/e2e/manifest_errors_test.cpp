@@ -53,6 +53,7 @@ TEST(CommandLine, BadInputIsStatus2WithAMessage) {
 TEST(ManifestErrors, EveryManifestOfTheMalformedCorpus) {
   const std::map<std::string, std::string> expected = {
       {"attr_wrong_type", ":5: eps: expected a number, got 'tiny'"},
+      {"case_device_unknown", ":11: case device 'rocm' is not among the op's devices (cpu, cuda)"},
       {"bytes_bad_expr", ":7: bytes: expected ')' after the argument of sizeof at column 19"},
       {"duplicate_input", ":4: input 'x' is declared twice"},
       {"empty_file", ":1: expected a mapping at the top level"},

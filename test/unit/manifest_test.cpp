@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "cases.hpp"
 #include "manifest.hpp"
 #include "temp_manifest.hpp"
 
@@ -125,4 +126,26 @@ TEST(Manifest, ErrorsNameFileLineAndExpectation) {
   auto missing = bb::load_manifest("/nonexistent/gen_input.yaml", "norm");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("cannot read"), std::string::npos);
+}
+
+TEST(Manifest, ACaseNamesTheDevicesItRunsOn) {
+  auto m = bb::parse_manifest(R"(op: t
+devices: [cpu, cuda]
+inputs:
+  - {name: x, dtype: float32}
+outputs:
+  - {name: y, shape: x, dtype: x}
+tests:
+  performance:
+    - {name: small, inputs: {x: {shape: [16]}}}
+    - {name: big, devices: [cuda], inputs: {x: {shape: [1024]}}}
+)", "t/gen_input.yaml", "t");
+  ASSERT_TRUE(m) << m.error().message;
+  auto cases = bb::expand_cases(*m);
+  ASSERT_TRUE(cases);
+  ASSERT_EQ(cases->size(), 2u);
+  EXPECT_TRUE((*cases)[0].runs_on("cpu"));
+  EXPECT_TRUE((*cases)[0].runs_on("cuda"));
+  EXPECT_FALSE((*cases)[1].runs_on("cpu"));
+  EXPECT_TRUE((*cases)[1].runs_on("cuda"));
 }

@@ -132,3 +132,20 @@ TEST(Sweep, SchedulerHonoursDevicesDependenciesAndAffinity) {
   EXPECT_EQ(a.take({"cpu"}, 0u), 2u);
   EXPECT_EQ(a.take({"cpu"}, 2u), 1u);
 }
+
+// A case with `devices:` is a test of the implementations on those devices only.
+TEST(Sweep, ACaseForSomeDevicesIsATestOfTheirImplementationsOnly) {
+  auto p = plans();
+  p[0].manifest.devices = {"cpu", "cuda"};
+  p[0].impls[1].info.devices = {"cuda"};
+  p[0].cases[3].devices = {"cuda"};  // a performance case sized for a GPU
+  const auto tests = bb::enumerate_tests(p, 1, true, bb::TimingOptions{});
+  ASSERT_EQ(tests.size(), 7u);  // 4 cases for the CUDA implementation, 3 for the CPU one
+  int cpu = 0, cuda = 0;
+  for (const auto& t : tests) {
+    (t.impl == 0 ? cpu : cuda)++;
+    if (t.impl == 0) EXPECT_NE(t.case_pos, 3) << "the CPU implementation got the GPU-only case";
+  }
+  EXPECT_EQ(cpu, 3);
+  EXPECT_EQ(cuda, 4);
+}
