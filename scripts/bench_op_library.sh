@@ -8,8 +8,8 @@ set -uo pipefail
 build="${1:-build}"
 out="${2:-$build/op_library}"
 mkdir -p "$out"
-impls=vector_add_cuda,mul3_cuda,mul4_cuda,softmax_cuda,layernorm_cuda,myop_cuda_naive,myop_cuda_vec,rmsnorm_cuda_block,rmsnorm_cuda_warp
-"$build/backendbench" --ops vector_add,mul3,mul4,softmax,layernorm,myop,rmsnorm --impls "$impls" --log-dir "$out/logs" > "$out/run.log" 2>&1
+impls=vector_add_cuda,mul3_cuda,mul4_cuda,softmax_cuda,layernorm_cuda,linear_gelu_cuda,inplace_rmsnorm_cuda,myop_cuda_naive,myop_cuda_vec,rmsnorm_cuda_block,rmsnorm_cuda_warp
+"$build/backendbench" --ops vector_add,mul3,mul4,softmax,layernorm,linear_gelu,inplace_rmsnorm_,myop,rmsnorm --impls "$impls" --log-dir "$out/logs" > "$out/run.log" 2>&1
 rc=$?
 grep -E "^(tests|wall)|cuda:0:" "$out/run.log"
 python3 - "$out/logs/results.json" <<'PY' | tee "$out/op_library.md"

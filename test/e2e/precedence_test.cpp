@@ -71,7 +71,7 @@ TEST(Filters, ImplsNarrowsToNamedImplementations) {
 TEST(Filters, UnknownNamesAreErrorsThatListWhatExists) {
   auto ops = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop,nosuch", "--no-log"});
   EXPECT_EQ(ops.exit_code, 2);
-  EXPECT_NE(ops.err.find("unknown op(s) nosuch; the root has: layernorm, mul3, mul4, myop, rmsnorm, softmax, vector_add"), std::string::npos) << ops.err;
+  EXPECT_NE(ops.err.find("unknown op(s) nosuch; the root has: inplace_rmsnorm_, layernorm, linear_gelu, mul3, mul4, myop, rmsnorm, softmax, vector_add"), std::string::npos) << ops.err;
   auto impls = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--impls", "myop_gpu", "--no-log"});
   EXPECT_EQ(impls.exit_code, 2);
   EXPECT_NE(impls.err.find("unknown implementation(s) myop_gpu; the selected ops have: myop__myop_cpp"), std::string::npos)
