@@ -29,7 +29,8 @@
 # script globs <root>/<op>/*.so then. So a root that this build has yet to build works (its
 # libraries exist by the time ctest runs), an installed root works, and a library dropped into
 # an op's folder is a new test at the next ctest, without reconfiguring. <op>_reference.* is the
-# op's reference, not a test. Any other library in the folder is taken for an implementation.
+# op's reference, not a test (for an op named with a trailing '_', <op without it>_reference.*).
+# Any other library in the folder is taken for an implementation.
 
 # The functions below keep these policies wherever they are called, ctest's script mode
 # included (there every policy is OLD unless set, and IN_LIST is CMP0057).
@@ -154,7 +155,10 @@ function(_backendbench_register_tests)
     list(SORT libraries)
     foreach(lib IN LISTS libraries)
       get_filename_component(impl "${lib}" NAME_WLE)
-      if(impl STREQUAL "${op}_reference")
+      # An in-place op's name ends in '_' (inplace_rmsnorm_): its reference is
+      # inplace_rmsnorm_reference, as a library stem may not hold '__'.
+      string(REGEX REPLACE "_+$" "" op_stem "${op}")
+      if(impl STREQUAL "${op}_reference" OR impl STREQUAL "${op_stem}_reference")
         continue()
       endif()
       if(ARG_IMPLS AND NOT impl IN_LIST ARG_IMPLS AND NOT "${op}__${impl}" IN_LIST ARG_IMPLS)
