@@ -15,18 +15,20 @@ std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repe
   std::vector<TestSpec> tests;
   for (int o = 0; o < static_cast<int>(plans.size()); ++o) {
     const auto& p = plans[o];
-    for (int i = 0; i < static_cast<int>(p.impls.size()); ++i)
+    for (int i = 0; i < static_cast<int>(p.impls.size()); ++i) {
+      const std::string device = device_for(p.impls[i].info, p.manifest);
       for (int r = 0; r < repeats; ++r)
         for (int c = 0; c < static_cast<int>(p.cases.size()); ++c) {
           const auto& cs = p.cases[c];
           // A case for some devices only (`devices:` in the manifest) is not a test elsewhere.
-          if (!cs.runs_on(device_for(p.impls[i].info, p.manifest))) continue;
+          if (!cs.runs_on(device)) continue;
           TestSpec t{o, i, c, r, 1.0, tests.size()};
           t.cost += cs.bytes.value_or(0.0) / 1e8;
           // Timed cases time the baseline too, in alternating blocks: twice the budget.
           if (performance && cs.kind == CaseKind::performance) t.cost += 2 * measure / 0.05;
           tests.push_back(t);
         }
+    }
   }
   return tests;
 }
