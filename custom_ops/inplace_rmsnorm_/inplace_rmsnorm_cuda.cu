@@ -1,6 +1,8 @@
 // inplace_rmsnorm_ on CUDA, one block per row: the sum of squares, then the row scaled where it
-// lies (each thread rewrites only the elements it read).
+// lies (each thread rewrites only the elements it read). Rows that suit 16-byte vectors are
+// held in registers (common/cuda_rms_rows.cuh, which allows its output to be its input).
 #include "../common/cuda_reduce.cuh"
+#include "../common/cuda_rms_rows.cuh"
 #include "../common/cuda_types.cuh"
 
 namespace {
@@ -33,9 +35,12 @@ void inplace_rmsnorm(bb::Call& c) {
   const float eps = c.attr<float>("eps", 1e-6f);
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, double>)
-      inplace_rmsnorm_kernel<T><<<static_cast<unsigned>(rows), threads, 0, ops::stream_of(c)>>>(static_cast<T*>(x.data),
-                                                                                               static_cast<const T*>(w.data), cols, eps);
+    if constexpr (!std::is_same_v<T, double>) {
+      auto* xs = static_cast<T*>(x.data);
+      const auto* ws = static_cast<const T*>(w.data);
+      if (!ops::launch_rms_rows_vec<T>(xs, ws, xs, rows, cols, eps, ops::stream_of(c)))
+        inplace_rmsnorm_kernel<T><<<static_cast<unsigned>(rows), threads, 0, ops::stream_of(c)>>>(xs, ws, cols, eps);
+    }
   });
   ops::check_launch("inplace_rmsnorm_cuda");
 }

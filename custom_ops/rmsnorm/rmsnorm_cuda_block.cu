@@ -1,6 +1,9 @@
-// rmsnorm on CUDA, one block per row: the block's threads stride over the row for the sum of
-// squares, reduce it in shared memory, then scale the row. Suits long rows.
+// rmsnorm on CUDA, one block per row. Rows that suit 16-byte vectors are held in registers
+// (common/cuda_rms_rows.cuh: one read of x); others are strided over by the block's threads for
+// the sum of squares, reduced in shared memory, then scaled (x is read twice, the second time
+// mostly from L2). Suits long rows.
 #include "../common/cuda_reduce.cuh"
+#include "../common/cuda_rms_rows.cuh"
 #include "rmsnorm_cuda_common.cuh"
 
 namespace {
@@ -27,9 +30,13 @@ void rmsnorm(bb::Call& c) {
   const int threads = a.cols >= 4096 ? 1024 : a.cols >= 1024 ? 512 : 128;
   ops::dispatch_cuda_floating(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, double>)
-      rmsnorm_block_kernel<T><<<static_cast<unsigned>(a.rows), threads, 0, a.stream>>>(
-          static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.y), a.cols, a.eps);
+    if constexpr (!std::is_same_v<T, double>) {
+      const auto* x = static_cast<const T*>(a.x);
+      const auto* w = static_cast<const T*>(a.w);
+      auto* y = static_cast<T*>(a.y);
+      if (!ops::launch_rms_rows_vec<T>(x, w, y, a.rows, a.cols, a.eps, a.stream))
+        rmsnorm_block_kernel<T><<<static_cast<unsigned>(a.rows), threads, 0, a.stream>>>(x, w, y, a.cols, a.eps);
+    }
   });
   ops::check_launch("rmsnorm_cuda_block");
 }

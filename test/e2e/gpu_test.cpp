@@ -113,3 +113,28 @@ TEST(Gpu, AGpuImplementationServesAsTheReferenceAcrossDevices) {
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_unwritten")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   EXPECT_EQ(r["tests"].size(), 2u * 3u);
 }
+
+// A Triton kernel compiled ahead of time into a plugin (custom_ops/vector_add/vector_add_triton.*,
+// cmake/BackendBenchTriton.cmake): checked and timed like any CUDA implementation.
+TEST(Gpu, TritonAotPluginPassesVectorAddInEveryDtype) {
+  if (std::string(BB_TRITON_MISSING) != "") GTEST_SKIP() << "no Triton plugin built: " << BB_TRITON_MISSING;
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir", logs.string(), "--ops", "vector_add", "--impls",
+                           "vector_add_triton", "--timeout", "0.2", "--min-time", "0.01"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  // 12 correctness cases (three dtypes, four sizes, one of a single element), 4 timed ones.
+  ASSERT_EQ(r["tests"].size(), 16u) << run.out;
+  int timed = 0;
+  for (const auto& t : r["tests"]) {
+    EXPECT_EQ(t["impl"], "vector_add__vector_add_triton");
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    EXPECT_EQ(t["device"], "cuda");
+    if (t.contains("timing")) {
+      ++timed;
+      EXPECT_GT(t["gbps"].get<double>(), 100.0) << t.dump();
+    }
+  }
+  EXPECT_EQ(timed, 4);
+}
