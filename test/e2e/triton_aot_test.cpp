@@ -109,3 +109,38 @@ TEST(TritonAot, TheCMakeHelperBuildsVectorAddTritonFromTheCompilersOutput) {
   EXPECT_EQ(nm.out.find("_cubin"), std::string::npos) << nm.out;
   EXPECT_EQ(nm.out.find("_load"), std::string::npos) << nm.out;
 }
+
+// Out of tree, as docs/adding-an-op.md shows: find_package(BackendBench) from an install prefix,
+// backendbench_enable_cuda(), include(BackendBenchTriton), backendbench_add_triton_plugin().
+TEST(TritonAot, AnOutOfTreeProjectBuildsATritonPluginAgainstTheInstalledPackage) {
+  if (!BB_HAVE_CUDA) GTEST_SKIP() << "built without CUDA: Triton plugins need the CUDA driver library";
+  const auto prefix = e2e::temp_dir("prefix"), project = e2e::temp_dir("project"), root = e2e::temp_dir("root");
+  auto install = e2e::run_program({BB_CMAKE, "--install", BB_BUILD_DIR, "--prefix", prefix.string()}, 120);
+  ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+  const fs::path op = fs::path(BB_SOURCE_DIR) / "custom_ops" / "vector_add";
+  for (const char* f : {"vector_add_triton.py", "vector_add_triton.cpp", "gen_input.yaml"}) fs::copy_file(op / f, project / f);
+  std::ofstream(project / "CMakeLists.txt") << R"(cmake_minimum_required(VERSION 3.25)
+project(mine LANGUAGES CXX)
+find_package(BackendBench REQUIRED)
+backendbench_enable_cuda()
+include(BackendBenchTriton)
+if(NOT BACKENDBENCH_HAVE_TRITON)
+  message(FATAL_ERROR "no Triton: ${BACKENDBENCH_TRITON_MISSING}")
+endif()
+backendbench_add_triton_plugin(vector_add_triton OP vector_add SOURCES vector_add_triton.cpp
+  KERNEL vector_add_triton.py NAME add_kernel GRID "(n + 1023) / 1024, 1, 1"
+  VARIANT add_f32 "*fp32:16, *fp32:16, *fp32:16, i64, 1024" VARIANT add_f32_n16 "*fp32:16, *fp32:16, *fp32:16, i64:16, 1024"
+  VARIANT add_f16 "*fp16:16, *fp16:16, *fp16:16, i64, 1024" VARIANT add_f16_n16 "*fp16:16, *fp16:16, *fp16:16, i64:16, 1024"
+  VARIANT add_bf16 "*bf16:16, *bf16:16, *bf16:16, i64, 1024" VARIANT add_bf16_n16 "*bf16:16, *bf16:16, *bf16:16, i64:16, 1024")
+)";
+  const auto build = project / "build";
+  auto cfg = e2e::run_program({"/usr/bin/env", kFake, BB_CMAKE, "-S", project.string(), "-B", build.string(), "-G", "Ninja",
+                               "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DBACKENDBENCH_ROOT=" + root.string(),
+                               "-DCMAKE_CUDA_ARCHITECTURES=90", std::string("-DBackendBench_DLPACK_INCLUDE_DIR=") + BB_DLPACK_INCLUDE_DIR},
+                              300);
+  ASSERT_EQ(cfg.exit_code, 0) << cfg.out << cfg.err;
+  auto b = e2e::run_program({"/usr/bin/env", kFake, BB_CMAKE, "--build", build.string()}, 300);
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_TRUE(fs::exists(root / "vector_add" / "vector_add_triton.so")) << b.out;
+  EXPECT_TRUE(fs::exists(root / "vector_add" / "gen_input.yaml"));
+}
