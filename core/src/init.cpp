@@ -1,7 +1,10 @@
 #include "init.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -31,34 +34,55 @@ double random_normal(uint64_t seed, uint64_t counter) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
+namespace {
+
+// Stores value(i) at every index i < n. Each value depends on its index alone (the generators
+// are counter-based), so a large tensor is filled by several threads, each a contiguous range,
+// with the very values one thread would write: a 64M-element randn took 3.8 s on one core.
+template <typename F>
+void fill_by_index(DType dtype, void* data, std::size_t n, F value) {
+  constexpr std::size_t kPerThread = std::size_t{1} << 20;
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), n / kPerThread);
+  auto range = [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) store_element(dtype, data, i, value(i));
+  };
+  if (threads <= 1) return range(0, n);
+  std::vector<std::thread> pool;
+  const std::size_t step = (n + threads - 1) / threads;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(range, k * step, std::min(n, (k + 1) * step));
+  range(0, std::min(n, step));
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
 Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
   const auto n = static_cast<std::size_t>(t.numel());
   const InitSpec& s = t.init;
   switch (s.kind) {
     case InitKind::randn:
-      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + s.b * random_normal(seed, i));
+      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + s.b * random_normal(seed, i); });
       break;
     case InitKind::uniform:
-      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + (s.b - s.a) * random_uniform01(seed, i));
+      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + (s.b - s.a) * random_uniform01(seed, i); });
       break;
     case InitKind::randint: {
       const double lo = std::ceil(s.a);
       const double span = std::ceil(s.b) - lo;  // [low, high)
-      for (std::size_t i = 0; i < n; ++i)
-        store_element(t.dtype, data, i, lo + std::floor(span * random_uniform01(seed, i)));
+      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return lo + std::floor(span * random_uniform01(seed, i)); });
       break;
     }
     case InitKind::ones:
-      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, 1.0);
+      fill_by_index(t.dtype, data, n, [](std::size_t) { return 1.0; });
       break;
     case InitKind::zeros:
       std::memset(data, 0, t.nbytes());
       break;
     case InitKind::arange:
-      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a + s.b * static_cast<double>(i));
+      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + s.b * static_cast<double>(i); });
       break;
     case InitKind::full:
-      for (std::size_t i = 0; i < n; ++i) store_element(t.dtype, data, i, s.a);
+      fill_by_index(t.dtype, data, n, [&](std::size_t) { return s.a; });
       break;
     case InitKind::npy: {
       const auto file = dir / s.path;

@@ -1,6 +1,8 @@
 // RMS normalisation of rows held in registers, shared by rmsnorm_cuda_block and
-// inplace_rmsnorm_cuda: one block per row, each thread loads up to kRmsVecPerThread 16-byte
-// vectors of its row, the block sums their squares, then each thread scales and writes back the
+// inplace_rmsnorm_cuda: one block per row, of as few threads as hold the row in up to
+// kRmsVecPerThread 16-byte vectors each (a multiple of 32, at most kRmsVecThreads: small blocks
+// put more rows in flight on an SM, which 16-bit rows need to near the peak); each thread loads
+// its vectors of the row, the block sums their squares, then each thread scales and writes back the
 // very vectors it loaded. Every read of a row ends before the block's barrier in block_sum and
 // every write comes after it, and each thread writes only what it read, so y may be x (the
 // in-place op): x and y are not __restrict__. Rows must be a multiple of a vector long, at most
@@ -8,6 +10,7 @@
 // (rms_rows_vectorisable).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda_elementwise.cuh"
@@ -30,7 +33,7 @@ __global__ void __launch_bounds__(kRmsVecThreads) rms_rows_vec_kernel(const T* x
   float ss = 0;
 #pragma unroll
   for (int j = 0; j < kRmsVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kRmsVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       const Pack<T> p = xr[i];
 #pragma unroll
@@ -43,7 +46,7 @@ __global__ void __launch_bounds__(kRmsVecThreads) rms_rows_vec_kernel(const T* x
   const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(cols) + eps);
 #pragma unroll
   for (int j = 0; j < kRmsVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kRmsVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       const Pack<T> pw = wv[i];
       Pack<T> p;
@@ -65,7 +68,10 @@ bool rms_rows_vectorisable(int64_t cols, const void* x, const void* w, const voi
 template <typename T>
 bool launch_rms_rows_vec(const T* x, const T* w, T* y, int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
   if (!rms_rows_vectorisable<T>(cols, x, w, y)) return false;
-  rms_rows_vec_kernel<T><<<static_cast<unsigned>(rows), kRmsVecThreads, 0, stream>>>(x, w, y, cols, eps);
+  const int64_t vectors = cols / kVecElems<T>;
+  const int64_t needed = (vectors + kRmsVecPerThread - 1) / kRmsVecPerThread;  // threads
+  const unsigned threads = static_cast<unsigned>(std::min<int64_t>(kRmsVecThreads, std::max<int64_t>(32, (needed + 31) / 32 * 32)));
+  rms_rows_vec_kernel<T><<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, w, y, cols, eps);
   return true;
 }
 

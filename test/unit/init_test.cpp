@@ -113,3 +113,23 @@ TEST(Init, NpyFilesAreReadConvertedAndChecked) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("does not match input 'x'"), std::string::npos) << s.error().message;
 }
+
+// A large tensor is filled by several threads: the values are those of one thread, element by
+// element (3M + 5 elements: above the threshold, ranges of unequal length).
+TEST(Init, ALargeTensorFilledInParallelHoldsTheSerialValues) {
+  const int64_t n = 3 * (int64_t{1} << 20) + 5;
+  auto t = tensor(bb::DType::float32, {n}, bb::InitSpec{bb::InitKind::randn, 0.5, 2.0, {}, 0});
+  const auto out = fill(t, 7);
+  const auto* f = reinterpret_cast<const float*>(out.data());
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (f[i] != static_cast<float>(0.5 + 2.0 * bb::random_normal(7, static_cast<uint64_t>(i)))) ++mismatches;
+  EXPECT_EQ(mismatches, 0);
+  auto u = tensor(bb::DType::bfloat16, {n}, bb::InitSpec{bb::InitKind::arange, 1.0, 1.0, {}, 0});
+  const auto bytes = fill(u, 0);
+  for (int64_t i : {int64_t{0}, n / 3, n / 2 + 1, n - 1}) {
+    bb::bfloat16 v;
+    std::memcpy(&v, bytes.data() + 2 * i, 2);
+    EXPECT_EQ(static_cast<float>(v), static_cast<float>(bb::bfloat16(static_cast<float>(1.0 + static_cast<double>(i))))) << i;
+  }
+}
