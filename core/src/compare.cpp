@@ -1,18 +1,23 @@
 #include "compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "host_buffer.hpp"
+#include "parallel.hpp"
 
 namespace bb {
 
-Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol) {
+namespace {
+
+// compare() over elements [lo, hi); first_mismatch is an index into the whole tensor.
+Comparison compare_range(DType t, const void* actual, const void* expected, std::size_t lo, std::size_t hi, Tolerance tol) {
   Comparison c;
-  c.count = static_cast<int64_t>(n);
+  c.count = static_cast<int64_t>(hi - lo);
   const bool floating = is_floating(t);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = lo; i < hi; ++i) {
     bool ok;
     const bool poisoned = is_poison(t, actual, i) && !is_poison(t, expected, i);
     const double a = load_element(t, actual, i);
@@ -45,6 +50,32 @@ Comparison compare(DType t, const void* actual, const void* expected, std::size_
       ++c.mismatches;
       if (poisoned) ++c.unwritten;
     }
+  }
+  return c;
+}
+
+}  // namespace
+
+// Large outputs are compared in chunks on several threads, then the chunks' counts summed, their
+// maxima taken, and the first mismatch taken from the first chunk that has one: the same
+// Comparison one thread would make.
+Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol) {
+  std::vector<Comparison> parts(chunk_count(n));
+  for_each_chunk(n, parts.size(), [&](std::size_t k, std::size_t lo, std::size_t hi) {
+    parts[k] = compare_range(t, actual, expected, lo, hi, tol);
+  });
+  Comparison c;
+  for (const Comparison& p : parts) {
+    if (c.mismatches == 0 && p.mismatches > 0) {
+      c.first_mismatch = p.first_mismatch;
+      c.actual_at_first = p.actual_at_first;
+      c.expected_at_first = p.expected_at_first;
+    }
+    c.count += p.count;
+    c.mismatches += p.mismatches;
+    c.unwritten += p.unwritten;
+    c.max_abs_error = std::max(c.max_abs_error, p.max_abs_error);
+    c.max_rel_error = std::max(c.max_rel_error, p.max_rel_error);
   }
   return c;
 }

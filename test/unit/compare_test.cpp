@@ -71,3 +71,25 @@ TEST(Compare, IndexFormatting) {
   EXPECT_EQ(bb::format_index(13, {4, 5}), "[2, 3]");
   EXPECT_EQ(bb::format_index(5, {6}), "[5]");
 }
+
+// A large output is compared in chunks on several threads: counts, maxima and the first
+// mismatch are those of the whole (3M + 5 elements; faults near the start, in the middle and at
+// the end; the largest error in a later chunk than the first mismatch).
+TEST(Compare, ALargeOutputComparedInChunksGivesTheWholesCounts) {
+  const std::size_t n = 3 * (std::size_t{1} << 20) + 5;
+  std::vector<float> e(n), a(n);
+  for (std::size_t i = 0; i < n; ++i) e[i] = a[i] = static_cast<float>(i % 1000) * 0.5f + 1.0f;
+  a[17] += 1.0f;            // first mismatch
+  a[n / 2] += 40.0f;        // largest absolute error
+  bb::poison_element(bb::DType::float32, &a[n - 1]);  // unwritten
+  a[n - 2] = e[n - 2] * 3;  // largest relative error: 2
+  const auto c = bb::compare(bb::DType::float32, a.data(), e.data(), n, {1e-5, 1e-5});
+  EXPECT_EQ(c.count, static_cast<int64_t>(n));
+  EXPECT_EQ(c.mismatches, 4);
+  EXPECT_EQ(c.unwritten, 1);
+  EXPECT_EQ(c.first_mismatch, 17);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.actual_at_first), e[17] + 1.0f);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.expected_at_first), e[17]);
+  EXPECT_NEAR(c.max_abs_error, std::max(40.0, 2.0 * e[n - 2]), 1e-3);
+  EXPECT_NEAR(c.max_rel_error, 2.0, 1e-6);
+}

@@ -1,0 +1,29 @@
+// Host loops over large tensors split across threads: [0, n) in contiguous chunks, chunk k
+// given to f(k, begin, end), chunk 0 on the calling thread. Used where each element's result
+// depends on its index alone (input generation, comparison), so the split changes nothing but
+// the time.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace bb {
+
+// How many chunks n elements make: one per hardware thread, none smaller than `grain`.
+inline std::size_t chunk_count(std::size_t n, std::size_t grain = std::size_t{1} << 20) {
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<std::size_t>(1, std::min(hw, n / grain));
+}
+
+template <typename F>
+void for_each_chunk(std::size_t n, std::size_t chunks, F f) {
+  const std::size_t step = chunks ? (n + chunks - 1) / chunks : n;
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < chunks; ++k) pool.emplace_back(f, k, std::min(n, k * step), std::min(n, (k + 1) * step));
+  f(std::size_t{0}, std::size_t{0}, std::min(n, step));
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace bb
