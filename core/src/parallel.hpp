@@ -1,11 +1,13 @@
 // Host loops over large tensors split across threads: [0, n) in contiguous chunks, chunk k
 // given to f(k, begin, end), chunk 0 on the calling thread. Used where each element's result
 // depends on its index alone (input generation, comparison), so the split changes nothing but
-// the time.
+// the time. Where a thread cannot be started (a worker's memory or thread limit), its chunk runs
+// on the calling thread.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,15 @@ template <typename F>
 void for_each_chunk(std::size_t n, std::size_t chunks, F f) {
   const std::size_t step = chunks ? (n + chunks - 1) / chunks : n;
   std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < chunks; ++k) pool.emplace_back(f, k, std::min(n, k * step), std::min(n, (k + 1) * step));
+  pool.reserve(chunks);
+  for (std::size_t k = 1; k < chunks; ++k) {
+    const std::size_t lo = std::min(n, k * step), hi = std::min(n, (k + 1) * step);
+    try {
+      pool.emplace_back(f, k, lo, hi);
+    } catch (const std::system_error&) {
+      f(k, lo, hi);
+    }
+  }
   f(std::size_t{0}, std::size_t{0}, std::min(n, step));
   for (auto& t : pool) t.join();
 }

@@ -1,6 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "compare.hpp"
@@ -92,4 +100,41 @@ TEST(Compare, ALargeOutputComparedInChunksGivesTheWholesCounts) {
   EXPECT_FLOAT_EQ(static_cast<float>(c.expected_at_first), e[17]);
   EXPECT_NEAR(c.max_abs_error, std::max(40.0, 2.0 * e[n - 2]), 1e-3);
   EXPECT_NEAR(c.max_rel_error, 2.0, 1e-6);
+}
+
+// Where no thread can be started (here: no address space left for a thread's stack, in a child
+// process), every chunk runs on the calling thread and the Comparison is the same.
+TEST(Compare, WithoutThreadsTheChunksRunOnTheCallingThread) {
+  const std::size_t n = 3 * (std::size_t{1} << 20) + 5;
+  std::vector<float> e(n, 2.0f), a(n, 2.0f);
+  a[5] = 3.0f;
+  a[n - 3] = 9.0f;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    long vm_kb = 0;
+    while (std::getline(status, line))
+      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stol(line.substr(7));
+    const rlimit lim{static_cast<rlim_t>(vm_kb + 2048) * 1024, static_cast<rlim_t>(vm_kb + 2048) * 1024};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+    // Threads that never end take what is left (a stack the allocator kept from an earlier
+    // test among them), until one cannot start: the premise.
+    bool threads_refused = false;
+    for (int i = 0; i < 64 && !threads_refused; ++i) {
+      try {
+        std::thread([] { pause(); }).detach();
+      } catch (const std::system_error&) {
+        threads_refused = true;
+      }
+    }
+    if (!threads_refused) _exit(4);
+    const auto c = bb::compare(bb::DType::float32, a.data(), e.data(), n, {1e-5, 1e-5});
+    _exit(c.mismatches == 2 && c.first_mismatch == 5 && c.count == static_cast<int64_t>(n) && c.max_abs_error == 7.0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died: signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a wrong Comparison; 3: setrlimit failed; 4: a thread could still start";
 }
