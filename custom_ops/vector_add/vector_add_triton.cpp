@@ -5,9 +5,11 @@
 // (backendbench_add_triton_plugin() in CMakeLists.txt).
 #include <backendbench/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "add_bf16.h"
 #include "add_bf16_n16.h"
@@ -37,23 +39,29 @@ void check(CUresult r, const char* what) {
 // device is refused rather than launched into the wrong context.
 std::mutex load_mutex;
 int loaded_device = -1;
+std::vector<Load> loaded;  // the variants loaded so far, into loaded_device's context
 
 void load(const Variant& v, int device) {
   std::lock_guard<std::mutex> lock(load_mutex);
+  if (device == loaded_device && std::find(loaded.begin(), loaded.end(), v.load) != loaded.end()) return;
   CUcontext ctx = nullptr;
   check(cuInit(0), "cuInit");
   check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  CUdevice want, current;
+  check(cuDeviceGet(&want, device), "cuDeviceGet");
   if (ctx == nullptr) {  // the runtime's primary context of the device, made current here
-    CUdevice dev;
-    check(cuDeviceGet(&dev, device), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    check(cuDevicePrimaryCtxRetain(&ctx, want), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   }
+  check(cuCtxGetDevice(&current), "cuCtxGetDevice");
+  if (current != want)
+    throw bb::Error("the current CUDA context is not the tensors' device " + std::to_string(device) + "'s", BB_ERR_DEVICE);
   if (loaded_device >= 0 && loaded_device != device)
     throw bb::Error("the Triton module was loaded for device " + std::to_string(loaded_device) + ", not " + std::to_string(device),
                     BB_ERR_UNSUPPORTED);
   check(v.load(), "loading the Triton kernel");
   loaded_device = device;
+  loaded.push_back(v.load);
 }
 
 CUdeviceptr ptr(const DLTensor& t) { return reinterpret_cast<CUdeviceptr>(static_cast<char*>(t.data) + t.byte_offset); }
