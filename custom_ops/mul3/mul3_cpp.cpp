@@ -1,19 +1,5 @@
-// mul3 in plain C++ (ExecuTorch's portable kernel does the same loop).
-#include <backendbench/plugin.hpp>
+// mul3 in plain C++, in float (common/mul_by_constant.hpp).
+#include "../common/mul_by_constant.hpp"
 
-namespace {
-void mul3(bb::Call& c) {
-  bb::dispatch_floating(c.input("input").dtype, [&](auto tag) {
-    using T = decltype(tag);
-    auto in = c.input<T>("input");
-    auto out = c.output<T>("output");
-    BB_CHECK(in.numel() == out.numel(), "input and output differ in size");
-    const T* a = in.data();
-    T* o = out.data();
-    for (int64_t i = 0, n = in.numel(); i < n; ++i) o[i] = static_cast<T>(static_cast<float>(a[i]) * 3.0f);
-  });
-}
-}  // namespace
-
-BB_KERNEL_IMPL(mul3, mul3)
+BB_KERNEL_IMPL(mul3, ops::mul_by_cpp<3>)
 BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float16,bfloat16")
