@@ -68,9 +68,7 @@ bool rms_rows_vectorisable(int64_t cols, const void* x, const void* w, const voi
 template <typename T>
 bool launch_rms_rows_vec(const T* x, const T* w, T* y, int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
   if (!rms_rows_vectorisable<T>(cols, x, w, y)) return false;
-  const int64_t vectors = cols / kVecElems<T>;
-  const int64_t needed = (vectors + kRmsVecPerThread - 1) / kRmsVecPerThread;  // threads
-  const unsigned threads = static_cast<unsigned>(std::min<int64_t>(kRmsVecThreads, std::max<int64_t>(32, (needed + 31) / 32 * 32)));
+  const unsigned threads = row_block_threads(cols / kVecElems<T>, kRmsVecPerThread, kRmsVecThreads);
   rms_rows_vec_kernel<T><<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, w, y, cols, eps);
   return true;
 }

@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kVecThreads) layernorm_vec_kernel(const T* __r
   float s = 0;
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       const ops::Pack<T> p = xr[i];
 #pragma unroll
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kVecThreads) layernorm_vec_kernel(const T* __r
   float q = 0;
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
 #pragma unroll
       for (int k = 0; k < K; ++k) {
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kVecThreads) layernorm_vec_kernel(const T* __r
   const float inv = rsqrtf(ops::block_sum(q, scratch) / n + eps);
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       const ops::Pack<T> pw = wv[i], pb = bv[i];
       ops::Pack<T> p;
@@ -133,7 +133,8 @@ void layernorm(bb::Call& c) {
       const bool vec = cols % K == 0 && cols / K <= kVecThreads * kVecPerThread && ops::aligned16(x.data) && ops::aligned16(w.data) &&
                        ops::aligned16(b.data) && ops::aligned16(y.data);
       if (vec)
-        layernorm_vec_kernel<T><<<static_cast<unsigned>(rows), kVecThreads, 0, ops::stream_of(c)>>>(
+        layernorm_vec_kernel<T><<<static_cast<unsigned>(rows), ops::row_block_threads(cols / K, kVecPerThread, kVecThreads), 0,
+                                  ops::stream_of(c)>>>(
             static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(b.data), static_cast<T*>(y.data), cols, eps);
       else
         layernorm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kVecThreads) softmax_vec_kernel(const T* __res
   float m = -FLT_MAX;
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       const ops::Pack<T> p = xr[i];
 #pragma unroll
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kVecThreads) softmax_vec_kernel(const T* __res
   float s = 0;
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
 #pragma unroll
       for (int k = 0; k < K; ++k) {
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kVecThreads) softmax_vec_kernel(const T* __res
   const float inv = 1.0f / ops::block_sum(s, scratch);
 #pragma unroll
   for (int j = 0; j < kVecPerThread; ++j) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * kVecThreads;
+    const int64_t i = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
     if (i < vectors) {
       ops::Pack<T> p;
 #pragma unroll
@@ -131,8 +131,8 @@ void softmax(bb::Call& c) {
     if constexpr (!std::is_same_v<T, double>) {
       constexpr int K = ops::kVecElems<T>;
       if (cols % K == 0 && cols / K <= kVecThreads * kVecPerThread && ops::aligned16(x.data) && ops::aligned16(y.data))
-        softmax_vec_kernel<T><<<static_cast<unsigned>(rows), kVecThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
-                                                                                                  static_cast<T*>(y.data), cols);
+        softmax_vec_kernel<T><<<static_cast<unsigned>(rows), ops::row_block_threads(cols / K, kVecPerThread, kVecThreads), 0,
+                                ops::stream_of(c)>>>(static_cast<const T*>(x.data), static_cast<T*>(y.data), cols);
       else
         softmax_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data),
                                                                                           static_cast<T*>(y.data), cols);
