@@ -4,17 +4,30 @@
 #include <cstring>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace bb {
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>((i * 0x9d + 0x5b) & 0xff); }
 
 void HostBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
 
+// From this size up a buffer is aligned to a 2 MB page and asks the kernel for transparent huge
+// pages: its first touch (the copy of a case's inputs into it) then takes one page fault per
+// 2 MB instead of one per 4 KB, which on a virtual machine is most of a large copy's time.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
 HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
   std::size_t total = kGuardBytes + nbytes + kGuardBytes;
-  total = (total + kAlignment - 1) / kAlignment * kAlignment;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, total));
+  const std::size_t align = total >= kHugePage ? kHugePage : kAlignment;
+  total = (total + align - 1) / align * align;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, total));
   if (!p) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHugePage) madvise(p, total, MADV_HUGEPAGE);  // a hint: refused or unsupported, nothing changes
+#endif
   base_.reset(p);
   for (std::size_t i = 0; i < kGuardBytes; ++i) {
     p[i] = guard_byte(i);

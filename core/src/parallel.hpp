@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -34,6 +35,16 @@ void for_each_chunk(std::size_t n, std::size_t chunks, F f) {
   }
   f(std::size_t{0}, std::size_t{0}, std::min(n, step));
   for (auto& t : pool) t.join();
+}
+
+// memcpy of n bytes, split across threads from 32 MB up: a large copy into freshly allocated
+// memory is bound by its page faults, which threads take in parallel.
+inline void parallel_copy(void* dst, const void* src, std::size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for_each_chunk(n, chunk_count(n, std::size_t{16} << 20), [&](std::size_t, std::size_t lo, std::size_t hi) {
+    if (hi > lo) std::memcpy(d + lo, s + lo, hi - lo);
+  });
 }
 
 }  // namespace bb

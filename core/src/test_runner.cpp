@@ -16,6 +16,7 @@
 #include "compare.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
+#include "parallel.hpp"
 
 namespace bb {
 
@@ -224,7 +225,7 @@ struct CallBuffers {
   CallBuffers(const ConcreteCase& c, const std::vector<HostBuffer>& pristine) {
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       inputs.emplace_back(pristine[i].size());
-      std::memcpy(inputs.back().data(), pristine[i].data(), pristine[i].size());
+      parallel_copy(inputs.back().data(), pristine[i].data(), pristine[i].size());
     }
     for (const auto& o : c.outputs) {
       if (o.inplace_input >= 0) {
@@ -241,6 +242,9 @@ struct CallBuffers {
     return in >= 0 ? inputs[static_cast<size_t>(in)].data() : outputs[j].data();
   }
 };
+
+// Outputs copied aside, one buffer per output (a plain copy: its guards are not the call's).
+using Snapshot = std::vector<HostBuffer>;
 
 // Wipes a reference's buffers when it goes out of scope: its results do not outlive their
 // comparison in this process's memory (a later call of the implementation could look there).
@@ -351,9 +355,9 @@ class BoundCall {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
     bool changed = false;
     for (auto& [host, dev] : mirrors_) {
-      std::vector<uint8_t> now(host->raw_size());
-      if (api.memcpy_d2h(now.data(), dev, now.size()) != 0) break;
-      changed = changed || std::memcmp(now.data(), host->raw(), now.size()) != 0;
+      const auto now = std::make_unique_for_overwrite<uint8_t[]>(host->raw_size());
+      if (api.memcpy_d2h(now.get(), dev, host->raw_size()) != 0) break;
+      changed = changed || std::memcmp(now.get(), host->raw(), host->raw_size()) != 0;
     }
     api.release_stream();
     CallOutcome out = finish_device();
@@ -564,8 +568,11 @@ TestResult TestRunner::run(const TestRequest& req) {
   // call is made, and its outputs copied aside, before the reference computes what they must
   // be; then the reference's results are compared and wiped (docs/RELIABILITY.md).
   auto snapshot = [&](const CallBuffers& b) {
-    std::vector<std::vector<uint8_t>> out;
-    for (size_t j = 0; j < c.outputs.size(); ++j) out.emplace_back(b.output(c, j), b.output(c, j) + c.outputs[j].nbytes());
+    Snapshot out;
+    for (size_t j = 0; j < c.outputs.size(); ++j) {
+      out.emplace_back(c.outputs[j].nbytes());
+      parallel_copy(out.back().data(), b.output(c, j), c.outputs[j].nbytes());
+    }
     return out;
   };
   if (req.check) {
@@ -580,7 +587,7 @@ TestResult TestRunner::run(const TestRequest& req) {
       if (out.error.empty() && out.held_too_long) {
         // The hold timed out: the call synchronised the device, as a first call does while its
         // kernels load. Once more on fresh buffers, which is the call checked below.
-        for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(actual.inputs[i].data(), pristine[i].data(), c.inputs[i].nbytes());
+        for (size_t i = 0; i < c.inputs.size(); ++i) parallel_copy(actual.inputs[i].data(), pristine[i].data(), c.inputs[i].nbytes());
         for (size_t j = 0; j < c.outputs.size(); ++j)
           if (c.outputs[j].inplace_input < 0) actual.outputs[j].poison(c.outputs[j].dtype);
         if (auto e = bound.upload(); !e.empty()) return finish(Verdict::error, e);
@@ -679,8 +686,8 @@ TestResult TestRunner::run(const TestRequest& req) {
   // On the timed call's buffers: `inputs` written in, outputs poisoned, one call of fn; its
   // outputs copied into `got`. "" when the call went well.
   auto call_again = [&](BoundCall& bound, CallBuffers& bufs, bb_kernel_fn fn, const std::vector<HostBuffer>& inputs,
-                        std::vector<std::vector<uint8_t>>& got, CallOutcome& outcome) -> std::string {
-    for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(bufs.inputs[i].data(), inputs[i].data(), c.inputs[i].nbytes());
+                        Snapshot& got, CallOutcome& outcome) -> std::string {
+    for (size_t i = 0; i < c.inputs.size(); ++i) parallel_copy(bufs.inputs[i].data(), inputs[i].data(), c.inputs[i].nbytes());
     for (size_t j = 0; j < c.outputs.size(); ++j)
       if (c.outputs[j].inplace_input < 0) bufs.outputs[j].poison(c.outputs[j].dtype);
     if (auto e = bound.upload(); !e.empty()) return e;
@@ -692,7 +699,7 @@ TestResult TestRunner::run(const TestRequest& req) {
     return "";
   };
   // Outputs copied aside against the reference's: "" when they agree.
-  auto differs = [&](const std::vector<std::vector<uint8_t>>& got, const CallBuffers& want) -> std::string {
+  auto differs = [&](const Snapshot& got, const CallBuffers& want) -> std::string {
     for (size_t j = 0; j < c.outputs.size(); ++j) {
       const auto& o = c.outputs[j];
       const Comparison cmp = compare(o.dtype, got[j].data(), want.output(c, j), static_cast<size_t>(o.numel()), o.tolerance);
@@ -712,7 +719,7 @@ TestResult TestRunner::run(const TestRequest& req) {
       return finish(Verdict::error, fmt::format("after the timed calls, a call on {}: {}", which, why));
     };
     // The case's inputs again.
-    std::vector<std::vector<uint8_t>> same;
+    Snapshot same;
     if (auto why = call_again(bound, bufs, fn, pristine, same, outcome); !why.empty()) return call_failed(why, "the case's inputs");
     {
       std::unique_ptr<CallBuffers> want;
@@ -728,7 +735,7 @@ TestResult TestRunner::run(const TestRequest& req) {
       if (auto s = fill_tensor(t, fresh.back().data(), mix_seed(c.seed, "fresh:" + t.name), m.dir()); !s)
         return finish(Verdict::error, fmt::format("fresh input '{}': {}", t.name, s.error().message));
     }
-    std::vector<std::vector<uint8_t>> renewed;
+    Snapshot renewed;
     if (auto why = call_again(bound, bufs, fn, fresh, renewed, outcome); !why.empty()) return call_failed(why, "fresh input values");
     std::unique_ptr<CallBuffers> want;
     if (auto failed = reference_outputs(fresh, want)) return failed;
@@ -736,7 +743,8 @@ TestResult TestRunner::run(const TestRequest& req) {
     if (auto why = differs(renewed, *want); !why.empty()) {
       // The previous inputs' result for the new ones: a cache keyed by the buffers.
       bool stale = true;
-      for (size_t j = 0; j < c.outputs.size() && stale; ++j) stale = c.outputs[j].inplace_input < 0 && renewed[j] == same[j];
+      for (size_t j = 0; j < c.outputs.size() && stale; ++j)
+        stale = c.outputs[j].inplace_input < 0 && std::memcmp(renewed[j].data(), same[j].data(), renewed[j].size()) == 0;
       return finish(Verdict::fail, fmt::format("after the timed calls, a call on fresh input values in the same buffers: {}{}", why,
                                                stale ? " (it returned the previous inputs' result: results cached by pointer?)" : ""));
     }

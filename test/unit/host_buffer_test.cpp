@@ -1,8 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "host_buffer.hpp"
+#include "parallel.hpp"
 
 TEST(HostBuffer, DataIsAlignedAndGuardsStartIntact) {
   bb::HostBuffer b(100);
@@ -34,4 +41,52 @@ TEST(HostBuffer, PoisonIsRecognisedPerDtype) {
     bb::store_element(t, b.data(), 3, 1.0);
     EXPECT_FALSE(bb::is_poison(t, b.data(), 3)) << bb::dtype_name(t);
   }
+}
+
+#if defined(__linux__)
+// The flags of the mapping that holds address p, from /proc/self/smaps ("" when none holds it).
+static std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) inside = lo <= a && a < hi;
+    else if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+// A buffer of 2 MB or more starts on a 2 MB page and is advised for transparent huge pages (the
+// mapping's "hg" flag): copying a case's inputs into it then takes a page fault per 2 MB.
+TEST(HostBuffer, ALargeBufferIsPlacedAndAdvisedForHugePages) {
+  const std::size_t n = (std::size_t{24} << 20) + 3;
+  bb::HostBuffer b(n);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.raw()) % (std::size_t{2} << 20), 0u);
+  EXPECT_EQ(b.data() - b.raw(), static_cast<std::ptrdiff_t>(bb::HostBuffer::kGuardBytes));
+  EXPECT_EQ(b.size(), n);
+  std::memset(b.data(), 0x5a, n);
+  EXPECT_TRUE(b.guards_intact());
+  b.data()[n] ^= 1;
+  EXPECT_EQ(b.overrun().after, 1u);
+  const std::string flags = vm_flags_of(b.data() + n / 2);
+  ASSERT_FALSE(flags.empty()) << "no mapping in /proc/self/smaps holds the buffer";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+
+  bb::HostBuffer small(4096);  // small ones stay on the heap, unadvised
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % bb::HostBuffer::kAlignment, 0u);
+}
+#endif
+
+// parallel_copy splits a large copy into chunks, one per thread: every byte lands, across every
+// chunk boundary, and small copies (one chunk) too.
+TEST(HostBuffer, AParallelCopyIsExactAcrossItsChunks) {
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4099}, (std::size_t{48} << 20) + 7}) {
+    std::vector<uint8_t> src(n), dst(n, 0);
+    for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+    bb::parallel_copy(dst.data(), src.data(), n);
+    EXPECT_EQ(std::memcmp(dst.data(), src.data(), n), 0) << n << " bytes";
+  }
+  EXPECT_EQ(bb::chunk_count(std::size_t{48} << 20, std::size_t{16} << 20), std::min(3u, std::max(1u, std::thread::hardware_concurrency())));
 }
