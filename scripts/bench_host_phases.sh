@@ -39,8 +39,10 @@ echo "|---|---|---|---|---|---|---|"
 for mode in 1 "$cores"; do
   pin=(); [ "$mode" = 1 ] && pin=(taskset -c 0)
   for i in $(seq "${RUNS:-3}"); do
+    rm -f "$root/logs/results.json"  # a run that writes none must not report the previous one's
     "${pin[@]}" "$build/backendbench" --custom-ops-root "$root" --impls "$impl" --correctness-only \
       --log-dir "$root/logs" > /dev/null || true
+    if [ ! -f "$root/logs/results.json" ]; then echo "| $mode | $i | - | - | - | - | no results.json |"; continue; fi
     python3 - "$root/logs/results.json" "$mode" "$i" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["tests"][0]

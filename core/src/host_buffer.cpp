@@ -1,5 +1,6 @@
 #include "host_buffer.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -14,20 +15,27 @@ uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>((i * 0x9d + 0x5b
 
 void HostBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
 
-// From this size up a buffer is aligned to a 2 MB page and asks the kernel for transparent huge
+// From this size up a buffer starts on a 2 MB page and asks the kernel for transparent huge
 // pages: its first touch (the copy of a case's inputs into it) then takes one page fault per
-// 2 MB instead of one per 4 KB, which on a virtual machine is most of a large copy's time.
+// 2 MB instead of one per 4 KB, which on a virtual machine is most of a large copy's time. Its
+// size is not rounded up to 2 MB: a tail short of a whole huge page keeps small pages.
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
+  if (nbytes > SIZE_MAX - 2 * kGuardBytes - kAlignment) throw std::bad_alloc();
   std::size_t total = kGuardBytes + nbytes + kGuardBytes;
-  const std::size_t align = total >= kHugePage ? kHugePage : kAlignment;
-  total = (total + align - 1) / align * align;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, total));
-  if (!p) throw std::bad_alloc();
+  total = (total + kAlignment - 1) / kAlignment * kAlignment;
+  uint8_t* p = nullptr;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (align == kHugePage) madvise(p, total, MADV_HUGEPAGE);  // a hint: refused or unsupported, nothing changes
+  if (total >= kHugePage) {
+    void* q = nullptr;
+    if (posix_memalign(&q, kHugePage, total) != 0) throw std::bad_alloc();
+    p = static_cast<uint8_t*>(q);
+    madvise(p, total, MADV_HUGEPAGE);  // a hint: refused or unsupported, nothing changes
+  }
 #endif
+  if (!p) p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, total));
+  if (!p) throw std::bad_alloc();
   base_.reset(p);
   for (std::size_t i = 0; i < kGuardBytes; ++i) {
     p[i] = guard_byte(i);

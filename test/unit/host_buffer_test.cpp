@@ -8,6 +8,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "host_buffer.hpp"
 #include "parallel.hpp"
 
@@ -61,6 +65,15 @@ static std::string vm_flags_of(const void* p) {
 // A buffer of 2 MB or more starts on a 2 MB page and is advised for transparent huge pages (the
 // mapping's "hg" flag): copying a case's inputs into it then takes a page fault per 2 MB.
 TEST(HostBuffer, ALargeBufferIsPlacedAndAdvisedForHugePages) {
+  {  // Kernels without transparent huge pages refuse the advice (EINVAL): nothing to see then.
+    const std::size_t len = std::size_t{4} << 20;
+    void* scratch = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(scratch, MAP_FAILED);
+    const int refused = madvise(scratch, len, MADV_HUGEPAGE);
+    munmap(scratch, len);
+    if (refused) GTEST_SKIP() << "this kernel refuses MADV_HUGEPAGE (no transparent huge pages)";
+    if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read the mapping's flags from";
+  }
   const std::size_t n = (std::size_t{24} << 20) + 3;
   bb::HostBuffer b(n);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.raw()) % (std::size_t{2} << 20), 0u);
