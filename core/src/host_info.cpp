@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "parallel.hpp"
 #include "version.hpp"
 
 namespace bb {
@@ -29,6 +30,7 @@ nlohmann::json describe_host() {
     }
   }
   h["cores"] = std::thread::hardware_concurrency();
+  h["usable_cores"] = usable_cores();  // this process's CPU affinity (taskset, a Slurm cpuset)
   std::ifstream mem("/proc/meminfo");
   for (std::string line; std::getline(mem, line);) {
     if (line.rfind("MemTotal", 0) == 0) {

@@ -5,6 +5,10 @@
 // on the calling thread.
 #pragma once
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -14,10 +18,20 @@
 
 namespace bb {
 
-// How many chunks n elements make: one per hardware thread, none smaller than `grain`.
+// The cores this process may run on: its CPU affinity (taskset, a Slurm job's cpuset, numactl),
+// not the machine's count, so host loops do not crowd cores the process was not given.
+inline unsigned usable_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// How many chunks n elements make: one per usable core, none smaller than `grain`.
 inline std::size_t chunk_count(std::size_t n, std::size_t grain = std::size_t{1} << 20) {
-  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  return std::max<std::size_t>(1, std::min(hw, n / grain));
+  return std::max<std::size_t>(1, std::min<std::size_t>(usable_cores(), n / grain));
 }
 
 template <typename F>

@@ -15,6 +15,7 @@
 #include "executor.hpp"
 #include "interrupt.hpp"
 #include "job_runner.hpp"
+#include "parallel.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
 #include "provenance.hpp"
@@ -72,7 +73,7 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
   if (o.isolate) {
     plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary, o.worker_limits); };
     plan_options.probe_timeout = std::min(plan_options.probe_timeout, o.test_timeout);
-    plan_options.parallel = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    plan_options.parallel = static_cast<int>(std::clamp(usable_cores(), 1u, 8u));
   }
   for (const auto& f : *folders) {
     auto plan = plan_op(f, executor, plan_options);

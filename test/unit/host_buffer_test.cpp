@@ -1,11 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #if defined(__linux__)
@@ -13,7 +11,6 @@
 #endif
 
 #include "host_buffer.hpp"
-#include "parallel.hpp"
 
 TEST(HostBuffer, DataIsAlignedAndGuardsStartIntact) {
   bb::HostBuffer b(100);
@@ -91,15 +88,3 @@ TEST(HostBuffer, ALargeBufferIsPlacedAndAdvisedForHugePages) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % bb::HostBuffer::kAlignment, 0u);
 }
 #endif
-
-// parallel_copy splits a large copy into chunks, one per thread: every byte lands, across every
-// chunk boundary, and small copies (one chunk) too.
-TEST(HostBuffer, AParallelCopyIsExactAcrossItsChunks) {
-  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4099}, (std::size_t{48} << 20) + 7}) {
-    std::vector<uint8_t> src(n), dst(n, 0);
-    for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
-    bb::parallel_copy(dst.data(), src.data(), n);
-    EXPECT_EQ(std::memcmp(dst.data(), src.data(), n), 0) << n << " bytes";
-  }
-  EXPECT_EQ(bb::chunk_count(std::size_t{48} << 20, std::size_t{16} << 20), std::min(3u, std::max(1u, std::thread::hardware_concurrency())));
-}
