@@ -60,7 +60,9 @@ Expected<std::pair<int, int>> parse_shard(const std::string& text, const std::fu
     return make_error("--shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm array task) nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set");
   }
   const auto slash = text.find('/');
-  auto i = number(text.substr(0, slash)), n = slash == std::string::npos ? std::nullopt : number(text.substr(slash + 1));
+  const auto i = number(text.substr(0, slash));
+  std::optional<long> n;  // assigned, not chosen by ?: (which g++ 12 reads as maybe-uninitialised)
+  if (slash != std::string::npos) n = number(text.substr(slash + 1));
   if (!i || !n || *n < 1 || *i < 1 || *i > *n)
     return make_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n (e.g. 2/3), or auto", text));
   return std::pair<int, int>{static_cast<int>(*i - 1), static_cast<int>(*n)};
