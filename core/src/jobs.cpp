@@ -51,7 +51,7 @@ std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index,
   return mine;
 }
 
-std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
+std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable,
                            const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options) {
   std::vector<Job> jobs;
   // Tests: runs of one (op, implementation, repeat), cut so that each device kind's workers

@@ -51,7 +51,7 @@ struct JobOptions {
 
 // Jobs for the runnable tests (SKIPPED ones are settled before), `device_of(op, impl)` the
 // device kind each implementation runs on.
-std::vector<Job> make_jobs(const std::vector<OpPlan>& plans, const std::vector<TestSpec>& runnable,
+std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable,
                            const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options);
 
 }  // namespace bb

@@ -325,7 +325,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   job_options.performance = o.performance;
   for (const auto& s : *slots)
     for (const auto& k : s.kinds) ++job_options.workers_per_kind[k];
-  Scheduler scheduler(make_jobs(plans, runnable, device_of, job_options));
+  Scheduler scheduler(make_jobs(runnable, device_of, job_options));
 
   // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
   EventQueue events;

@@ -67,7 +67,7 @@ TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   auto device_of = [](int, int impl) { return std::string(impl == 0 ? "cpu" : "cuda"); };
   bb::JobOptions one;
   one.workers_per_kind = {{"cpu", 1}, {"cuda", 1}};
-  auto jobs = bb::make_jobs(p, runnable, device_of, one);
+  auto jobs = bb::make_jobs(runnable, device_of, one);
   // One worker per kind: one job per implementation, nothing to wait for (the baseline is
   // timed beside each timed case, in the implementation's own worker).
   ASSERT_EQ(jobs.size(), 2u);
@@ -78,7 +78,7 @@ TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   // Several CUDA workers: the CUDA implementation is cut into pieces; every test once.
   bb::JobOptions many = one;
   many.workers_per_kind["cuda"] = 4;
-  jobs = bb::make_jobs(p, runnable, device_of, many);
+  jobs = bb::make_jobs(runnable, device_of, many);
   std::multiset<std::size_t> carried;
   std::size_t cuda_jobs = 0;
   for (const auto& j : jobs) {
