@@ -60,7 +60,9 @@ Comparison compare_range(DType t, const void* actual, const void* expected, std:
 // maxima taken, and the first mismatch taken from the first chunk that has one: the same
 // Comparison one thread would make.
 Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol) {
-  std::vector<Comparison> parts(chunk_count(n));
+  const std::size_t chunks = chunk_count(n);
+  if (chunks == 1) return compare_range(t, actual, expected, 0, n, tol);
+  std::vector<Comparison> parts(chunks);
   for_each_chunk(n, parts.size(), [&](std::size_t k, std::size_t lo, std::size_t hi) {
     parts[k] = compare_range(t, actual, expected, lo, hi, tol);
   });

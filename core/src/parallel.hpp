@@ -29,13 +29,19 @@ inline unsigned usable_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// How many chunks n elements make: one per usable core, none smaller than `grain`.
+// How many chunks n elements make: one per usable core, none smaller than `grain`. A tensor too
+// small to split (most of them) asks nothing of the system.
 inline std::size_t chunk_count(std::size_t n, std::size_t grain = std::size_t{1} << 20) {
-  return std::max<std::size_t>(1, std::min<std::size_t>(usable_cores(), n / grain));
+  const std::size_t by_size = n / grain;
+  return by_size < 2 ? 1 : std::min<std::size_t>(usable_cores(), by_size);
 }
 
 template <typename F>
 void for_each_chunk(std::size_t n, std::size_t chunks, F f) {
+  if (chunks <= 1) {  // one chunk: on this thread, no pool
+    f(std::size_t{0}, std::size_t{0}, n);
+    return;
+  }
   const std::size_t step = chunks ? (n + chunks - 1) / chunks : n;
   std::vector<std::thread> pool;
   pool.reserve(chunks);
