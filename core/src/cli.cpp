@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace bb {
 
@@ -99,6 +100,157 @@ std::string ctest_devices() {
   }
   return ids;
 }
+
+namespace {
+
+// --resume DIR: the options of the run in DIR, as session_options_json recorded them. Each is
+// taken from that run unless the command line gives it; one the command line gives must then
+// have the run's value if it belongs to the sweep (what its tests are, and how they are checked
+// and timed), else the resume is refused, naming it; the others (where the root is, workers,
+// devices, the test timeout, isolation, the perf@p thresholds) take the command line's value.
+// The session still compares the sweep ids (a root whose content changed is another sweep).
+struct RunOption {
+  const char* key;   // in results.json's options
+  const char* flag;  // on the command line
+  bool sweep;        // given again, it must have the run's value
+  std::function<void(const nlohmann::json&, SessionOptions&)> adopt;  // may throw nlohmann::json::exception
+  std::function<std::string(const nlohmann::json&)> show;             // the value, as a command line says it
+};
+
+std::string number_text(const nlohmann::json& v, double scale = 1) {
+  if (scale == 1 && v.is_number_integer()) return v.dump();
+  return fmt::format("{:g}", v.get<double>() * scale);
+}
+
+std::vector<RunOption> run_options() {
+  auto list = [](const char* flag) {
+    return [flag](const nlohmann::json& v) {
+      return v.empty() ? fmt::format("no {}", flag) : fmt::format("{} {}", flag, fmt::join(v.get<std::vector<std::string>>(), ","));
+    };
+  };
+  auto number = [](const char* flag, double scale = 1) {
+    return [flag, scale](const nlohmann::json& v) { return fmt::format("{} {}", flag, number_text(v, scale)); };
+  };
+  auto flag_when = [](const char* flag, bool when) {
+    return [flag, when](const nlohmann::json& v) { return v.get<bool>() == when ? std::string(flag) : fmt::format("no {}", flag); };
+  };
+  return {
+      {"root", "--custom-ops-root", false, [](const auto& v, SessionOptions& o) { o.root = v.template get<std::string>(); },
+       [](const auto& v) { return fmt::format("--custom-ops-root {}", v.template get<std::string>()); }},
+      {"ops", "--ops", true, [](const auto& v, SessionOptions& o) { o.ops = v.template get<std::vector<std::string>>(); }, list("--ops")},
+      {"impls", "--impls", true, [](const auto& v, SessionOptions& o) { o.impls = v.template get<std::vector<std::string>>(); },
+       list("--impls")},
+      {"isolate", "--no-isolate", false, [](const auto& v, SessionOptions& o) { o.isolate = v.template get<bool>(); },
+       flag_when("--no-isolate", false)},
+      {"test_timeout_s", "--test-timeout", false, [](const auto& v, SessionOptions& o) { o.test_timeout = v.template get<double>(); },
+       number("--test-timeout")},
+      {"performance", "--correctness-only", true, [](const auto& v, SessionOptions& o) { o.performance = v.template get<bool>(); },
+       flag_when("--correctness-only", false)},
+      {"check_determinism", "--check-determinism", true,
+       [](const auto& v, SessionOptions& o) { o.check_determinism = v.template get<bool>(); }, flag_when("--check-determinism", true)},
+      {"seed", "--seed", true,
+       [](const auto& v, SessionOptions& o) { o.seed = v.is_null() ? std::nullopt : std::optional<uint64_t>(v.template get<uint64_t>()); },
+       [](const auto& v) { return v.is_null() ? std::string("no --seed") : fmt::format("--seed {}", v.dump()); }},
+      {"random_cases", "--random-cases", true, [](const auto& v, SessionOptions& o) { o.random_cases = v.template get<int>(); },
+       number("--random-cases")},
+      {"min_samples", "--min-samples", true,
+       [](const auto& v, SessionOptions& o) { o.timing.rule.min_samples = v.template get<std::size_t>(); }, number("--min-samples")},
+      {"max_samples", "--max-samples", true,
+       [](const auto& v, SessionOptions& o) { o.timing.rule.max_samples = v.template get<std::size_t>(); }, number("--max-samples")},
+      {"min_time_s", "--min-time", true, [](const auto& v, SessionOptions& o) { o.timing.rule.min_time = v.template get<double>(); },
+       number("--min-time")},
+      {"max_noise", "--max-noise", true, [](const auto& v, SessionOptions& o) { o.timing.rule.max_noise = v.template get<double>(); },
+       number("--max-noise", 100)},
+      {"timeout_s", "--timeout", true, [](const auto& v, SessionOptions& o) { o.timing.rule.timeout = v.template get<double>(); },
+       number("--timeout")},
+      {"warmup_time_s", "--warmup-time", true, [](const auto& v, SessionOptions& o) { o.timing.warmup_time = v.template get<double>(); },
+       number("--warmup-time")},
+      {"timing_mode", "--hot", true,
+       [](const auto& v, SessionOptions& o) {
+         const auto mode = v.template get<std::string>();
+         if (mode != "hot" && mode != "cold") throw std::invalid_argument("expected hot or cold");
+         o.timing.mode = mode == "hot" ? TimingMode::hot : TimingMode::cold;
+       },
+       [](const auto& v) { return v == "hot" ? std::string("--hot") : std::string("no --hot"); }},
+      {"blocking_kernel", "--disable-blocking-kernel", true,
+       [](const auto& v, SessionOptions& o) { o.timing.blocking_kernel = v.template get<bool>(); },
+       flag_when("--disable-blocking-kernel", false)},
+      {"l2_discard", "--l2-discard", true, [](const auto& v, SessionOptions& o) { o.timing.l2_discard = v.template get<bool>(); },
+       flag_when("--l2-discard", true)},
+      {"throttle_threshold", "--throttle-threshold", true,
+       [](const auto& v, SessionOptions& o) { o.timing.throttle_threshold = v.template get<double>(); },
+       number("--throttle-threshold", 100)},
+      {"throttle_recovery_delay_s", "--throttle-recovery-delay", true,
+       [](const auto& v, SessionOptions& o) { o.timing.throttle_recovery_delay = v.template get<double>(); },
+       number("--throttle-recovery-delay")},
+      {"perf_p", "--perf-p", false, [](const auto& v, SessionOptions& o) { o.perf_p = v.template get<std::vector<double>>(); },
+       [](const auto& v) { return fmt::format("--perf-p {}", fmt::join(v.template get<std::vector<double>>(), ",")); }},
+      {"devices", "--devices", false,
+       [](const auto& v, SessionOptions& o) {
+         if (v.is_string() && v != "all") throw std::invalid_argument("expected \"all\" or ordinals");
+         o.all_devices = v.is_string();
+         o.device_ordinals = v.is_string() ? std::vector<int>{} : v.template get<std::vector<int>>();
+       },
+       [](const auto& v) {
+         return v.is_string() ? std::string("--devices all")
+                : v.empty()   ? std::string("no --devices")
+                              : fmt::format("--devices {}", fmt::join(v.template get<std::vector<int>>(), ","));
+       }},
+      {"jobs", "--jobs", false, [](const auto& v, SessionOptions& o) { o.cpu_workers = std::max(1, v.template get<int>()); },
+       number("--jobs")},
+      {"shard", "--shard", true,
+       [](const auto& v, SessionOptions& o) {
+         auto s = parse_shard(v.template get<std::string>());
+         if (!s) throw std::invalid_argument(s.error().message);
+         o.shard_index = s->first;
+         o.shard_count = s->second;
+       },
+       [](const auto& v) { return v == "1/1" ? std::string("no --shard") : fmt::format("--shard {}", v.template get<std::string>()); }},
+      {"repeats", "--repeat", true, [](const auto& v, SessionOptions& o) { o.repeats = std::max(1, v.template get<int>()); },
+       number("--repeat")},
+      {"run_id", "--run-id", true, [](const auto& v, SessionOptions& o) { o.run_id = v.template get<std::string>(); },
+       [](const auto& v) { return v == "" ? std::string("no --run-id") : fmt::format("--run-id {}", v.template get<std::string>()); }},
+  };
+}
+
+// The selection compares as a set: --impls b,a is --impls a,b.
+nlohmann::json comparable(const std::string& key, nlohmann::json v) {
+  if ((key == "ops" || key == "impls") && v.is_array()) {
+    auto names = v.get<std::vector<std::string>>();
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+  return v;
+}
+
+// `o` holds the command line's options; the run's (from `file`, in DIR `where`) fill in the
+// rest. `given(flag)`: whether the command line gave that option.
+Status adopt_run_options(const nlohmann::json& recorded, const std::string& where, const std::string& file,
+                         const std::function<bool(const char*)>& given, SessionOptions& o) {
+  if (!recorded.is_object() || recorded.empty())
+    return make_error(fmt::format("--resume {}: {} records no options; give the run's command line again", where, file));
+  const nlohmann::json here = session_options_json(o);
+  for (const auto& opt : run_options()) {
+    const auto it = recorded.find(opt.key);
+    if (it == recorded.end()) continue;  // not recorded (an older run): the command line's
+    try {
+      if (!given(opt.flag)) {
+        opt.adopt(*it, o);
+        continue;
+      }
+      if (opt.sweep && comparable(opt.key, here.at(opt.key)) != comparable(opt.key, *it))
+        return make_error(fmt::format("--resume {}: that run is another sweep: {} here, {} there; leave {} out to continue that run "
+                                      "(its options are taken from {})",
+                                      where, opt.show(here.at(opt.key)), opt.show(*it), opt.flag, file));
+    } catch (const std::exception& e) {
+      return make_error(fmt::format("--resume {}: {}: options.{} is {}: {}", where, file, opt.key, it->dump(), e.what()));
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 Expected<CliOptions> parse_cli(int argc, char** argv) {
   CliOptions o;
@@ -225,10 +377,13 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.timing.l2_discard = l2_discard;
   o.session.timing.throttle_threshold = throttle_percent / 100.0;
   if (*seed_opt) o.session.seed = seed;
-  o.session.root = root.empty() ? default_root(exe) : std::filesystem::path(root);
+  // Absolute, so that results name it wherever they are read (and --resume finds it from anywhere).
+  o.session.root = root.empty() ? default_root(exe) : std::filesystem::absolute(root).lexically_normal();
   if (!resume.empty()) {
     auto run = load_run(resume);
     if (!run) return make_error(fmt::format("--resume {}: {}", resume, run.error().message));
+    auto given = [&](const char* flag) { return app.count(flag) > 0; };
+    if (auto s = adopt_run_options(run->options, resume, run_file(resume).string(), given, o.session); !s) return s.error();
     SessionOptions::Resume r{resume, run->sweep_id, {}};
     for (const auto& t : run->tests) r.finished[{t.impl, t.case_id, t.repeat}] = t;
     o.session.resume = std::move(r);

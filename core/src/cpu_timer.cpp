@@ -12,7 +12,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options) {
+Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options,
+                                  const std::function<void()>& reset) {
   Measurement m;
   m.mode = options.mode;
   const bool cold = options.mode == TimingMode::cold;
@@ -21,17 +22,22 @@ Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::f
   // Warm-up: at least one call, until warmup_time has passed; gives the per-call estimate.
   double per_call = 0;
   {
-    const auto t0 = Clock::now();
+    double spent = 0;
     do {
-      if (int rc = call(); rc != 0) return make_error(fmt::format("call returned {} during warm-up", rc));
+      if (reset) reset();
+      const auto t0 = Clock::now();
+      const int rc = call();
+      spent += seconds_since(t0);
+      if (rc != 0) return make_error(fmt::format("call returned {} during warm-up", rc));
       ++m.warmup_calls;
-    } while (seconds_since(t0) < options.warmup_time);
-    per_call = seconds_since(t0) / static_cast<double>(m.warmup_calls);
+    } while (spent < options.warmup_time);
+    per_call = spent / static_cast<double>(m.warmup_calls);
   }
   if (!cold && per_call > 0 && per_call < options.min_sample_time)
     m.batch = static_cast<std::size_t>(std::ceil(options.min_sample_time / per_call));
 
   auto sample = [&]() -> Expected<Sample> {
+    if (reset) reset();
     if (cold && flush) flush();
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < m.batch; ++i)

@@ -10,7 +10,10 @@
 namespace bb {
 
 // `call` returns 0 on success; a nonzero return stops the measurement with an error. `flush`
-// (cold mode) evicts the call's data from the caches; it runs outside the timed region.
-Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options);
+// (cold mode) evicts the call's data from the caches; `reset` (when given) rewrites the call's
+// outputs before every sample and every warm-up call, so that no call finds the previous one's
+// answer in place. Both run outside the timed region, reset first.
+Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options,
+                                  const std::function<void()>& reset = {});
 
 }  // namespace bb

@@ -253,6 +253,8 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
     if (probes)
       if (int e = rt.clock_probe(stream, 0); e) return make_error("clock probe: " + describe(rt, e));
+    if (target.reset)
+      if (int e = target.reset(); e) return make_error("rewriting the outputs: " + describe(rt, e));
     if (flush) {
       if (int e = rt.flush_cache(stream); e) return make_error("cache flush: " + describe(rt, e));
       // Wait for it: the host time below is then the call's alone, flush excluded.
@@ -346,6 +348,8 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       if (rt.discard_supported(&discard) != 0) discard = 0;
     m.eviction = discard ? "discard" : "flush";
     auto evict = [&](std::size_t i) {
+      if (target.reset)
+        if (int e = target.reset(); e) return e;
       if (i == 0 || !discard) return rt.flush_cache(stream);
       return rt.discard_cache(target.touched.data(), static_cast<int>(target.touched.size()), stream);
     };

@@ -53,6 +53,10 @@ namespace bb {
 struct ColdTarget {
   std::vector<bb_device_range> touched;
   int64_t l2_bytes = 0;
+  // When given: queues the rewrite of the call's outputs (their poison) on the stream before
+  // every sample and warm-up call, outside the timed region, so that no call finds the previous
+  // one's answer in place. 0 or the runtime's error.
+  std::function<int()> reset;
 };
 
 Expected<Measurement> measure_device(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream,

@@ -1,6 +1,7 @@
 #include "discovery.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -8,28 +9,69 @@
 
 namespace bb {
 
-std::string library_stem(const std::filesystem::path& library) { return library.stem().string(); }
+namespace fs = std::filesystem;
 
-Expected<std::vector<OpFolder>> discover_ops(const std::filesystem::path& root) {
+std::string library_stem(const fs::path& library) { return library.stem().string(); }
+
+namespace {
+
+bool not_found(const std::error_code& ec) {
+  return ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
+}
+
+// The shared libraries of an op's folder, sorted by file name; an entry that is no regular file
+// (a folder, a dangling link) is not one. Every call takes an error_code: a folder that cannot be
+// listed is an error naming it, never an exception.
+Expected<std::vector<fs::path>> libraries_in(const fs::path& dir) {
+  std::vector<fs::path> libraries;
   std::error_code ec;
-  if (!std::filesystem::is_directory(root, ec))
-    return make_error(fmt::format("{}: not a folder (expected a custom-ops root holding <op>/gen_input.yaml)", root.string()));
+  fs::directory_iterator it(dir, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    std::error_code st;
+    if (it->path().extension() == DynamicLibrary::suffix() && it->is_regular_file(st)) libraries.push_back(it->path());
+  }
+  if (ec) return make_error(fmt::format("{}: cannot read the op's folder: {}", dir.string(), ec.message()));
+  std::sort(libraries.begin(), libraries.end(), [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
+  return libraries;
+}
+
+}  // namespace
+
+Expected<std::vector<OpFolder>> discover_ops(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    return make_error(fmt::format("{}: not a folder (expected a custom-ops root holding <op>/gen_input.yaml){}", root.string(),
+                                  ec && !not_found(ec) ? ": " + ec.message() : ""));
   std::vector<OpFolder> ops;
-  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-    if (!entry.is_directory()) continue;
-    const auto manifest = entry.path() / "gen_input.yaml";
-    if (!std::filesystem::is_regular_file(manifest)) continue;
+  fs::directory_iterator it(root, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::path dir = it->path();
     OpFolder op;
-    op.name = entry.path().filename().string();
-    op.dir = entry.path();
-    op.manifest = manifest;
-    for (const auto& f : std::filesystem::directory_iterator(entry.path(), ec))
-      if (f.is_regular_file() && f.path().extension() == DynamicLibrary::suffix()) op.libraries.push_back(f.path());
-    std::sort(op.libraries.begin(), op.libraries.end(),
-              [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
+    op.name = dir.filename().string();
+    op.dir = dir;
+    op.manifest = dir / "gen_input.yaml";
+    std::error_code st;
+    if (!it->is_directory(st)) {
+      if (st && !not_found(st))  // an entry whose kind cannot be learnt may be an op's folder
+        op.error = fmt::format("{}: cannot read the op's folder: {}", dir.string(), st.message());
+      if (op.error.empty()) continue;
+    } else {
+      // A folder we may not look into (mode 000, say) cannot be told from an op's: it is
+      // reported, as an op that cannot be used, rather than skipped in silence.
+      const auto manifest = fs::status(op.manifest, st);
+      if (manifest.type() == fs::file_type::not_found) continue;
+      if (st) {
+        op.error = fmt::format("{}: cannot read the op's folder: {}", dir.string(), st.message());
+      } else {
+        if (!fs::is_regular_file(manifest)) continue;
+        auto libraries = libraries_in(dir);
+        if (libraries) op.libraries = std::move(*libraries);
+        else op.error = libraries.error().message;
+      }
+    }
     ops.push_back(std::move(op));
   }
-  if (ec) return make_error(fmt::format("{}: {}", root.string(), ec.message()));
+  if (ec) return make_error(fmt::format("{}: cannot read the custom-ops root: {}", root.string(), ec.message()));
   std::sort(ops.begin(), ops.end(), [](const OpFolder& a, const OpFolder& b) { return a.name < b.name; });
   return ops;
 }

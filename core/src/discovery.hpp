@@ -15,8 +15,14 @@ struct OpFolder {
   std::filesystem::path dir;
   std::filesystem::path manifest;
   std::vector<std::filesystem::path> libraries;  // sorted by file name
+  // Not empty: the folder could not be read (its mode, say), so whether it holds an op and what
+  // is in it are unknown; the message names the folder and the OS error. Such an op is unusable
+  // (plan_op returns this as its error); the others are not affected.
+  std::string error;
 };
 
+// Never throws: a folder of the root that cannot be read is an OpFolder with an error; only a
+// root that is no folder, or cannot be listed, is an error of the whole call.
 Expected<std::vector<OpFolder>> discover_ops(const std::filesystem::path& root);
 
 // "myop_cuda" for ".../myop_cuda.so".

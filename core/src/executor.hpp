@@ -1,11 +1,16 @@
-// Where a test runs: in a worker process (the default) or in the host (--no-isolate).
-// Both take a request (the worker protocol's JSON) and return the reply, or why none came.
+// Where a worker's requests run: in a worker process (the default) or in the host
+// (--no-isolate). Both take a request (the worker protocol's JSON, worker_protocol.hpp) and,
+// where tensors travel, a sealed memfd beside it; they return the reply, or why none came.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sandbox.hpp"
+#include "sealed_blob.hpp"
 
 namespace bb {
 
@@ -13,11 +18,13 @@ struct ExecOutcome {
   enum class Status { ok, crashed, timed_out };
   Status status = Status::ok;
   nlohmann::json reply;  // when ok
+  UniqueFd fd;           // when ok: the sealed memfd that came with the reply, if any
   std::string detail;    // when crashed / timed out: which signal, exit status, how long
   // What the worker printed (stdout and stderr) while serving the request: its head and tail
   // when longer than the cap (CapturedOutput), and how many bytes there were in all.
   std::string output;
   std::size_t output_bytes = 0;
+  double seconds = 0;  // the request's round trip on the host's own clock
 };
 
 // What a worker process may use. memory_bytes: its data segment (RLIMIT_DATA: heap and private
@@ -30,12 +37,26 @@ struct WorkerLimits {
 // The default memory limit: half of this machine's physical memory.
 std::size_t default_worker_memory_limit();
 
+// The walls of the next worker an executor starts (sandbox.hpp): what it may not see, and
+// whether it runs as a user of its own (or as uid 0 without capabilities).
+struct WorkerWalls {
+  SandboxSpec spec;
+  bool own_user = false;
+  bool drop_capabilities = false;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
-  virtual ExecOutcome execute(const nlohmann::json& request, double timeout_seconds) = 0;
+  // `fd` (not taken): a sealed memfd sent with the request, or -1.
+  virtual ExecOutcome execute(const nlohmann::json& request, double timeout_seconds, int fd = -1) = 0;
   // Starts the next request in a fresh process (a new implementation begins); no-op in-process.
   virtual void recycle() {}
+  // The walls of the worker started next (after recycle()).
+  virtual void set_walls(WorkerWalls) {}
+  // Stops every process of the worker (and resumes them): the side of a pair that is not being
+  // timed runs nothing. False where it could not be done (in-process; no worker running).
+  virtual bool freeze(bool /*frozen*/) { return false; }
 };
 
 std::unique_ptr<Executor> make_in_process_executor();
@@ -43,21 +64,22 @@ std::unique_ptr<Executor> make_in_process_executor();
 // group of its own, behind a supervisor process of its own (worker.cpp), under `limits`.
 std::unique_ptr<Executor> make_isolated_executor(std::string worker_binary, WorkerLimits limits = {});
 
-// Whether `pid` belongs to a live worker (its supervisor, it, or what it started): the host
-// tells their signals from a user's. Async-signal-safe.
+// Whether `pid` belongs to a live worker (its supervisor, it, or what it started, however
+// detached: its cgroup says so): the host tells their signals from a user's.
 bool is_worker_process(long pid);
 // Kills every live worker's process group (an interrupted run abandons its tests in flight).
 void kill_all_workers();
 
+struct Message;
 // Handles one request in this process: the worker loop and the in-process executor share it.
-nlohmann::json handle_request(const nlohmann::json& request);
+Message handle_request(const nlohmann::json& request, UniqueFd fd);
 
-// The worker process's main loop: a JSON request per line on stdin, a JSON reply per line on
-// the protocol stream. Plugin output to stdout is redirected to stderr so it cannot corrupt it.
-// `host_pid` is the host's process id (0: unknown); the worker exits if its parent is another.
-// The process first forks: the parent stays as the worker's supervisor (it only waits, and
-// exits as the worker did), so a plugin that signals its parent hits the supervisor, never
-// the host.
+// The worker process's main loop: a JSON request per line on the protocol socket (fd 0 at
+// start), a JSON reply per line on the same socket, memfds passed beside them. Plugin output to
+// stdout is redirected to stderr so it cannot reach the socket. `host_pid` is the host's
+// process id (0: unknown); the worker exits if its parent is another. The process first forks:
+// the parent stays as the worker's supervisor (it only waits, and exits as the worker did), so
+// a plugin that signals its parent hits the supervisor, never the host.
 int worker_main(long host_pid);
 
 }  // namespace bb

@@ -43,10 +43,11 @@ HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
   }
 }
 
-HostBuffer::Overrun HostBuffer::overrun() const {
-  Overrun o;
-  const uint8_t* p = base_.get();
-  if (!p) return o;
+HostBuffer::Overrun HostBuffer::overrun() const { return base_ ? guard_overrun(base_.get(), nbytes_) : Overrun{}; }
+
+HostBuffer::Overrun guard_overrun(const uint8_t* p, std::size_t nbytes_) {
+  constexpr std::size_t kGuardBytes = HostBuffer::kGuardBytes;
+  HostBuffer::Overrun o;
   for (std::size_t i = kGuardBytes; i-- > 0;)
     if (p[kGuardBytes + nbytes_ + i] != guard_byte(i + kGuardBytes)) {
       o.after = i + 1;

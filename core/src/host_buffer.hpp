@@ -55,4 +55,8 @@ bool is_poison(DType t, const void* data, std::size_t i);
 
 uint8_t guard_byte(std::size_t i);
 
+// How far writes reached outside a guarded region laid out as a HostBuffer's (`raw` at its first
+// guard byte, `nbytes` of data).
+HostBuffer::Overrun guard_overrun(const uint8_t* raw, std::size_t nbytes);
+
 }  // namespace bb

@@ -1,16 +1,19 @@
-// Tests in a worker process: fork + exec of the host binary as `__worker`, requests over a pipe,
-// replies read with a deadline. A worker that dies is a crash (which signal, or which exit
+// Tests in a worker process: fork + exec of the host binary as `__worker`, requests and replies
+// over a Unix socket (lines of JSON, sealed memfds beside them: message_channel.hpp), replies
+// read with a deadline and matched to their request by a nonce. A worker that dies is a crash (which signal, or which exit
 // status), one that misses its deadline is killed (a timeout); either way the next request
 // starts a fresh worker.
 //
 // What a plugin can do to the host through its worker is bounded here: the worker runs in a
 // process group of its own (killed whole, so children a plugin leaves behind go with it),
 // under a memory limit, with its stdout and stderr captured into the test's result (capped),
-// and behind a supervisor process (worker.cpp) that is the only parent a plugin can signal.
+// and behind a supervisor process (worker.cpp) that is the only parent a plugin can signal;
+// inside the walls of sandbox.hpp (a cgroup of its own, namespaces, a user of its own).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,12 +21,15 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <random>
 
 #include <fmt/format.h>
 
 #include "executor.hpp"
+#include "message_channel.hpp"
 
 namespace bb {
 
@@ -101,7 +107,23 @@ class IsolatedExecutor final : public Executor {
 
   void recycle() override { stop(); }
 
-  ExecOutcome execute(const nlohmann::json& request, double timeout_seconds) override {
+  void set_walls(WorkerWalls walls) override { walls_ = std::move(walls); }
+
+  bool freeze(bool frozen) override {
+    if (pid_ <= 0) return false;
+    if (cgroup_.active()) return cgroup_.freeze(frozen);
+    return kill(-pid_, frozen ? SIGSTOP : SIGCONT) == 0;
+  }
+
+  ExecOutcome execute(const nlohmann::json& request, double timeout_seconds, int fd) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    ExecOutcome out = exchange(request, timeout_seconds, fd);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+
+ private:
+  ExecOutcome exchange(const nlohmann::json& request, double timeout_seconds, int fd) {
     ExecOutcome out;
     output_.clear();
     if (pid_ <= 0 && !start()) {
@@ -109,17 +131,15 @@ class IsolatedExecutor final : public Executor {
       out.detail = fmt::format("could not start the worker {}: {}", binary_, std::strerror(errno));
       return out;
     }
-    const std::string line = request.dump() + "\n";
-    if (!write_all(line)) return died(out);
+    // Each request carries a nonce the reply must echo: a reply is the answer to this request.
+    const uint64_t nonce = nonces_();
+    nlohmann::json sent = request;
+    sent["nonce"] = nonce;
+    if (!send_line(sock_, sent.dump(), fd)) return died(out);
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-    std::string reply;
-    while (true) {
-      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
-        reply = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        break;
-      }
+    std::optional<std::pair<std::string, UniqueFd>> line;
+    while (!(line = reader_->next_line())) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
         drain_output(0);
@@ -128,84 +148,107 @@ class IsolatedExecutor final : public Executor {
         out.detail = fmt::format("no result after {:.1f} s; the worker was killed", timeout_seconds);
         return with_output(out);
       }
-      pollfd p[2] = {{from_child_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
+      pollfd p[2] = {{sock_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
       const int rc = poll(p, output_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, 1000)));
       if (rc < 0 && errno == EINTR) continue;
       if (rc == 0) {
-        // The worker may be gone while something it left behind holds the pipe open.
+        // The worker may be gone while something it left behind holds the socket open.
         int status = 0;
         if (waitpid(pid_, &status, WNOHANG) == pid_) return died(out, status);
         continue;
       }
       if (output_fd_ >= 0 && (p[1].revents & (POLLIN | POLLHUP))) read_output();
       if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char chunk[65536];
-      const ssize_t n = read(from_child_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
+      const long n = reader_->read_some();
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) return died(out);
-      buffer_.append(chunk, static_cast<size_t>(n));
     }
     drain_output(0);  // what was printed before the reply and is already in the pipe
     try {
-      out.reply = nlohmann::json::parse(reply);
+      out.reply = nlohmann::json::parse(line->first);
+      if (!out.reply.is_object() || out.reply.value("nonce", uint64_t{0}) != nonce)
+        throw std::runtime_error("it does not answer the request sent (a reply forged inside the worker?)");
+      out.reply.erase("nonce");
+      out.fd = std::move(line->second);
     } catch (const std::exception& e) {
       kill_worker();
       out.status = ExecOutcome::Status::crashed;
       out.detail = fmt::format("the worker sent an unreadable reply ({})", e.what());
+      out.reply = nlohmann::json();
     }
     return with_output(out);
   }
 
- private:
   bool start() {
-    int to_child[2], from_child[2], output[2];
-    if (pipe2(to_child, O_CLOEXEC) != 0) return false;
-    if (pipe2(from_child, O_CLOEXEC) != 0) {
-      close(to_child[0]);
-      close(to_child[1]);
-      return false;
-    }
+    int sock[2], output[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
     if (pipe2(output, O_CLOEXEC) != 0) {
-      for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+      const int saved = errno;
+      for (int fd : {sock[0], sock[1]}) close(fd);
+      errno = saved;
       return false;
     }
+    auto close_all = [&] {
+      const int saved = errno;
+      for (int fd : {sock[0], sock[1], output[0], output[1]}) close(fd);
+      errno = saved;
+    };
+    // Everything the child needs is made here: after fork it may not allocate.
     const std::string host_pid = std::to_string(getpid());
+    const auto& support = sandbox_support();
+    PreparedSandbox walls;
+    if (walls_.spec.enabled) {
+      if (cgroup_.create()) walls.cgroup_procs = cgroup_.procs_file().c_str();
+      walls.namespaces = support.namespaces;
+      for (const auto& d : walls_.spec.hidden_dirs) walls.hidden_dirs.push_back(d.c_str());
+      for (const auto& f : walls_.spec.hidden_files) walls.hidden_files.push_back(f.c_str());
+      if (walls_.own_user) {
+        walls.uid = next_worker_uid();
+        walls.groups = device_groups();
+      }
+      walls.drop_capabilities = walls_.drop_capabilities;
+    }
     const pid_t pid = fork();
-    if (pid < 0) return false;
+    if (pid < 0) {
+      close_all();
+      cgroup_.kill_all_and_remove();
+      return false;
+    }
     if (pid == 0) {
       setpgid(0, 0);  // a group of its own: signals to the group, and the group's killing, stay there
       if (limits_.memory_bytes > 0) {
         const rlimit lim{static_cast<rlim_t>(limits_.memory_bytes), static_cast<rlim_t>(limits_.memory_bytes)};
         setrlimit(RLIMIT_DATA, &lim);
       }
-      dup2(to_child[0], STDIN_FILENO);
-      dup2(from_child[1], STDOUT_FILENO);
+      dup2(sock[1], STDIN_FILENO);
+      dup2(output[1], STDOUT_FILENO);
       dup2(output[1], STDERR_FILENO);
+      // Nothing else of the host's reaches the worker: no results stream, no stray pipe.
+      close_range(3, ~0U, 0);
+      const char* step = nullptr;
+      int err = enter_sandbox_before_exec(walls, &step);
+      if (err == 0) err = drop_to_user_before_exec(walls, &step);
+      if (err != 0) {
+        const char* what = strerror(err);
+        (void)!write(STDERR_FILENO, "backendbench worker sandbox: ", 29);
+        (void)!write(STDERR_FILENO, step, strlen(step));
+        (void)!write(STDERR_FILENO, ": ", 2);
+        (void)!write(STDERR_FILENO, what, strlen(what));
+        (void)!write(STDERR_FILENO, "\n", 1);
+        _exit(126);
+      }
       execl(binary_.c_str(), binary_.c_str(), "__worker", host_pid.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     setpgid(pid, pid);  // also here: whichever runs first
-    close(to_child[0]);
-    close(from_child[1]);
+    close(sock[1]);
     close(output[1]);
     fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK);
     pid_ = pid;
     register_group(pid_);
-    to_child_ = to_child[1];
-    from_child_ = from_child[0];
+    sock_ = sock[0];
+    reader_ = std::make_unique<LineReader>(sock_);
     output_fd_ = output[0];
-    buffer_.clear();
-    return true;
-  }
-
-  bool write_all(const std::string& s) {
-    size_t off = 0;
-    while (off < s.size()) {
-      const ssize_t n = write(to_child_, s.data() + off, s.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      off += static_cast<size_t>(n);
-    }
     return true;
   }
 
@@ -238,14 +281,14 @@ class IsolatedExecutor final : public Executor {
     }
   }
 
-  ExecOutcome& with_output(ExecOutcome& out) {
+  ExecOutcome with_output(ExecOutcome& out) {
     out.output_bytes = output_.total();
     if (out.output_bytes) out.output = output_.text();
-    return out;
+    return std::move(out);
   }
 
   // `status`: the worker's, when already waited for.
-  ExecOutcome& died(ExecOutcome& out, std::optional<int> waited = std::nullopt) {
+  ExecOutcome died(ExecOutcome& out, std::optional<int> waited = std::nullopt) {
     int status = waited.value_or(0);
     close_protocol();
     drain_output(200);
@@ -258,6 +301,7 @@ class IsolatedExecutor final : public Executor {
 
   void kill_worker() {
     if (pid_ > 0) {
+      freeze(false);
       kill(-pid_, SIGKILL);
       kill(pid_, SIGKILL);
       int status = 0;
@@ -269,7 +313,8 @@ class IsolatedExecutor final : public Executor {
 
   void stop() {
     if (pid_ <= 0) return;
-    close_protocol();  // EOF on stdin: the worker leaves its loop
+    freeze(false);
+    close_protocol();  // the end of the socket: the worker leaves its loop
     int status = 0;
     for (int i = 0; i < 200; ++i) {  // up to 2 s, then force
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -278,6 +323,7 @@ class IsolatedExecutor final : public Executor {
       }
       usleep(10000);
     }
+    freeze(false);
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
     waitpid(pid_, &status, 0);
@@ -290,23 +336,27 @@ class IsolatedExecutor final : public Executor {
       kill(-pid_, SIGKILL);
       unregister_group(pid_);
     }
+    cgroup_.kill_all_and_remove();  // and whatever left the group (setsid, double fork)
     pid_ = -1;
     if (output_fd_ >= 0) close(output_fd_);
     output_fd_ = -1;
   }
 
   void close_protocol() {
-    if (to_child_ >= 0) close(to_child_);
-    if (from_child_ >= 0) close(from_child_);
-    to_child_ = from_child_ = -1;
+    reader_.reset();
+    if (sock_ >= 0) close(sock_);
+    sock_ = -1;
   }
 
   std::string binary_;
   WorkerLimits limits_;
   pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1, output_fd_ = -1;
-  std::string buffer_;
+  int sock_ = -1, output_fd_ = -1;
+  std::unique_ptr<LineReader> reader_;
   CapturedOutput output_;
+  WorkerWalls walls_;
+  WorkerCgroup cgroup_;
+  std::mt19937_64 nonces_{std::random_device{}()};
 };
 
 }  // namespace
@@ -322,7 +372,18 @@ bool is_worker_process(long pid) {
   const long group = getpgid(static_cast<pid_t>(pid));
   for (const auto& slot : g_worker_groups)
     if (const long g = slot.load(); g != 0 && (g == pid || g == group)) return true;
-  return false;
+  // A process that left its worker's group (setsid) is still in the worker's cgroup. Read with
+  // plain system calls: this runs in a signal handler.
+  char path[64], mark[64], text[4096];
+  snprintf(path, sizeof path, "/proc/%ld/cgroup", pid);
+  snprintf(mark, sizeof mark, "/backendbench/%ld-", static_cast<long>(getpid()));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return strstr(text, mark) != nullptr;
 }
 
 void kill_all_workers() {

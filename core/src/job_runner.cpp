@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "device.hpp"
 #include "interrupt.hpp"
+#include "sandbox.hpp"
+#include "test_driver.hpp"
 #include "roofline.hpp"
 
 namespace bb {
@@ -38,28 +41,6 @@ std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, 
   return devs.front();
 }
 
-TestResult outcome_to_result(const ExecOutcome& out) {
-  TestResult r;
-  if (out.status == ExecOutcome::Status::ok) {
-    try {
-      if (out.reply.contains("error") && !out.reply.contains("verdict")) {
-        r.verdict = Verdict::error;
-        r.message = out.reply.value("error", "worker error");
-      } else {
-        r = out.reply.get<TestResult>();
-      }
-    } catch (const std::exception& e) {  // a reply the host cannot read is that test's error
-      r = TestResult{};
-      r.verdict = Verdict::error;
-      r.message = std::string("unreadable worker reply: ") + e.what();
-    }
-  } else {
-    r.verdict = out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout;
-    r.message = out.detail;
-  }
-  return r;
-}
-
 TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, Target target) {
   TestRequest req;
   req.manifest = p.folder.manifest.string();
@@ -74,24 +55,14 @@ TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const Concrete
   return req;
 }
 
-double timeout_for(const SessionOptions& o, const TestRequest& req) {
-  return o.test_timeout + (req.time ? 4 * o.timing.rule.timeout + o.timing.warmup_time : 0.0);
-}
-
-// Runs a request; a worker whose device context a sticky error destroyed is replaced.
-// The host's share of the test's time (starting the worker, messages) goes into host_s.
-TestResult execute(Executor& executor, const SessionOptions& o, const TestRequest& req) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ExecOutcome out = executor.execute(to_json(req), timeout_for(o, req));
-  if (out.status == ExecOutcome::Status::ok && out.reply.value("fatal", false)) executor.recycle();
-  TestResult r = outcome_to_result(out);
-  r.output = std::move(out.output);
-  r.output_bytes = out.output_bytes;
-  if (o.worker_limits.memory_bytes && r.message.find("bad_alloc") != std::string::npos)
-    r.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.phases["host_s"] = std::max(0.0, wall - r.duration);
-  return r;
+// The worker `slot` serves `key` from now on: restarted behind the walls for `library` if it
+// served something else.
+void serve(std::unique_ptr<Executor>& slot, std::string& current, const std::string& key, const SweepContext& ctx,
+           const std::string& library) {
+  if (current == key) return;
+  slot->set_walls(walls_for(ctx, library));
+  slot->recycle();
+  current = key;
 }
 
 // The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.
@@ -124,7 +95,30 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   return r;
 }
 
-void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx, const JobEvents& events) {
+WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
+                      const std::string& library) {
+  WorkerWalls w;
+  const auto& support = sandbox_support();
+  w.spec.enabled = o.isolate;
+  std::error_code ec;
+  if (!log_dir.empty()) w.spec.hidden_dirs.push_back(std::filesystem::absolute(log_dir, ec).string());
+  const auto own = library.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(library, ec);
+  for (const auto& lib : libraries) {
+    const auto other = std::filesystem::weakly_canonical(lib, ec);
+    if (other != own) w.spec.hidden_files.push_back(other.string());
+  }
+  // A user of its own where everything it must read is readable by others; else uid 0 without
+  // any capability.
+  if (support.drop_user) {
+    bool reachable = others_can_reach(o.worker_binary) && others_can_reach(std::filesystem::absolute(o.root, ec).string());
+    for (const auto& dir : runtime_plugin_dirs()) reachable = reachable && (!std::filesystem::exists(dir, ec) || others_can_reach(dir));
+    w.own_user = reachable;
+    w.drop_capabilities = !reachable;
+  }
+  return w;
+}
+
+void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events) {
   const auto& o = ctx.options;
   const auto& p = ctx.plans[job.op];
   const auto& impl = p.impls[job.impl];
@@ -138,10 +132,32 @@ void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx,
     req.device = job.device;
     req.device_index = id.device_index;
     req.reference_device = reference_device_for(p.reference, p.manifest, job.device);
-    if (req.time)  // the op's baseline for this device, timed beside it in the same worker
+    if (req.time)  // the op's baseline for this device, timed against it in a worker of its own
       for (const auto& b : p.baselines)
         if (b.device == job.device) req.baseline = b.target;
-    TestResult out = execute(executor, o, req);  // the worker's verdict and figures, under the test's identity
+    // The reference's worker serves this op's reference on its device; the baseline's, the
+    // baseline (the reference's worker itself when they are the same function on the same device).
+    const std::string ref_key = fmt::format("{}|{}|{}", req.reference.library, static_cast<int>(req.reference.kind), req.reference_device);
+    serve(workers.reference, workers.reference_key, ref_key, ctx, req.reference.library);
+    TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr};
+    if (req.baseline) {
+      const std::string base_key = fmt::format("{}|{}|{}", req.baseline->library, static_cast<int>(req.baseline->kind), job.device);
+      if (base_key == ref_key) {
+        w.baseline = workers.reference.get();
+      } else {
+        serve(workers.baseline, workers.baseline_key, base_key, ctx, req.baseline->library);
+        w.baseline = workers.baseline.get();
+      }
+    }
+    DriverLimits limits;
+    limits.call_timeout = o.test_timeout;
+    if (job.device == "cpu") limits.peak_bytes_per_second = ctx.cpu_peak_bytes_per_second;
+    else limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index).first * 1e9;
+    const auto t0 = std::chrono::steady_clock::now();
+    TestResult out = run_test(req, w, limits);  // the host's verdict and figures, under the test's identity
+    if (o.worker_limits.memory_bytes && out.message.find("bad_alloc") != std::string::npos)
+      out.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
+    out.phases["host_s"] = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - out.duration);
     if (interrupted()) return;  // abandoned in flight (its worker was killed): not a finished test
     out.op = id.op;
     out.impl = id.impl;

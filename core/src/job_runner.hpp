@@ -1,9 +1,9 @@
-// What a worker does with one job: a TestRequest per test, sent to its executor; the reply
-// made into the test's result (its identity, speedup against the baseline, percent of the
-// device's peak; no time kept for an incorrect implementation); a baseline job's medians kept
-// for the jobs that wait on it.
+// What a worker slot does with one job: a TestRequest per test, driven through its workers
+// (test_driver.hpp: the implementation's, the reference's, the baseline's); the result given
+// its identity and percent of the device's peak; no time kept for an incorrect implementation.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -19,6 +19,7 @@
 #include "plan.hpp"
 #include "results.hpp"
 #include "session.hpp"
+#include "test_driver.hpp"
 
 namespace bb {
 
@@ -28,7 +29,25 @@ struct SweepContext {
   const SessionOptions& options;
   const std::map<std::string, nlohmann::json>& device_kinds;  // kind -> its description
   std::function<std::string(int op, int impl)> device_of;
+  std::filesystem::path log_dir;         // hidden from every worker
+  std::vector<std::string> libraries;    // every plugin library of the run: each worker sees its own only
+  double cpu_peak_bytes_per_second = 0;  // the CPU's measured copy bandwidth (the physical floor), 0: unknown
 };
+
+// The workers of one slot: the implementation's, the reference's and the baseline's, each
+// restarted (behind new walls) when what it serves changes.
+struct WorkerSet {
+  std::unique_ptr<Executor> impl, reference, baseline;
+  std::string reference_key, baseline_key;  // what the reference and baseline workers serve now
+};
+
+// The walls of a worker that may see `library` (and no other of `libraries`); "" for a worker
+// that probes.
+WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
+                      const std::string& library);
+inline WorkerWalls walls_for(const SweepContext& ctx, const std::string& library) {
+  return walls_for(ctx.options, ctx.log_dir, ctx.libraries, library);
+}
 
 // Where a job's events go (the session's event queue).
 struct JobEvents {
@@ -45,7 +64,7 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind);
 
-// Runs `job` with `executor` on device `ordinal` of its kind.
-void run_job(const Job& job, int ordinal, Executor& executor, SweepContext& ctx, const JobEvents& events);
+// Runs `job` with `workers` on device `ordinal` of its kind.
+void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events);
 
 }  // namespace bb

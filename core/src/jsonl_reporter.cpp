@@ -16,7 +16,7 @@ namespace {
 
 class JsonlReporter final : public Reporter {
  public:
-  explicit JsonlReporter(const std::filesystem::path& file) : file_(std::fopen(file.c_str(), "w")) {
+  explicit JsonlReporter(const std::filesystem::path& file) : file_(std::fopen(file.c_str(), "we")) {
     if (!file_) fmt::print(stderr, "error: {}: cannot write the results stream\n", file.string());
   }
   ~JsonlReporter() override {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -19,6 +21,90 @@
 #include "session.hpp"
 
 namespace {
+
+// While resuming, the log dir holds a run's finished results, so no file is written until the
+// session has accepted the resume (sweep_planned comes only once the sweep ids matched): a
+// resume refused (another sweep, or an error before the sweep is planned), or interrupted before
+// a new test started, leaves every file as it was. results.jsonl is written beside the old one
+// and takes its place when the first new test starts (the finished tests are replayed into it
+// by then) or at the end, so a resumed run that is killed early still leaves the old stream.
+class ResumeGate final : public bb::Reporter {
+ public:
+  ResumeGate(std::optional<std::filesystem::path> stream, bb::ReportPaths paths) : stream_(std::move(stream)), paths_(std::move(paths)) {}
+  ~ResumeGate() override { discard(); }
+  void run_started(const bb::RunInfo& info) override { pass([info](Reporter& r) { r.run_started(info); }); }
+  void op_planned(const bb::OpReport& op) override { pass([op](Reporter& r) { r.op_planned(op); }); }
+  void device_described(const nlohmann::json& d) override { pass([d](Reporter& r) { r.device_described(d); }); }
+  void sweep_planned(const bb::RunInfo& info, std::size_t total) override {
+    open();
+    pass([info, total](Reporter& r) { r.sweep_planned(info, total); });
+  }
+  void impl_skipped(const std::string& impl, const std::string& device, const std::string& reason) override {
+    pass([impl, device, reason](Reporter& r) { r.impl_skipped(impl, device, reason); });
+  }
+  void test_started(const bb::TestResult& t) override {
+    started_ = true;
+    pass([t](Reporter& r) { r.test_started(t); });
+    commit();
+  }
+  void test_finished(const bb::TestResult& t, std::size_t done, std::size_t total) override {
+    pass([t, done, total](Reporter& r) { r.test_finished(t, done, total); });
+  }
+  void warning(const std::string& text) override { pass([text](Reporter& r) { r.warning(text); }); }
+  void run_finished(const bb::RunSummary& s) override {
+    if (inner_.empty() || (!started_ && !s.interrupted.empty())) return discard();
+    pass([s](Reporter& r) { r.run_finished(s); });
+    commit();
+  }
+
+ private:
+  void pass(const std::function<void(Reporter&)>& event) {  // delivered, or kept until the resume is accepted
+    if (inner_.empty()) return pending_.push_back(event);
+    for (auto& r : inner_) event(*r);
+  }
+  void open() {
+    if (!inner_.empty()) return;
+    if (stream_) {
+      temp_ = stream_->string() + fmt::format(".tmp.{}", getpid());
+      inner_.push_back(bb::make_jsonl_reporter(temp_));
+    }
+    inner_.push_back(bb::make_report_files_reporter(paths_));
+    for (const auto& event : pending_)
+      for (auto& r : inner_) event(*r);
+    pending_.clear();
+  }
+  void commit() {  // the new stream replaces the old
+    if (temp_.empty()) return;
+    std::error_code ec;
+    std::filesystem::rename(temp_, *stream_, ec);
+    if (ec) fmt::print(stderr, "error: {}: {}\n", stream_->string(), ec.message());
+    temp_.clear();
+  }
+  void discard() {  // the folder stays as it was
+    inner_.clear();
+    pending_.clear();
+    std::error_code ec;
+    if (!temp_.empty()) std::filesystem::remove(temp_, ec);
+    temp_.clear();
+  }
+
+  std::optional<std::filesystem::path> stream_;  // DIR/results.jsonl (none with --no-log)
+  bb::ReportPaths paths_;
+  std::vector<std::unique_ptr<Reporter>> inner_;  // empty until the resume is accepted
+  std::vector<std::function<void(Reporter&)>> pending_;
+  std::filesystem::path temp_;  // the new stream, until it replaces the old
+  bool started_ = false;        // a new test started
+};
+
+// `file` added to `files` unless it is one of them already.
+void add_copy(std::vector<std::filesystem::path>& files, const std::optional<std::filesystem::path>& file) {
+  if (!file) return;
+  std::error_code ec;
+  const auto normal = [&](const std::filesystem::path& p) { return std::filesystem::absolute(p, ec).lexically_normal(); };
+  for (const auto& f : files)
+    if (normal(f) == normal(*file)) return;
+  files.push_back(*file);
+}
 
 std::filesystem::path timestamped_log_dir() {
   const std::time_t t = std::time(nullptr);
@@ -65,16 +151,22 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: --log-dir {}: {}\n", info.log_dir.string(), ec.message());
       return 2;
     }
-    reporters.push_back(bb::make_jsonl_reporter(info.log_dir / "results.jsonl"));
   }
-  // Every report in the log dir; each flag's file as well (or alone, with --no-log).
+  // Every report in the log dir; each flag's file as a copy beside it (or alone, with --no-log).
   bb::ReportPaths paths = info.log_dir.empty() ? bb::ReportPaths{} : bb::log_dir_reports(info.log_dir);
-  if (cli->json_file) paths.json = *cli->json_file;
-  if (cli->junit_file) paths.junit = *cli->junit_file;
-  if (cli->csv_file) paths.csv = *cli->csv_file;
-  if (cli->md_file) paths.markdown = *cli->md_file;
-  if (cli->html_file) paths.html = *cli->html_file;
-  reporters.push_back(bb::make_report_files_reporter(paths));
+  add_copy(paths.json, cli->json_file);
+  add_copy(paths.junit, cli->junit_file);
+  add_copy(paths.csv, cli->csv_file);
+  add_copy(paths.markdown, cli->md_file);
+  add_copy(paths.html, cli->html_file);
+  std::optional<std::filesystem::path> stream;
+  if (!info.log_dir.empty()) stream = info.log_dir / "results.jsonl";
+  if (cli->session.resume) {
+    reporters.push_back(std::make_unique<ResumeGate>(stream, paths));
+  } else {
+    if (stream) reporters.push_back(bb::make_jsonl_reporter(*stream));
+    reporters.push_back(bb::make_report_files_reporter(paths));
+  }
   std::vector<bb::Reporter*> raw;
   for (auto& r : reporters) raw.push_back(r.get());
   return bb::run_session(cli->session, info, raw);

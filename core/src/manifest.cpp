@@ -1,7 +1,9 @@
 #include "manifest.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
+#include <system_error>
 
 #include <fstream>
 #include <sstream>
@@ -373,7 +375,7 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
   m.path = file;
   if (!root.IsMap()) fail(root, "expected a mapping at the top level (op, inputs, outputs, tests, ...)");
   check_keys(root, "the manifest",
-             {"op", "description", "seed", "devices", "baseline", "inputs", "attributes", "outputs", "tolerances",
+             {"op", "description", "seed", "devices", "baseline", "reference", "inputs", "attributes", "outputs", "tolerances",
               "flops", "bytes", "tests"});
   m.op = expected_op;
   if (root["op"]) {
@@ -413,6 +415,14 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
     } else {
       m.baseline = as_string(b, "baseline");
     }
+  }
+
+  if (const auto& r = root["reference"]) {
+    m.reference_line = line_of(r);
+    m.reference = as_string(r, "reference");
+    if (m.reference.empty() || m.reference.find_first_of("/\\") != std::string::npos || m.reference == "." || m.reference == "..")
+      fail(r, fmt::format("reference: '{}' is not a file name; expected the file name or stem of a library in the op's folder "
+                          "(myop_reference.so or myop_reference)", m.reference));
   }
 
   // inputs
@@ -516,8 +526,12 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
 }  // namespace
 
 Expected<Manifest> load_manifest(const std::filesystem::path& file, const std::string& expected_op) {
+  errno = 0;
   std::ifstream in(file, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot read the manifest", file.string()));
+  if (!in) {
+    const int err = errno;  // what open(2) said
+    return make_error(fmt::format("{}: cannot read the manifest{}", file.string(), err ? ": " + std::generic_category().message(err) : ""));
+  }
   std::ostringstream text;
   text << in.rdbuf();
   return parse_manifest(text.str(), file, expected_op);

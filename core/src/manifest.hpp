@@ -118,6 +118,10 @@ struct Manifest {
   std::string baseline = "reference";                // one baseline, on the device it runs on
   std::vector<std::pair<std::string, std::string>> baselines;  // or one per device: {cuda: myop_cuda_naive}
   int baseline_line = 0;
+  // `reference: FILE`: the library (its file name or stem) that serves as the reference, where
+  // more than one exports <op>_reference; empty: the one library that does.
+  std::string reference;
+  int reference_line = 0;
   std::vector<InputSpec> inputs;
   std::vector<AttrSpec> attributes;
   std::vector<OutputSpec> outputs;

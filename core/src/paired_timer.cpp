@@ -35,9 +35,9 @@ Measurement pool_blocks(const std::vector<Measurement>& blocks) {
   return m;
 }
 
-Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurement>(bool baseline, const TimingOptions&)>& measure,
-                                           const TimingOptions& options, std::size_t pairs) {
-  pairs = std::max<std::size_t>(pairs, 1);
+namespace {
+// A block's share of the rule, and the first block's warm-up.
+std::pair<TimingOptions, TimingOptions> block_options(const TimingOptions& options, std::size_t pairs) {
   const double k = static_cast<double>(pairs);
   TimingOptions block = options;
   block.rule.min_samples = std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(static_cast<double>(options.rule.min_samples) / k)));
@@ -47,6 +47,32 @@ Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurem
   TimingOptions first = block;
   first.warmup_time = options.warmup_time;
   block.warmup_time = 0;  // one warm-up call per block: the side has run moments before
+  return {first, block};
+}
+}  // namespace
+
+Expected<Measurement> measure_blocks(const std::function<Expected<Measurement>(const TimingOptions&)>& measure, const TimingOptions& options,
+                                     std::size_t blocks) {
+  blocks = std::max<std::size_t>(blocks, 1);
+  auto [first, block] = block_options(options, blocks);
+  std::vector<Measurement> taken;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (b == 1 && static_cast<double>(block.rule.min_samples + 1) * taken.back().stats.median > block.rule.timeout) {
+      block.rule.min_samples = 1;  // slow calls: as measure_paired
+      block.rule.min_time = 0;
+    }
+    auto m = measure(b == 0 ? first : block);
+    if (!m) return m.error();
+    taken.push_back(std::move(*m));
+  }
+  Measurement out = pool_blocks(taken);
+  return out;
+}
+
+Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurement>(bool baseline, const TimingOptions&)>& measure,
+                                           const TimingOptions& options, std::size_t pairs) {
+  pairs = std::max<std::size_t>(pairs, 1);
+  auto [first, block] = block_options(options, pairs);
 
   std::vector<Measurement> impl_blocks, base_blocks;
   std::vector<double> impl_medians, base_medians;

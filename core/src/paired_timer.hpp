@@ -22,6 +22,11 @@ struct PairedMeasurement {
 Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurement>(bool baseline, const TimingOptions&)>& measure,
                                            const TimingOptions& options, std::size_t pairs = kPairedBlocks);
 
+// One side alone in `blocks` blocks, the budget spread over them as measure_paired does: the
+// host checks each block's last call and places checked calls between blocks.
+Expected<Measurement> measure_blocks(const std::function<Expected<Measurement>(const TimingOptions&)>& measure, const TimingOptions& options,
+                                     std::size_t blocks);
+
 // The blocks of one side as one measurement: samples concatenated, times and counts summed.
 Measurement pool_blocks(const std::vector<Measurement>& blocks);
 

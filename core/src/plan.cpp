@@ -21,7 +21,48 @@ Target ReferenceChoice::target() const {
   return Target{};
 }
 
+namespace {
+
+using LibraryInfo = std::pair<std::filesystem::path, PluginInfo>;
+
+// The library that serves as the reference, of those exporting <op>_reference (`references`):
+// the one the manifest names (`reference: FILE`), else the only one; none: precedence goes on
+// (the first implementation, then identity). Errors: the manifest names no library of the folder,
+// one that could not be used or one without the symbol (file:line); two or more export it and the
+// manifest names none.
+Expected<std::optional<LibraryInfo>> choose_reference(const OpFolder& folder, const Manifest& m, const std::vector<LibraryInfo>& references,
+                                                      const std::vector<LoadFailure>& failures) {
+  std::vector<std::string> exporting;
+  for (const auto& r : references) exporting.push_back(r.first.filename().string());
+  const std::string symbol = folder.name + "_reference";
+  if (!m.reference.empty()) {
+    const std::string where = m.where(m.reference_line);
+    auto named = [&](const std::filesystem::path& p) { return p.filename().string() == m.reference || library_stem(p) == m.reference; };
+    auto lib = std::find_if(folder.libraries.begin(), folder.libraries.end(), named);
+    if (lib == folder.libraries.end())
+      return make_error(fmt::format("{}: reference '{}' is no library of {}; expected the file name or stem of the library exporting "
+                                    "{} ({})",
+                                    where, m.reference, folder.dir.string(), symbol,
+                                    exporting.empty() ? "none does" : fmt::format("{}", fmt::join(exporting, ", "))));
+    if (auto f = std::find_if(failures.begin(), failures.end(), [&](const LoadFailure& f) { return f.library == *lib; }); f != failures.end())
+      return make_error(fmt::format("{}: reference '{}' cannot be used: {}", where, m.reference, f->error));
+    auto r = std::find_if(references.begin(), references.end(), [&](const LibraryInfo& r) { return r.first == *lib; });
+    if (r == references.end())
+      return make_error(fmt::format("{}: reference '{}': {} does not export {}", where, m.reference, lib->filename().string(), symbol));
+    return std::optional<LibraryInfo>(*r);
+  }
+  if (references.size() > 1)
+    return make_error(fmt::format("{}: {} libraries export {}: {}; one reference per op: name the trusted one in {} with "
+                                  "'reference: FILE' (docs/MANIFEST.md)",
+                                  folder.name, references.size(), symbol, fmt::join(exporting, ", "), m.path.string()));
+  if (references.empty()) return std::optional<LibraryInfo>();
+  return std::optional<LibraryInfo>(references.front());
+}
+
+}  // namespace
+
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
+  if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
   OpPlan plan;
   plan.folder = folder;
   auto m = load_manifest(folder.manifest, folder.name);
@@ -104,12 +145,26 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   }
   executor.recycle();
 
-  if (!references.empty()) {
-    const auto& [path, info] = references.front();
+  // One reference per op, on purpose: the manifest's `reference:` names it, else the one library
+  // exporting <op>_reference. Two or more with no name is an error (a library that sorts first
+  // must not take the reference over); a library that serves as the reference is not scored.
+  auto reference = choose_reference(folder, plan.manifest, references, plan.failures);
+  if (!reference) return reference.error();
+  if (*reference) {
+    const auto& [path, info] = **reference;
     plan.reference = {ReferenceChoice::Kind::library, path, library_stem(path), info};
-    if (references.size() > 1)
-      plan.warnings.push_back(fmt::format("{}: {} libraries export {}_reference; using {}", folder.name, references.size(),
-                                          folder.name, path.filename().string()));
+    auto self = std::find_if(impls.begin(), impls.end(), [&](const Implementation& i) { return i.library == path; });
+    if (self != impls.end()) {
+      plan.warnings.push_back(fmt::format("{}: {} exports both {}_kernel_impl and {}_reference; it serves as the reference, so its "
+                                          "implementation {} is not scored (against itself)",
+                                          folder.name, path.filename().string(), folder.name, folder.name, self->name));
+      impls.erase(self);
+    }
+    for (const auto& [other, other_info] : references)
+      if (other != path && std::none_of(impls.begin(), impls.end(), [&](const Implementation& i) { return i.library == other; }))
+        plan.warnings.push_back(fmt::format("{}: {} exports {}_reference too; {} names {} as the reference, so it is not used", folder.name,
+                                            other.filename().string(), folder.name, plan.manifest.where(plan.manifest.reference_line),
+                                            path.filename().string()));
   } else if (!impls.empty()) {
     plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name, impls.front().info};
     plan.warnings.push_back(fmt::format("{}: no library exports {}_reference; {} serves as the reference and is not scored",

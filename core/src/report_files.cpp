@@ -44,19 +44,19 @@ Status write_html_report(const RunRecord& run, const std::filesystem::path& file
 
 ReportPaths log_dir_reports(const std::filesystem::path& dir) {
   ReportPaths p;
-  p.json = dir / "results.json";
-  p.junit = dir / "junit.xml";
-  p.csv = dir / "operator_summary.csv";
-  p.markdown = dir / "OVERALL_SUMMARY.md";
-  p.html = dir / "report.html";
+  p.json = {dir / "results.json"};
+  p.junit = {dir / "junit.xml"};
+  p.csv = {dir / "operator_summary.csv"};
+  p.markdown = {dir / "OVERALL_SUMMARY.md"};
+  p.html = {dir / "report.html"};
   return p;
 }
 
 Status write_reports(const RunRecord& run, const ReportPaths& paths) {
   std::optional<Failure> first;
-  auto attempt = [&](const std::optional<std::filesystem::path>& path, Status (*writer)(const RunRecord&, const std::filesystem::path&)) {
-    if (!path) return;
-    if (auto s = writer(run, *path); !s && !first) first = s.error();
+  auto attempt = [&](const std::vector<std::filesystem::path>& files, Status (*writer)(const RunRecord&, const std::filesystem::path&)) {
+    for (const auto& file : files)
+      if (auto s = writer(run, file); !s && !first) first = s.error();
   };
   attempt(paths.json, write_json_report);
   attempt(paths.junit, write_junit_report);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "expected.hpp"
 #include "reporter.hpp"
@@ -32,12 +33,13 @@ std::string operator_summary_csv(const RunRecord& run);
 std::string overall_summary_md(const RunRecord& run);
 std::string html_report(const RunRecord& run);
 
+// Where each report goes: any number of files per format (the log dir's, and a flag's copy).
 struct ReportPaths {
-  std::optional<std::filesystem::path> json, junit, csv, markdown, html;
+  std::vector<std::filesystem::path> json, junit, csv, markdown, html;
 };
 // Every report in a log dir, under the names above.
 ReportPaths log_dir_reports(const std::filesystem::path& dir);
-// Writes each report that has a path; the first failure is returned after all were tried.
+// Writes each report to each of its paths; the first failure is returned after all were tried.
 Status write_reports(const RunRecord& run, const ReportPaths& paths);
 
 // Writes `content` to `file` through a temp file beside it and a rename.

@@ -6,7 +6,7 @@ namespace bb {
 
 namespace {
 constexpr const char* kNames[] = {"PASS",    "FAIL",         "ERROR",         "CRASH",            "TIMEOUT",
-                                  "UNWRITTEN", "INPUT_MUTATED", "OUT_OF_BOUNDS", "NONDETERMINISTIC", "SKIPPED"};
+                                  "UNWRITTEN", "INPUT_MUTATED", "OUT_OF_BOUNDS", "NONDETERMINISTIC", "IMPLAUSIBLE", "SKIPPED"};
 
 template <typename T>
 void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {

@@ -14,7 +14,9 @@
 
 namespace bb {
 
-enum class Verdict { pass, fail, error, crash, timeout, unwritten, input_mutated, out_of_bounds, nondeterministic, skipped };
+// IMPLAUSIBLE: the outputs were right, but the timing cannot be believed (the host's own clock
+// contradicts it, or it is below the physical floor): never scored, never a speedup.
+enum class Verdict { pass, fail, error, crash, timeout, unwritten, input_mutated, out_of_bounds, nondeterministic, implausible, skipped };
 const char* verdict_name(Verdict v);  // "PASS", "FAIL", ...
 std::optional<Verdict> parse_verdict(const std::string& name);
 

@@ -19,7 +19,9 @@
 #include "jobs.hpp"
 #include "plan.hpp"
 #include "provenance.hpp"
+#include "sandbox.hpp"
 #include "scheduler.hpp"
+#include "host_info.hpp"
 #include "worker_pool.hpp"
 
 namespace bb {
@@ -60,7 +62,11 @@ struct Planned {
 
 // Discover the ops, read their manifests, probe their libraries, choose references and
 // baselines. A fatal error (no root, unknown --ops/--impls) is returned as one.
-Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
+// The walls of a worker that probes libraries or devices: the log directory hidden, a user of
+// its own (the libraries it loads are the ones it probes).
+WorkerWalls probe_walls(const SessionOptions& o, const std::filesystem::path& log_dir) { return walls_for(o, log_dir, {}, ""); }
+
+Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor, const std::filesystem::path& log_dir) {
   auto discovered = discover_ops(o.root);
   if (!discovered) return discovered.error();
   auto folders = filter_ops(std::move(*discovered), o.ops);
@@ -71,7 +77,11 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor) {
   plan_options.seed = o.seed;
   plan_options.random_cases = o.random_cases;
   if (o.isolate) {
-    plan_options.make_executor = [&] { return make_isolated_executor(o.worker_binary, o.worker_limits); };
+    plan_options.make_executor = [&] {
+      auto e = make_isolated_executor(o.worker_binary, o.worker_limits);
+      e->set_walls(probe_walls(o, log_dir));
+      return e;
+    };
     plan_options.probe_timeout = std::min(plan_options.probe_timeout, o.test_timeout);
     plan_options.parallel = static_cast<int>(std::clamp(usable_cores(), 1u, 8u));
   }
@@ -192,11 +202,20 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       kill_all_workers();
     });
   info.started_at = now_iso8601();
+  if (o.isolate) {
+    // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
+    const auto& walls = sandbox_support();
+    info.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
+                            {"namespaces", walls.namespaces}, {"own_user", walls.drop_user}, {"off", walls.off}};
+  }
   info.shard_index = o.shard_index;
   info.shard_count = o.shard_count;
   info.repeats = o.repeats;
   info.perf_p = o.perf_p;
   for (auto* r : reporters) r->run_started(info);
+  if (o.isolate)
+    for (const auto& off : sandbox_support().off)
+      for (auto* r : reporters) r->warning("worker sandbox: off: " + off);
   RunSummary summary;
   std::vector<std::size_t> order;  // each result's place in the sweep
   auto phase_start = started;
@@ -234,7 +253,8 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
   auto executor = o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor();
-  auto planned = plan_sweep(o, *executor);
+  executor->set_walls(probe_walls(o, info.log_dir));
+  auto planned = plan_sweep(o, *executor, info.log_dir);
   if (!planned) return fatal(planned.error().message);
   const std::vector<OpPlan>& plans = planned->plans;
   for (const auto& r : planned->unusable) {
@@ -294,7 +314,10 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     summary.results.push_back(std::move(r));
     order.push_back(place);
   };
-  SweepContext ctx{plans, o, device_kinds, device_of};
+  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}, 0};
+  for (const auto& p : plans)
+    for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
+  if (o.performance) ctx.cpu_peak_bytes_per_second = measure_cpu_copy_bandwidth();
   std::vector<TestSpec> runnable;
   std::set<std::pair<int, int>> told;
   for (const auto& t : tests) {

@@ -1,4 +1,6 @@
-// The worker side of isolation: requests in, replies out, one line of JSON each.
+// The worker side of isolation: requests in, replies out, one line of JSON each, over the
+// protocol socket the host made (message_channel.hpp).
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,12 +10,12 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
-#include <iostream>
 #include <string>
 
 #include "device.hpp"
 #include "executor.hpp"
+#include "message_channel.hpp"
+#include "sandbox.hpp"
 #include "test_runner.hpp"
 
 namespace bb {
@@ -25,17 +27,12 @@ TestRunner& runner() {
 }
 }  // namespace
 
-nlohmann::json handle_request(const nlohmann::json& request) {
+Message handle_request(const nlohmann::json& request, UniqueFd fd) {
   const std::string cmd = request.value("cmd", "");
-  if (cmd == "probe") return to_json(runner().probe(probe_request_from_json(request)));
-  if (cmd == "test") {
-    nlohmann::json j;
-    to_json(j, runner().run(test_request_from_json(request)));
-    if (runner().poisoned()) j["fatal"] = true;  // the host replaces this worker
-    return j;
-  }
-  if (cmd == "devices") return describe_device_kind(request.value("kind", ""), request.value("measure_peak", false));
-  return {{"error", "unknown command '" + cmd + "'"}};
+  if (cmd == "devices") return Message{describe_device_kind(request.value("kind", ""), request.value("measure_peak", false)), {}};
+  Message reply = runner().handle(request, std::move(fd));
+  if (runner().poisoned() && reply.body.is_object()) reply.body["fatal"] = true;  // the host replaces this worker
+  return reply;
 }
 
 namespace {
@@ -72,29 +69,41 @@ int worker_main(long host_pid) {
   if (worker > 0) supervise(worker);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
   if (getppid() != supervisor) return 1;
+  lock_down_worker();  // exec made the process dumpable again
 #else
   (void)host_pid;
 #endif
-  // The protocol gets its own copy of stdout; fd 1 becomes stderr for whatever plugins print.
-  const int proto_fd = dup(STDOUT_FILENO);
+  // The protocol socket moves off fd 0; fd 0 reads nothing, fd 1 goes where stderr goes, so
+  // whatever a plugin prints reaches the host's capture, never the socket.
+  const int sock = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 100);
+  if (sock < 0) return 1;
+  const int null = open("/dev/null", O_RDONLY);
+  if (null >= 0) dup2(null, STDIN_FILENO), close(null);
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  FILE* proto = fdopen(proto_fd, "w");
-  if (!proto) return 1;
 
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.empty()) continue;
-    nlohmann::json reply;
-    try {
-      reply = handle_request(nlohmann::json::parse(line));
-    } catch (const std::exception& e) {
-      reply = {{"error", std::string("worker: ") + e.what()}};
+  LineReader reader(sock);
+  while (true) {
+    auto line = reader.next_line();
+    if (!line) {
+      const long n = reader.read_some();
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) return 0;  // the host closed the socket
+      continue;
     }
-    const std::string out = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(out.data(), 1, out.size(), proto);
-    std::fflush(proto);
+    if (line->first.empty()) continue;
+    Message reply;
+    nlohmann::json nonce;
+    try {
+      const auto request = nlohmann::json::parse(line->first);
+      nonce = request.value("nonce", nlohmann::json());
+      reply = handle_request(request, std::move(line->second));
+    } catch (const std::exception& e) {
+      reply.body = {{"error", std::string("worker: ") + e.what()}};
+    }
+    if (!reply.body.is_object()) reply.body = nlohmann::json::object();
+    reply.body["nonce"] = nonce;
+    if (!send_line(sock, reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), reply.fd.get())) return 0;
   }
-  return 0;
 }
 
 }  // namespace bb

@@ -47,15 +47,15 @@ void WorkerPool::join() {
 
 void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   stats.name = slot.name;
-  auto executor = make_executor_();
+  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", ""};
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
   events.warning = [&](const std::string& text) { events_.push({Event::Kind::warning, {}, 0, text, 0}); };
   events.measured = [&](double s) { events_.push({Event::Kind::measured, {}, 0, "", s}); };
-  // A fresh worker process for each implementation: static state in one plugin never meets
-  // another's (its baseline aside, which it is timed beside). Pieces of one implementation
-  // share a worker.
+  // A fresh worker process for each implementation, behind walls that let it see its own
+  // library only: static state in one plugin never meets another's. Pieces of one
+  // implementation share a worker.
   std::pair<int, int> last{-1, -1};
   std::optional<std::size_t> previous;
   while (auto id = scheduler_.take(slot.kinds, previous)) {
@@ -63,18 +63,19 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     const Job& job = scheduler_.job(*id);
     const std::pair<int, int> now{job.op, job.impl};
     if (now != last) {
-      executor->recycle();
+      workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string()));
+      workers.impl->recycle();
       ++stats.worker_starts;
     }
     last = now;
     previous = id;
-    run_job(job, slot.ordinal, *executor, ctx_, events);
+    run_job(job, slot.ordinal, workers, ctx_, events);
     scheduler_.done(*id);
     ++stats.jobs;
     stats.tests += job.tests.size();
     stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  executor->recycle();
+  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline}) (*e)->recycle();
   std::lock_guard lock(mutex_);
   if (--running_ == 0) events_.close();
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -76,13 +77,14 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
     for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 26 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 78u);
+  // Exactly one verdict per (implementation, case): 40 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 120u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 78);
-  // The host ignored the signals a plugin sent it, and said so.
-  EXPECT_NE(run.err.find("ignored"), std::string::npos) << run.err;
+  EXPECT_EQ(streamed, 120);
+  // The host ignored the signals a plugin sent it, and said so; where each worker runs as a
+  // user of its own, its signals do not even reach the host.
+  if (!results["host"]["sandbox"]["own_user"].get<bool>()) EXPECT_NE(run.err.find("ignored"), std::string::npos) << run.err;
 
   // A crash is that test's alone: the crashing implementation's later cases ran in fresh
   // workers, and the good implementation that follows is timed and scored.
@@ -96,14 +98,20 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
     EXPECT_FALSE(t.contains("speedup")) << t.dump();
   }
   const auto& scores = results["scores"];
-  // scale_good's, scale_spam's and scale_listed's three (the listed shapes: Adversarial.* draws
-  // others), and scale_ptrcache's correctness cases (caught when timed); scale_lazy's second
-  // call of a size does nothing, which --check-determinism sees.
-  EXPECT_EQ(scores["passed"], 11);
+  // scale_lazy's second call of a size does nothing, which --check-determinism sees.
   EXPECT_EQ(verdict_of(results, "scale__scale_lazy", c), "NONDETERMINISTIC");
-  for (const auto& i : scores["implementations"])
-    if (i["impl"] != "scale__scale_good" && i["impl"] != "scale__scale_spam" && i["impl"] != "scale__scale_listed")
-      EXPECT_TRUE(i["speedup"].is_null()) << i.dump();
+  // Scored with a speedup: the honest ones, and the attacks the walls leave doing the work
+  // (docs/RELIABILITY.md): none of those reads faster than the honest implementation could.
+  const std::set<std::string> work_now = {"scale__scale_good", "scale__scale_spam", "scale__scale_listed", "scale__scale_already",
+                                          "scale__scale_notpoison", "scale__scale_patchref", "scale__scale_pagetrap",
+                                          "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet", "scale__scale_clock"};
+  for (const auto& i : scores["implementations"]) {
+    if (i["speedup"].is_null()) continue;
+    EXPECT_TRUE(work_now.count(i["impl"])) << i.dump();
+    // A clock forged 10x slow inside a 5 us call hides in the per-sample overhead's noise: the
+    // limit docs/RELIABILITY.md states (caught on larger calls, or below the physical floor).
+    if (i["impl"] != "scale__scale_clock") EXPECT_LT(i["speedup"].get<double>(), 3.0) << i.dump();
+  }
 }
 
 TEST(Hostile, NoIsolateRunsInProcess) {
@@ -130,13 +138,13 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
   }
   // Wait until the tests before the hang have been streamed.
   int finished = 0;
-  for (int i = 0; i < 600 && finished < 24; ++i) {
+  for (int i = 0; i < 600 && finished < 42; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     finished = 0;
     std::ifstream in(logs / "results.jsonl");
     for (std::string line; std::getline(in, line);) finished += line.find("\"event\":\"test\"") != std::string::npos;
   }
-  ASSERT_EQ(finished, 24) << "the run did not reach the hanging plugin";
+  ASSERT_EQ(finished, 42) << "the run did not reach the hanging plugin";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -149,7 +157,7 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
       ++tests;
       EXPECT_TRUE(l.contains("verdict"));
     }
-  EXPECT_EQ(tests, 24);
+  EXPECT_EQ(tests, 42);
   EXPECT_EQ(lines.back()["impl"], "scale__scale_half");
   EXPECT_FALSE(std::filesystem::exists(logs / "results.json"));  // never finished
 }
@@ -266,12 +274,15 @@ TEST(Adversarial, NoneIsScoredAsCorrect) {
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   const auto results = e2e::read_json(logs / "results.json");
   const std::string perf = "performance/big";
-  // Skips the work after its first call of a size: the call after the timed ones finds its output poisoned.
+  // Skips the work after its first call of a size: the last timed call of a block, which the
+  // host checks, finds its output poisoned.
   EXPECT_EQ(verdict_of(results, "scale__scale_lazy", perf), "FAIL");
-  EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("skipped the work"), std::string::npos);
-  // Replays results by input address: fresh values in the same buffers get the old result.
+  EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("wrong while timed"), std::string::npos);
+  EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("still poisoned"), std::string::npos);
+  // Replays results by input address: other values in the same buffers, at a point among the
+  // timed blocks only the host knows, get the old result.
   EXPECT_EQ(verdict_of(results, "scale__scale_ptrcache", perf), "FAIL");
-  EXPECT_NE(message_of(results, "scale__scale_ptrcache", perf).find("results cached by pointer"), std::string::npos);
+  EXPECT_NE(message_of(results, "scale__scale_ptrcache", perf).find("wrong while timed: a call on"), std::string::npos);
   // Looks for the reference's result in its own process's memory: it is not there (computed
   // after the call, wiped after the comparison), so the output stays poisoned. (Before that
   // order this fixture passed every case.)
@@ -290,4 +301,43 @@ TEST(Adversarial, NoneIsScoredAsCorrect) {
   for (const auto& t : e2e::tests_of(results, "scale__scale_good")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
   for (const auto& i : results["scores"]["implementations"])
     EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
+}
+
+// The attacks on the grader itself (test/fixtures/adversarial/, docs/RELIABILITY.md "Scores
+// that hold"), each against the defence that stops it.
+TEST(Adversarial, AttacksOnTheGraderAreCaught) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls",
+                           "scale_good,scale_burst,scale_samplecache,scale_denormal,scale_reply,scale_escape,scale_borrow,scale_sigslow",
+                           "--log-dir", logs.string(), "--test-timeout", "8"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  auto results = e2e::read_json(logs / "results.json");
+  const std::string perf = "performance/big";
+  EXPECT_EQ(verdict_of(results, "scale__scale_good", perf), "PASS");
+  // Skips work when calls come back to back: the last timed call of a block is checked.
+  EXPECT_EQ(verdict_of(results, "scale__scale_burst", perf), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_burst", perf).find("wrong while timed"), std::string::npos);
+  // A cache keyed by a few sampled inputs: a checked call on inputs with a few elements changed.
+  EXPECT_EQ(verdict_of(results, "scale__scale_samplecache", perf), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_samplecache", perf).find("a few elements changed"), std::string::npos);
+  // Leaves denormals in the shared input for the baseline: the inputs are checked after each block.
+  EXPECT_EQ(verdict_of(results, "scale__scale_denormal", perf), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_denormal", perf).find("input 'x'"), std::string::npos);
+  // A reply forged inside the worker: the host judges the buffers, not the worker's word.
+  for (const auto& t : e2e::tests_of(results, "scale__scale_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
+  // Borrows the reference from its folder: the worker cannot read it.
+  for (const auto& t : e2e::tests_of(results, "scale__scale_borrow")) EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+  // A timer signal that spins while it is not in its own call: frozen while the baseline runs,
+  // its own blocks carry the time, and the host's clock sees it.
+  for (const auto& t : e2e::tests_of(results, "scale__scale_sigslow"))
+    if (t["case"] == perf && t["verdict"] == "PASS") EXPECT_LT(t["speedup"].get<double>(), 1.5) << t.dump();
+  // An escaped daemon that rewrites the results once the host is gone: killed with its worker's
+  // cgroup, and the log directory is not writable (nor visible) from the worker anyway.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  results = e2e::read_json(logs / "results.json");
+  for (const auto& t : e2e::tests_of(results, "scale__scale_escape")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
+  for (const auto& line : e2e::read_jsonl(logs / "results.jsonl"))
+    if (line.value("impl", "") == "scale__scale_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
+  for (const auto& i : results["scores"]["implementations"])
+    if (i["impl"] != "scale__scale_sigslow") EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
 }

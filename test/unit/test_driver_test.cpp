@@ -1,10 +1,12 @@
-// TestRunner in this process, on real fixture plugins: every verdict a plugin can earn without
-// taking the process down (crashes and hangs are in the end-to-end tests).
+// The test driver with every role in this process (run_test_in_process), on real fixture
+// plugins: every verdict a plugin can earn without taking the process down (crashes and hangs
+// are in the end-to-end tests).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "test_runner.hpp"
+#include "test_driver.hpp"
+#include "worker_protocol.hpp"
 
 namespace {
 
@@ -13,7 +15,6 @@ const std::string kInplace = std::string(BB_FIXTURE_ROOTS) + "/inplace/addone_/"
 
 bb::TestResult run(const std::string& dir, const std::string& op, const std::string& impl, const std::string& reference,
                    int case_index = 0, bool determinism = false) {
-  static bb::TestRunner runner;  // caches libraries across tests, as a worker does
   bb::TestRequest req;
   req.manifest = dir + "gen_input.yaml";
   req.op = op;
@@ -22,7 +23,7 @@ bb::TestResult run(const std::string& dir, const std::string& op, const std::str
   req.reference = reference.empty() ? bb::Target{bb::Target::Kind::identity, ""}
                                     : bb::Target{bb::Target::Kind::reference, dir + reference};
   req.check_determinism = determinism;
-  return runner.run(req);
+  return bb::run_test_in_process(req);
 }
 
 bb::TestResult scale(const std::string& impl, int case_index = 1, bool determinism = false) {
@@ -81,7 +82,6 @@ TEST(TestRunner, NondeterministicOnlyWhenAsked) {
 }
 
 TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
-  bb::TestRunner runner;
   bb::TestRequest req;
   req.manifest = kHostile + "gen_input.yaml";
   req.op = "scale";
@@ -91,7 +91,7 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   req.time = true;
   req.timing.rule.min_samples = 3;
   req.timing.rule.timeout = 0.2;
-  auto r = runner.run(req);
+  auto r = bb::run_test_in_process(req);
   ASSERT_EQ(r.verdict, bb::Verdict::pass) << r.message;
   ASSERT_TRUE(r.timing.has_value());
   EXPECT_GE(r.timing->stats.samples, 3u);
@@ -113,7 +113,7 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
 
   // Paired with a baseline (here the implementation itself): both sides' times, the interval.
   req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "scale_good.so"};
-  auto paired = runner.run(req);
+  auto paired = bb::run_test_in_process(req);
   ASSERT_EQ(paired.verdict, bb::Verdict::pass) << paired.message;
   ASSERT_TRUE(paired.timing && paired.speedup && paired.speedup_low && paired.speedup_high && paired.speedup_pairs);
   EXPECT_EQ(paired.timing->stop, "paired");
@@ -123,7 +123,7 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   EXPECT_DOUBLE_EQ(*paired.speedup_pairs, 16.0);
   // A baseline that cannot be loaded: the implementation is timed alone, with a note, no speedup.
   req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "no_such_baseline.so"};
-  auto alone = runner.run(req);
+  auto alone = bb::run_test_in_process(req);
   ASSERT_EQ(alone.verdict, bb::Verdict::pass) << alone.message;
   ASSERT_TRUE(alone.timing.has_value());
   EXPECT_FALSE(alone.speedup.has_value());
@@ -133,7 +133,7 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   req.baseline.reset();
 
   req.time = false;
-  EXPECT_FALSE(runner.run(req).timing.has_value());
+  EXPECT_FALSE(bb::run_test_in_process(req).timing.has_value());
 }
 
 TEST(TestRunner, IdentityReferenceCopiesTheFirstInput) {
@@ -164,36 +164,48 @@ TEST(TestRunner, MissingLibraryOrCaseIsAnError) {
 }
 
 TEST(TestRunner, ProtocolRoundTrip) {
-  bb::TestRequest req;
+  bb::PrepareRequest req;
+  req.session = "impl";
   req.manifest = "m.yaml";
   req.op = "op";
   req.case_index = 3;
-  req.impl = {bb::Target::Kind::kernel_impl, "a.so"};
-  req.reference = {bb::Target::Kind::reference, "r.so"};
-  req.time = true;
+  req.target = {bb::Target::Kind::kernel_impl, "a.so"};
   req.seed = 77;
-  req.timing.rule.max_noise = 0.005;
-  auto back = bb::test_request_from_json(bb::to_json(req));
+  req.device = "cuda";
+  req.device_index = 1;
+  auto back = bb::prepare_request_from_json(bb::to_json(req));
+  EXPECT_EQ(back.session, "impl");
   EXPECT_EQ(back.case_index, 3);
-  EXPECT_EQ(back.impl.library, "a.so");
-  EXPECT_EQ(back.reference.kind, bb::Target::Kind::reference);
-  EXPECT_TRUE(back.time);
+  EXPECT_EQ(back.target, req.target);
   EXPECT_EQ(*back.seed, 77u);
-  EXPECT_DOUBLE_EQ(back.timing.rule.max_noise, 0.005);
-  EXPECT_EQ(back.timing.mode, bb::TimingMode::cold);
-  EXPECT_FALSE(back.baseline.has_value());
-  req.baseline = bb::Target{bb::Target::Kind::reference, "base.so"};
-  back = bb::test_request_from_json(bb::to_json(req));
-  ASSERT_TRUE(back.baseline.has_value());
-  EXPECT_EQ(back.baseline->library, "base.so");
-  EXPECT_EQ(back.baseline->kind, bb::Target::Kind::reference);
-  req.timing.mode = bb::TimingMode::hot;
-  req.timing.blocking_kernel = false;
-  req.timing.throttle_threshold = 0.5;
-  back = bb::test_request_from_json(bb::to_json(req));
-  EXPECT_EQ(back.timing.mode, bb::TimingMode::hot);
-  EXPECT_FALSE(back.timing.blocking_kernel);
-  EXPECT_DOUBLE_EQ(back.timing.throttle_threshold, 0.5);
+  EXPECT_EQ(back.device, "cuda");
+  EXPECT_EQ(back.device_index, 1);
+
+  bb::TimingOptions o;
+  o.rule.max_noise = 0.005;
+  o.mode = bb::TimingMode::hot;
+  o.blocking_kernel = false;
+  o.throttle_threshold = 0.5;
+  auto o2 = bb::timing_options_from_json(bb::to_json(o));
+  EXPECT_DOUBLE_EQ(o2.rule.max_noise, 0.005);
+  EXPECT_EQ(o2.mode, bb::TimingMode::hot);
+  EXPECT_FALSE(o2.blocking_kernel);
+  EXPECT_DOUBLE_EQ(o2.throttle_threshold, 0.5);
+
+  // A measurement's statistics are recomputed by the receiver from its samples: whatever the
+  // sender claims of them is not read.
+  bb::Measurement m;
+  m.samples = {3e-6, 1e-6, 2e-6};
+  m.batch = 2;
+  m.warmup_calls = 5;
+  m.stats = bb::summarize({1.0});  // a lie
+  nlohmann::json jm = bb::to_json(m);
+  jm["stats"] = {{"median", 1e-12}};
+  auto m2 = bb::measurement_from_json(jm);
+  EXPECT_DOUBLE_EQ(m2.stats.median, 2e-6);
+  EXPECT_EQ(m2.stats.samples, 3u);
+  EXPECT_NEAR(m2.measured_time, 12e-6, 1e-15);
+  EXPECT_EQ(m2.warmup_calls, 5u);
 
   bb::TestResult r;
   r.verdict = bb::Verdict::out_of_bounds;

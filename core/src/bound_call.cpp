@@ -1,0 +1,225 @@
+#include "bound_call.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "parallel.hpp"
+
+namespace bb {
+
+const char* const kOutsideStream =
+    "the call's work ran outside the stream it was given (on the legacy default stream or a stream of its own): it wrote the "
+    "outputs while the given stream was held, so events on that stream would time it as free";
+
+namespace {
+constexpr double kWitnessHoldMs = 200;  // how long a witnessed call may hold the stream
+
+void write_guards(HostBuffer& b) {
+  uint8_t* p = b.raw();
+  for (std::size_t i = 0; i < HostBuffer::kGuardBytes; ++i) {
+    p[i] = guard_byte(i);
+    p[HostBuffer::kGuardBytes + b.size() + i] = guard_byte(i + HostBuffer::kGuardBytes);
+  }
+}
+}  // namespace
+
+CallBuffers::CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data) {
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    inputs.emplace_back(c.inputs[i].nbytes());
+    parallel_copy(inputs.back().data(), input_data[i], c.inputs[i].nbytes());
+  }
+  for (const auto& o : c.outputs) {
+    if (o.inplace_input >= 0) {
+      outputs.emplace_back();
+    } else {
+      outputs.emplace_back(o.nbytes());
+      outputs.back().poison(o.dtype);
+    }
+  }
+}
+
+void CallBuffers::reset(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data) {
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    parallel_copy(inputs[i].data(), input_data[i], c.inputs[i].nbytes());
+    write_guards(inputs[i]);
+  }
+  for (size_t j = 0; j < c.outputs.size(); ++j)
+    if (c.outputs[j].inplace_input < 0) {
+      outputs[j].poison(c.outputs[j].dtype);
+      write_guards(outputs[j]);
+    }
+}
+
+const uint8_t* CallBuffers::output(const ConcreteCase& c, size_t j) const {
+  const int in = c.outputs[j].inplace_input;
+  return in >= 0 ? inputs[static_cast<size_t>(in)].data() : outputs[j].data();
+}
+
+void CallBuffers::scrub() {
+  for (auto* set : {&inputs, &outputs})
+    for (auto& buf : *set)
+      if (buf.raw_size()) std::fill_n(static_cast<volatile uint8_t*>(buf.raw()), buf.raw_size(), uint8_t{0});
+}
+
+BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex) : c_(c), b_(b), ex_(ex) {
+  std::vector<void*> in_ptrs, out_ptrs;
+  for (auto& buf : b.inputs) in_ptrs.push_back(place(buf, false));
+  for (size_t j = 0; j < c.outputs.size(); ++j) {
+    const int in = c.outputs[j].inplace_input;
+    out_ptrs.push_back(in >= 0 ? in_ptrs[static_cast<size_t>(in)] : place(b.outputs[j], true));
+  }
+  if (error_.empty()) frame_ = std::make_unique<CallFrame>(op, c, in_ptrs, out_ptrs, ex.dl, ex.stream);
+}
+
+BoundCall::~BoundCall() {
+  if (ex_.rt && !lost_)
+    for (auto& m : mirrors_) {
+      ex_.rt->api().free(m.dev);
+      if (m.poison) ex_.rt->api().free(m.poison);
+    }
+}
+
+std::string BoundCall::plugin_message() const { return !escaped_.empty() ? escaped_ : frame_ ? frame_->error_message() : ""; }
+
+int BoundCall::launch(bb_kernel_fn fn) {
+  if (!fn) {
+    identity();
+    return BB_OK;
+  }
+  try {
+    return fn(frame_->call());
+  } catch (const std::exception& e) {
+    escaped_ = fmt::format("a C++ exception escaped the plugin: {}", e.what());
+  } catch (...) {
+    escaped_ = "a C++ exception escaped the plugin (not a std::exception)";
+  }
+  return BB_ERR_GENERIC;
+}
+
+CallOutcome BoundCall::finish_device() {
+  CallOutcome out;
+  if (!ex_.rt) return out;
+  int e = ex_.rt->api().stream_synchronize(ex_.stream);
+  if (e == 0) e = ex_.rt->api().get_last_error();
+  if (e != 0) {
+    out.sticky = ex_.rt->sticky(e);
+    lost_ = lost_ || out.sticky;
+    out.error = (out.sticky ? "sticky device error: " : "device error: ") + ex_.rt->describe(e);
+  }
+  return out;
+}
+
+CallOutcome BoundCall::run(bb_kernel_fn fn) {
+  frame_->clear_error();
+  escaped_.clear();
+  const int rc = launch(fn);
+  CallOutcome out = finish_device();
+  if (out.error.empty() && rc != BB_OK) {
+    const std::string msg = plugin_message();
+    out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+  }
+  return out;
+}
+
+CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
+  const auto& api = ex_.rt ? ex_.rt->api() : bb_device_runtime{};
+  if (!ex_.rt || !fn || !api.block_stream_ticket || !api.ticket_timed_out) return run(fn);
+  frame_->clear_error();
+  escaped_.clear();
+  uint32_t ticket = 0;
+  if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
+  const int rc = launch(fn);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
+  bool changed = false;
+  for (auto& m : mirrors_) {
+    const auto now = std::make_unique_for_overwrite<uint8_t[]>(m.host->raw_size());
+    if (api.memcpy_d2h(now.get(), m.dev, m.host->raw_size()) != 0) break;
+    changed = changed || std::memcmp(now.get(), m.host->raw(), m.host->raw_size()) != 0;
+  }
+  api.release_stream();
+  CallOutcome out = finish_device();
+  int timed_out = 0;
+  api.ticket_timed_out(ticket, &timed_out);
+  if (out.error.empty() && rc != BB_OK) {
+    const std::string msg = plugin_message();
+    out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+  }
+  if (out.error.empty() && changed && !timed_out) {
+    out.outside = true;
+    api.synchronize();  // let it finish before anything else touches the buffers
+  }
+  out.held_too_long = timed_out != 0;
+  return out;
+}
+
+int BoundCall::poison_outputs() {
+  if (!ex_.rt) {
+    for (size_t j = 0; j < c_.outputs.size(); ++j)
+      if (c_.outputs[j].inplace_input < 0) b_.outputs[j].poison(c_.outputs[j].dtype);
+    return 0;
+  }
+  for (auto& m : mirrors_)
+    if (m.poison)
+      if (int e = ex_.rt->api().memcpy_d2d(m.dev, m.poison, m.host->raw_size(), ex_.stream); e != 0) return e;
+  return 0;
+}
+
+void BoundCall::wipe_device() {
+  if (!ex_.rt || lost_) return;
+  for (auto& m : mirrors_) ex_.rt->api().memset(m.dev, 0, m.host->raw_size(), ex_.stream);
+  ex_.rt->api().stream_synchronize(ex_.stream);
+}
+
+std::string BoundCall::upload() {
+  if (!ex_.rt) return "";
+  for (auto& m : mirrors_)
+    if (int e = ex_.rt->api().memcpy_h2d(m.dev, m.host->raw(), m.host->raw_size()); e != 0) return "copy to device: " + ex_.rt->describe(e);
+  return "";
+}
+
+std::string BoundCall::download() {
+  if (!ex_.rt) return "";
+  for (auto& m : mirrors_)
+    if (int e = ex_.rt->api().memcpy_d2h(m.host->raw(), m.dev, m.host->raw_size()); e != 0) return "copy back: " + ex_.rt->describe(e);
+  return "";
+}
+
+void* BoundCall::place(HostBuffer& buf, bool is_output) {
+  if (!ex_.rt) return buf.data();
+  // Whole 256-byte units: the last 128-byte cache line is the buffer's own (the timer drops
+  // the buffer's lines from L2 between cold samples: device_timer.hpp).
+  const size_t bytes = (buf.raw_size() + 255) / 256 * 256;
+  auto alloc = [&](void** p) -> bool {
+    if (int e = ex_.rt->api().malloc(p, bytes); e != 0) {
+      if (error_.empty()) error_ = fmt::format("allocating {} bytes: {}", buf.raw_size(), ex_.rt->describe(e));
+      return false;
+    }
+    if (int e = ex_.rt->api().memcpy_h2d(*p, buf.raw(), buf.raw_size()); e != 0 && error_.empty())
+      error_ = "copy to device: " + ex_.rt->describe(e);
+    return true;
+  };
+  void* dev = nullptr;
+  if (!alloc(&dev)) return nullptr;
+  Mirror m{&buf, dev, nullptr};
+  if (is_output && !alloc(&m.poison)) m.poison = nullptr;
+  mirrors_.push_back(m);
+  ranges_.push_back({dev, bytes});
+  if (!is_output) input_ranges_.push_back({dev, bytes});
+  return static_cast<uint8_t*>(dev) + HostBuffer::kGuardBytes;
+}
+
+void BoundCall::identity() {
+  const auto& in = c_.inputs[0];
+  for (size_t j = 0; j < c_.outputs.size(); ++j) {
+    const auto& o = c_.outputs[j];
+    if (o.inplace_input == 0) continue;
+    const int64_t n = std::min(in.numel(), o.numel());
+    for (int64_t i = 0; i < n; ++i)
+      store_element(o.dtype, b_.outputs[j].data(), static_cast<size_t>(i), load_element(in.dtype, b_.inputs[0].data(), static_cast<size_t>(i)));
+  }
+}
+
+}  // namespace bb

@@ -1,0 +1,114 @@
+// One call of a plugin function, bound to its tensors where it runs (worker side): the staging
+// buffers in host memory (inputs, and outputs poisoned or aliasing an input, each between guard
+// bytes), their device mirrors, and the call frame the plugin receives. A bound call is invoked
+// any number of times; between calls its inputs are rewritten from a pristine copy and its
+// outputs poisoned again.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <backendbench/device_runtime.h>
+
+#include "call_frame.hpp"
+#include "cases.hpp"
+#include "device.hpp"
+#include "host_buffer.hpp"
+
+namespace bb {
+
+// Where a call runs: the CPU (no runtime), or a device with the worker's stream for it.
+struct ExecPlace {
+  DeviceRuntime* rt = nullptr;  // null: the CPU
+  int ordinal = 0;
+  void* stream = nullptr;
+  DLDevice dl{kDLCPU, 0};
+};
+
+// The tensors of one call, staged in host memory, each with guard bytes around it.
+struct CallBuffers {
+  std::vector<HostBuffer> inputs;
+  std::vector<HostBuffer> outputs;  // an empty buffer for an in-place output
+
+  // Inputs copied from `input_data` (one pointer per input, c.inputs[i].nbytes() each);
+  // outputs poisoned.
+  CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
+  // Inputs rewritten from `input_data`, outputs poisoned again; guards are rewritten too.
+  void reset(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
+  // An output's bytes in host memory (after BoundCall::download for a device call).
+  const uint8_t* output(const ConcreteCase& c, size_t j) const;
+  // Zeroes every byte (a reference's results do not outlive their use in this process).
+  void scrub();
+};
+
+struct CallOutcome {
+  std::string error;           // "" on success
+  bool sticky = false;         // the device context is lost
+  bool outside = false;        // run_witnessed: outputs changed while the given stream was held
+  bool held_too_long = false;  // run_witnessed: the hold timed out (the call synchronised the device)
+};
+
+extern const char* const kOutsideStream;  // the message for `outside`
+
+class BoundCall {
+ public:
+  BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex);
+  ~BoundCall();
+  BoundCall(const BoundCall&) = delete;
+  BoundCall& operator=(const BoundCall&) = delete;
+
+  const std::string& setup_error() const { return error_; }
+  const bb_call* call() const { return frame_->call(); }
+  std::string plugin_message() const;
+  bool on_device() const { return ex_.rt != nullptr; }
+  const ExecPlace& place() const { return ex_; }
+
+  // Launches fn (identity when null) without waiting for a device. A C++ exception that escapes
+  // a plugin (one that skipped BB_KERNEL_IMPL) is that call's error.
+  int launch(bb_kernel_fn fn);
+  // Waits for the device and reports its errors; sticky ones mark the context lost.
+  CallOutcome finish_device();
+  // One call: launch, wait, check the return code and the device's errors.
+  CallOutcome run(bb_kernel_fn fn);
+  // run(), with the given stream held by a blocking kernel while the plugin launches: outputs
+  // that change before the stream is released were written by work elsewhere (the legacy
+  // default stream, a stream of its own). On the CPU: run().
+  CallOutcome run_witnessed(bb_kernel_fn fn);
+
+  // The call's device memory, whole allocations, as the cold timer may evict it; the inputs'
+  // alone (outputs are rewritten before every sample: discarding their lines would drop that).
+  const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
+  const std::vector<bb_device_range>& input_ranges() const { return input_ranges_; }
+
+  // Rewrites every output with its poison pattern where the call reads it: on the host, or on
+  // the device by a copy queued on the stream (ordered before what follows on it). 0 or the
+  // runtime's error code.
+  int poison_outputs();
+  // Zeroes the device mirrors (a reference's results, before its memory goes back to the pool).
+  void wipe_device();
+  // Copies every staging buffer to its device mirror / every mirror back.
+  std::string upload();
+  std::string download();
+
+ private:
+  void* place(HostBuffer& buf, bool is_output);
+  void identity();
+
+  const ConcreteCase& c_;
+  CallBuffers& b_;
+  ExecPlace ex_;
+  struct Mirror {
+    HostBuffer* host;
+    void* dev;
+    void* poison = nullptr;  // outputs: a device copy of the poisoned region, the source of poison_outputs()
+  };
+  std::vector<Mirror> mirrors_;
+  std::vector<bb_device_range> ranges_, input_ranges_;
+  std::unique_ptr<CallFrame> frame_;
+  std::string error_;
+  std::string escaped_;
+  bool lost_ = false;
+};
+
+}  // namespace bb

@@ -1,0 +1,88 @@
+#include "message_channel.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace bb {
+
+bool send_line(int sock, const std::string& line, int fd) {
+  const std::string data = line + "\n";
+  std::size_t off = 0;
+  while (off < data.size()) {
+    iovec iov{const_cast<char*>(data.data() + off), data.size() - off};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (off == 0 && fd >= 0) {
+      std::memset(control, 0, sizeof control);
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    const ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+LineReader::~LineReader() { clear(); }
+
+void LineReader::clear() {
+  for (auto& [at, fd] : fds_) close(fd);
+  fds_.clear();
+  buffer_.clear();
+}
+
+long LineReader::read_some() {
+  char chunk[65536];
+  iovec iov{chunk, sizeof chunk};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = recvmsg(sock_, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t k = 0; k < count; ++k) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+      fds_.emplace_back(buffer_.size(), fd);
+    }
+  }
+  buffer_.append(chunk, static_cast<std::size_t>(n));
+  return static_cast<long>(n);
+}
+
+std::optional<std::pair<std::string, UniqueFd>> LineReader::next_line() {
+  const auto nl = buffer_.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::pair<std::string, UniqueFd> out{buffer_.substr(0, nl), UniqueFd()};
+  buffer_.erase(0, nl + 1);
+  std::vector<std::pair<std::size_t, int>> rest;
+  for (auto& [at, fd] : fds_) {
+    if (at <= nl) {
+      if (!out.second) out.second.reset(fd);
+      else close(fd);  // one descriptor per line: any other is not ours to keep
+    } else {
+      rest.emplace_back(at - (nl + 1), fd);
+    }
+  }
+  fds_ = std::move(rest);
+  return out;
+}
+
+}  // namespace bb

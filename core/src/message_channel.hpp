@@ -1,0 +1,37 @@
+// Lines of JSON over a Unix stream socket, each with at most one file descriptor beside it
+// (SCM_RIGHTS): the worker protocol's transport, both ways.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sealed_blob.hpp"
+
+namespace bb {
+
+// Sends `line` (a newline is added) and, when fd >= 0, a copy of fd with its first byte.
+// False when the peer is gone.
+bool send_line(int sock, const std::string& line, int fd = -1);
+
+class LineReader {
+ public:
+  explicit LineReader(int sock) : sock_(sock) {}
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  // One recvmsg: > 0 bytes read, 0 at the end of the stream, < 0 on an error (errno set;
+  // EAGAIN / EINTR: try again).
+  long read_some();
+  // The next whole line, with the descriptor that came with it; nullopt until one is complete.
+  std::optional<std::pair<std::string, UniqueFd>> next_line();
+  void clear();
+
+ private:
+  int sock_;
+  std::string buffer_;
+  std::vector<std::pair<std::size_t, int>> fds_;  // (offset in buffer_ of the first byte it came with, fd)
+};
+
+}  // namespace bb

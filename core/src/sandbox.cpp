@@ -1,0 +1,298 @@
+#include "sandbox.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+namespace {
+// mount_setattr(2) (Linux 5.12), called by number: glibc 2.36's headers do not all declare it.
+struct MountAttr {
+  uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+constexpr unsigned kAtRecursive = 0x8000;
+constexpr uint64_t kMountReadOnly = 0x1;
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+int set_readonly(const char* path, bool readonly) {
+  MountAttr a{readonly ? kMountReadOnly : 0, readonly ? 0 : kMountReadOnly, 0, 0};
+  return static_cast<int>(syscall(SYS_mount_setattr, -1, path, kAtRecursive, &a, sizeof a));
+}
+}  // namespace
+
+
+namespace {
+
+constexpr int kNamespaces = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC;
+
+bool write_file(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0;
+}
+
+// Whether a child can make the namespaces and a read-only view of the filesystem in them (it
+// exits at once).
+bool can_make_namespaces() {
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (unshare(kNamespaces) != 0) _exit(1);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(1);
+    MountAttr a{kMountReadOnly, 0, 0, 0};
+    _exit(syscall(SYS_mount_setattr, -1, "/", kAtRecursive, &a, sizeof a) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A cgroup hierarchy whose freezer we can use: (root for our cgroups, version), or ("", 0).
+std::pair<std::string, int> find_freezer() {
+  struct Candidate {
+    const char* mount;
+    int version;
+    const char* file;
+  };
+  for (const Candidate c : {Candidate{"/sys/fs/cgroup", 2, "cgroup.freeze"}, Candidate{"/sys/fs/cgroup/unified", 2, "cgroup.freeze"},
+                            Candidate{"/sys/fs/cgroup/freezer", 1, "freezer.state"}}) {
+    if (!exists(std::string(c.mount) + "/cgroup.procs")) continue;
+    const std::string root = std::string(c.mount) + "/backendbench";
+    if (mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) continue;
+    const std::string probe = fmt::format("{}/probe-{}", root, getpid());
+    if (mkdir(probe.c_str(), 0755) != 0 && errno != EEXIST) continue;
+    const bool usable = exists(probe + "/" + c.file);
+    rmdir(probe.c_str());
+    if (usable) return {root, c.version};
+  }
+  return {"", 0};
+}
+
+SandboxSupport probe() {
+  SandboxSupport s;
+  const bool root = geteuid() == 0;
+  s.namespaces = root && can_make_namespaces();
+  if (!root)
+    s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): not root (unprivileged "
+                    "user namespaces are not used yet)");
+  else if (!s.namespaces)
+    s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): unshare or mount_setattr "
+                    "refused");
+  s.drop_user = root;
+  if (!root)
+    s.off.push_back("a user per worker: not root, so workers run as the host's user (the host and the workers are made undumpable "
+                    "instead; a worker can still signal another)");
+  auto [freezer, version] = find_freezer();
+  s.freezer = freezer;
+  s.freezer_version = version;
+  if (freezer.empty())
+    s.off.push_back("a cgroup per worker: no writable cgroup freezer; processes a plugin detaches from its process group are not frozen "
+                    "while the other side of a pair is timed, nor killed with the worker unless its PID namespace ends them");
+  return s;
+}
+
+std::atomic<unsigned> g_cgroup_counter{0};
+
+}  // namespace
+
+const SandboxSupport& sandbox_support() {
+  static const SandboxSupport s = probe();
+  return s;
+}
+
+WorkerCgroup::~WorkerCgroup() { kill_all_and_remove(); }
+
+bool WorkerCgroup::create() {
+  const auto& s = sandbox_support();
+  if (s.freezer.empty()) return false;
+  const std::string p = fmt::format("{}/{}-{}", s.freezer, getpid(), g_cgroup_counter++);
+  if (mkdir(p.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  path_ = p;
+  procs_ = p + "/cgroup.procs";
+  return true;
+}
+
+bool WorkerCgroup::freeze(bool frozen) {
+  if (path_.empty()) return false;
+  const int version = sandbox_support().freezer_version;
+  const bool ok = version == 2 ? write_file(path_ + "/cgroup.freeze", frozen ? "1" : "0")
+                               : write_file(path_ + "/freezer.state", frozen ? "FROZEN" : "THAWED");
+  if (!ok || !frozen) return ok;
+  // Freezing takes effect asynchronously: wait until every task is frozen (a second at most).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < until) {
+    const std::string state = version == 2 ? read_file(path_ + "/cgroup.events") : read_file(path_ + "/freezer.state");
+    if (version == 2 ? state.find("frozen 1") != std::string::npos : state.rfind("FROZEN", 0) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return false;
+}
+
+void WorkerCgroup::kill_all_and_remove() {
+  if (path_.empty()) return;
+  const int version = sandbox_support().freezer_version;
+  if (version == 2 && exists(path_ + "/cgroup.kill")) write_file(path_ + "/cgroup.kill", "1");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (;;) {
+    std::istringstream procs(read_file(procs_));
+    bool any = false;
+    for (long pid; procs >> pid;) {
+      any = true;
+      kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+    if (!any) break;
+    freeze(false);  // frozen tasks take SIGKILL only once thawed (cgroup v1)
+    if (std::chrono::steady_clock::now() > until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  rmdir(path_.c_str());
+  path_.clear();
+  procs_.clear();
+}
+
+int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
+  if (s.cgroup_procs) {
+    const int fd = open(s.cgroup_procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) {
+      *step = "joining the worker's cgroup";
+      return errno;
+    }
+    close(fd);
+  }
+  if (!s.namespaces) return 0;
+  if (unshare(kNamespaces) != 0) {
+    *step = "unshare";
+    return errno;
+  }
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    *step = "making mounts private";
+    return errno;
+  }
+  for (const char* d : s.hidden_dirs)
+    if (mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0555") != 0 && errno != ENOENT) {
+      *step = "hiding the log directory";
+      return errno;
+    }
+  for (const char* f : s.hidden_files)
+    if (mount("/dev/null", f, nullptr, MS_BIND, nullptr) != 0 && errno != ENOENT) {
+      *step = "hiding another library";
+      return errno;
+    }
+  // Every file read-only (the root's libraries, the results, the build), whoever the worker
+  // runs as; /dev (device nodes, /dev/shm) stays writable.
+  if (set_readonly("/", true) != 0) {
+    *step = "making the filesystem read-only";
+    return errno;
+  }
+  set_readonly("/dev", false);
+  return 0;
+}
+
+int drop_to_user_before_exec(const PreparedSandbox& s, const char** step) {
+  if (s.drop_capabilities) {
+    // uid 0 without capabilities, and no way back: none regained by exec (NOROOT), none kept.
+    for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                                     SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) != 0) {
+      *step = "securebits";
+      return errno;
+    }
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    if (syscall(SYS_capset, &header, data) != 0) {
+      *step = "capset";
+      return errno;
+    }
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    return 0;
+  }
+  if (s.uid < 0) return 0;
+  std::vector<gid_t> groups(s.groups.begin(), s.groups.end());
+  if (setgroups(groups.size(), groups.data()) != 0) {
+    *step = "setgroups";
+    return errno;
+  }
+  const auto id = static_cast<uid_t>(s.uid);
+  if (setresgid(id, id, id) != 0) {
+    *step = "setresgid";
+    return errno;
+  }
+  if (setresuid(id, id, id) != 0) {
+    *step = "setresuid";
+    return errno;
+  }
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  return 0;
+}
+
+bool others_can_reach(const std::string& path) {
+  std::string p = path;
+  struct stat st {};
+  if (stat(p.c_str(), &st) != 0) return false;
+  if (!(st.st_mode & (S_ISDIR(st.st_mode) ? S_IXOTH : S_IROTH))) return false;
+  while (true) {
+    const auto slash = p.find_last_of('/');
+    if (slash == std::string::npos || slash == 0) break;
+    p.resize(slash);
+    if (stat(p.c_str(), &st) != 0 || !(st.st_mode & S_IXOTH)) return false;
+  }
+  return true;
+}
+
+long next_worker_uid() {
+  static std::atomic<unsigned> n{0};
+  // Far above any real account (Debian's are below 65536, systemd's dynamic ones below 2^31).
+  return 0x60000000L + static_cast<long>(getpid() % 65536) * 1024 + static_cast<long>(n++ % 1024);
+}
+
+std::vector<unsigned> device_groups() {
+  std::vector<unsigned> out;
+  auto add = [&](const std::string& p) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_gid != 0)
+      if (std::find(out.begin(), out.end(), st.st_gid) == out.end()) out.push_back(st.st_gid);
+  };
+  for (const char* p : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/kfd", "/dev/dri/renderD128", "/dev/dri/card0"}) add(p);
+  return out;
+}
+
+void lock_down_worker() { prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+}  // namespace bb

@@ -1,0 +1,87 @@
+// The walls around a worker process (Linux): what a plugin's process can reach.
+//
+//   - a cgroup of its own (the freezer's, v1 or v2): the host freezes every process the worker
+//     started, however it detached (setsid, double fork), while the other side of a pair is
+//     timed, and kills them all when the worker retires;
+//   - namespaces: no network, its own IPC, and its own mount namespace in which the run's log
+//     directory is an empty tmpfs, every other plugin library of the run reads as an empty
+//     file, and every file is read-only (/dev aside);
+//   - when the host runs as root: the worker runs as a user of its own (an unused uid, one per
+//     worker), so it can neither signal, trace nor read the memory of the host or any other
+//     worker, nor write the run's files; no_new_privs; and it is not dumpable.
+// What cannot apply here (not root, no cgroup to write) is said once by probe_sandbox() and
+// recorded with the run's results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "expected.hpp"
+
+namespace bb {
+
+struct SandboxSupport {
+  bool namespaces = false;  // mount, network and IPC namespaces can be made
+  bool drop_user = false;   // the host is root: each worker runs as a user of its own
+  std::string freezer;      // the cgroup freezer's root ("" when none can be used)
+  int freezer_version = 0;  // 1 (freezer.state) or 2 (cgroup.freeze)
+  std::vector<std::string> off;  // each protection that is off, and why
+};
+// Probed once per process.
+const SandboxSupport& sandbox_support();
+
+// What one worker may not see.
+struct SandboxSpec {
+  bool enabled = false;
+  std::vector<std::string> hidden_dirs;   // mounted over by an empty tmpfs (the log directory)
+  std::vector<std::string> hidden_files;  // bound over by an empty file (other plugin libraries)
+};
+
+// The cgroup of one worker: made before the worker starts, its processes frozen, thawed and
+// killed as a whole, removed when the worker retires.
+class WorkerCgroup {
+ public:
+  WorkerCgroup() = default;
+  ~WorkerCgroup();
+  WorkerCgroup(const WorkerCgroup&) = delete;
+  WorkerCgroup& operator=(const WorkerCgroup&) = delete;
+  // A fresh cgroup under the freezer's root; false where there is none.
+  bool create();
+  bool active() const { return !path_.empty(); }
+  // The file a process writes "0" into to join (prepared before fork: no allocation after).
+  const std::string& procs_file() const { return procs_; }
+  bool freeze(bool frozen);
+  // SIGKILL to every process in it, until it is empty (or a second has passed); then removes it.
+  void kill_all_and_remove();
+
+ private:
+  std::string path_, procs_;
+};
+
+// In the forked child, before exec (async-signal-safe: every string prepared by the caller):
+// joins the cgroup, enters new namespaces, hides what the spec hides. Returns 0, or the errno
+// of the step that failed with `*step` naming it.
+struct PreparedSandbox {
+  bool namespaces = false;
+  const char* cgroup_procs = nullptr;
+  std::vector<const char*> hidden_dirs, hidden_files;
+  long uid = -1;                 // >= 0: become this user (and group)
+  bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
+  std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')
+};
+// Whether a user other than the owner can reach `path` (every folder above it searchable, the
+// file itself readable): a worker running as a user of its own must read the binary, the root
+// and the plugins.
+bool others_can_reach(const std::string& path);
+// A fresh unused user id for a worker (root hosts only).
+long next_worker_uid();
+// The groups that own GPU device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/*): kept by workers.
+std::vector<unsigned> device_groups();
+int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step);
+// Then, the last step before exec: becomes s.uid, keeping s.groups; no_new_privs.
+int drop_to_user_before_exec(const PreparedSandbox& s, const char** step);
+
+// In the worker process itself, after exec: makes it undumpable (exec made it dumpable again).
+void lock_down_worker();
+
+}  // namespace bb

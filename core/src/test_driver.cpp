@@ -1,0 +1,508 @@
+#include "test_driver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "clock_audit.hpp"
+#include "init.hpp"
+#include "output_checks.hpp"
+#include "paired_timer.hpp"
+#include "parallel.hpp"
+#include "test_runner.hpp"
+
+namespace bb {
+
+namespace {
+
+// The manifests and cases the host has read, shared by the worker pool's threads.
+struct OpCases {
+  Manifest manifest;
+  std::vector<ConcreteCase> cases;
+};
+Expected<const OpCases*> op_cases(const TestRequest& req) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<OpCases>> cache;
+  std::lock_guard lock(mutex);
+  auto& slot = cache[fmt::format("{}#{}#{}", req.manifest, req.seed ? std::to_string(*req.seed) : "", req.random_cases)];
+  if (!slot) {
+    auto m = load_manifest(req.manifest, req.op);
+    if (!m) return m.error();
+    if (req.seed) m->seed = *req.seed;
+    auto cases = expand_cases(*m, req.random_cases);
+    if (!cases) return cases.error();
+    slot = std::make_unique<OpCases>(OpCases{std::move(*m), std::move(*cases)});
+  }
+  return slot.get();
+}
+
+constexpr std::size_t kOutputCap = 16 * 1024;
+constexpr std::size_t kUnpairedBlocks = 8;
+// Checked calls on other inputs, placed at secret points among the timed blocks: the first on
+// fresh values, the others on the case's inputs with about one element in 64 changed (a cache
+// keyed by a few sampled elements takes them for the case's).
+constexpr int kCheckedCalls = 4;
+
+class TestDriver {
+ public:
+  TestDriver(const TestRequest& req, const TestWorkers& w, const DriverLimits& limits) : req_(req), w_(w), limits_(limits) {}
+
+  TestResult run() {
+    started_ = phase_start_ = Clock::now();
+    r_.op = req_.op;
+    r_.device = req_.device;
+    if (auto failed = setup()) return *failed;
+    if (auto failed = make_inputs()) return *failed;
+    if (auto failed = prepare()) return *failed;
+    if (req_.check) {
+      if (auto failed = reference()) return *failed;
+      if (auto failed = check()) return *failed;
+      if (auto failed = determinism()) return *failed;
+    }
+    if (req_.time)
+      if (auto failed = measure()) return *failed;
+    return finish(Verdict::pass, "");
+  }
+
+  ~TestDriver() {
+    // Nothing stays frozen, and nothing a failed session held stays in a worker.
+    for (Executor* e : {w_.impl, w_.reference, w_.baseline})
+      if (e) e->freeze(false);
+    if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
+    if (prepared_reference_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
+    if (prepared_baseline_ && w_.baseline) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
+    if (impl_fatal_) w_.impl->recycle();
+    if (reference_fatal_) w_.reference->recycle();
+    if (baseline_fatal_ && w_.baseline) w_.baseline->recycle();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // ---- bookkeeping
+  void mark(const char* phase) {
+    const auto now = Clock::now();
+    r_.phases[phase] += std::chrono::duration<double>(now - phase_start_).count();
+    phase_start_ = now;
+  }
+  TestResult finish(Verdict v, std::string message) {
+    mark(phase_);
+    r_.verdict = v;
+    r_.message = std::move(message);
+    r_.duration = std::chrono::duration<double>(Clock::now() - started_).count();
+    return r_;
+  }
+  void enter(const char* phase) {
+    mark(phase_);
+    phase_ = phase;
+  }
+  void keep_output(ExecOutcome& out) {
+    r_.output_bytes += out.output_bytes;
+    if (!out.output.empty() && r_.output.size() < kOutputCap) r_.output += out.output.substr(0, kOutputCap - r_.output.size());
+  }
+
+  // A request to the implementation's worker; a worker that died or hung is the test's verdict.
+  Expected<ExecOutcome> ask_impl(const nlohmann::json& request, double timeout, int fd = -1) {
+    use_impl_side();
+    ExecOutcome out = w_.impl->execute(request, timeout, fd);
+    keep_output(out);
+    if (out.status != ExecOutcome::Status::ok) {
+      impl_crashed_ = true;
+      failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, out.detail);
+      return make_error("the implementation's worker: " + out.detail);
+    }
+    if (out.reply.value("fatal", false)) impl_fatal_ = true;
+    return out;
+  }
+  // Only one side of a pair runs at a time: the other is frozen, every process of it.
+  void use_impl_side() {
+    if (w_.baseline && w_.baseline != w_.impl) w_.baseline->freeze(true);
+    w_.impl->freeze(false);
+  }
+  void use_baseline_side() {
+    w_.impl->freeze(true);
+    w_.baseline->freeze(false);
+  }
+  TestResult call_failure(const CallReply& c, const std::string& prefix) {
+    if (c.sticky) return finish(Verdict::crash, prefix + c.error);
+    if (!c.left_behind.empty()) return finish(Verdict::error, prefix + "the call " + c.left_behind);
+    if (c.outside) return finish(Verdict::error, prefix + kOutsideStream);
+    return finish(Verdict::error, prefix + c.error);
+  }
+
+  // ---- the steps
+  std::optional<TestResult> setup() {
+    auto data = op_cases(req_);
+    if (!data) return finish(Verdict::error, data.error().message);
+    data_ = *data;
+    if (req_.case_index < 0 || static_cast<size_t>(req_.case_index) >= data_->cases.size())
+      return finish(Verdict::error, fmt::format("case index {} out of range", req_.case_index));
+    c_ = &data_->cases[static_cast<size_t>(req_.case_index)];
+    r_.case_id = c_->id;
+    r_.kind = case_kind_name(c_->kind);
+    r_.flops = c_->flops;
+    r_.bytes = c_->bytes;
+    return std::nullopt;
+  }
+
+  // Inputs of the case, made here from its seed; `salt` other than "" makes other values of the
+  // same shapes and initialisers from the host's secret, and `sparse` changes only about one
+  // element in 64 of the case's inputs to such values.
+  Expected<SealedBlob> inputs_blob(const std::string& salt, uint64_t secret, bool sparse) {
+    const BlobLayout l = inputs_layout(*c_);
+    std::string error;
+    auto blob = SealedBlob::create(l.total, [&](uint8_t* p) {
+      for (size_t i = 0; i < c_->inputs.size() && error.empty(); ++i) {
+        const auto& t = c_->inputs[i];
+        uint8_t* at = p + l.offsets[i];
+        if (salt.empty() || sparse) {
+          if (auto s = fill_tensor(t, at, mix_seed(c_->seed, t.name), data_->manifest.dir()); !s) error = s.error().message;
+        }
+        if (salt.empty() || !error.empty()) continue;
+        const uint64_t seed = mix_seed(secret, salt + ":" + t.name);
+        if (!sparse) {
+          if (auto s = fill_tensor(t, at, seed, data_->manifest.dir()); !s) error = s.error().message;
+          continue;
+        }
+        std::vector<uint8_t> fresh(t.nbytes());
+        if (auto s = fill_tensor(t, fresh.data(), seed, data_->manifest.dir()); !s) {
+          error = s.error().message;
+          continue;
+        }
+        const size_t es = dtype_size(t.dtype);
+        for (int64_t k = 0; k < t.numel(); ++k)
+          if (random_bits(seed, static_cast<uint64_t>(k)) % 64 == 0) std::memcpy(at + k * es, fresh.data() + k * es, es);
+      }
+    });
+    if (!error.empty()) return make_error(error);
+    return blob;
+  }
+
+  std::optional<TestResult> make_inputs() {
+    enter("inputs_s");
+    auto blob = inputs_blob("", 0, false);
+    if (!blob) return finish(Verdict::error, "inputs: " + blob.error().message);
+    inputs_ = std::move(*blob);
+    return std::nullopt;
+  }
+
+  PrepareRequest prepare_request(const char* session, const Target& t, const std::string& device) const {
+    PrepareRequest p;
+    p.session = session;
+    p.manifest = req_.manifest;
+    p.op = req_.op;
+    p.case_index = req_.case_index;
+    p.seed = req_.seed;
+    p.random_cases = req_.random_cases;
+    p.target = t;
+    p.device = device;
+    p.device_index = req_.device_index;
+    return p;
+  }
+
+  std::optional<TestResult> prepare() {
+    enter("setup_s");
+    auto out = ask_impl(to_json(prepare_request("impl", req_.impl, req_.device)), limits_.call_timeout, inputs_.fd());
+    if (!out) return failed_;
+    prepared_impl_ = true;
+    const CallReply c = CallReply::from_json(out->reply);
+    if (c.skipped) return finish(Verdict::skipped, c.error);
+    if (!c.error.empty()) return call_failure(c, "");
+    return std::nullopt;
+  }
+
+  // The reference's buffers for `inputs` (the case's or another set), from its own worker.
+  Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
+    w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
+    if (!prepared_reference_) {
+      ExecOutcome out = w_.reference->execute(to_json(prepare_request("reference", req_.reference, req_.reference_device)),
+                                              limits_.call_timeout, inputs_.fd());
+      if (out.status != ExecOutcome::Status::ok) {
+        reference_fatal_ = true;
+        return make_error(out.detail);
+      }
+      prepared_reference_ = true;
+      const CallReply c = CallReply::from_json(out.reply);
+      if (c.skipped) return make_error("skipped: " + c.error);
+      if (!c.error.empty()) return make_error(c.error);
+    }
+    ExecOutcome out = w_.reference->execute({{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}}, limits_.call_timeout,
+                                            other ? other->fd() : -1);
+    if (out.status != ExecOutcome::Status::ok) {
+      reference_fatal_ = true;
+      return make_error(out.detail);
+    }
+    if (out.reply.value("fatal", false)) reference_fatal_ = true;
+    const CallReply c = CallReply::from_json(out.reply);
+    if (!c.error.empty()) return make_error(c.error);
+    if (!c.left_behind.empty()) return make_error("the call " + c.left_behind);
+    auto blob = SealedBlob::adopt(std::move(out.fd), buffers_layout(*c_).total);
+    if (!blob) return make_error(blob.error().message);
+    if (auto e = reference_unwritten(*c_, CallBuffersView(*c_, *blob)); !e.empty()) return make_error(e);
+    return blob;
+  }
+
+  std::optional<TestResult> reference() {
+    enter("reference_s");
+    auto blob = reference_buffers(nullptr);
+    if (!blob) {
+      const std::string& m = blob.error().message;
+      if (m.rfind("skipped: ", 0) == 0) return finish(Verdict::skipped, "reference: " + m.substr(9));
+      return finish(Verdict::error, "reference: " + m);
+    }
+    expected_ = std::move(*blob);
+    return std::nullopt;
+  }
+
+  // One call of the implementation on its session's buffers; `other`: inputs other than the
+  // case's. Its buffers, or the test's verdict.
+  Expected<SealedBlob> impl_call(const SealedBlob* other, const std::string& prefix) {
+    auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}}, limits_.call_timeout, other ? other->fd() : -1);
+    if (!out) return make_error("");
+    const CallReply c = CallReply::from_json(out->reply);
+    if (!c.error.empty() || !c.left_behind.empty() || c.outside) {
+      failed_ = call_failure(c, prefix);
+      return make_error("");
+    }
+    if (!c.changed_after_return.empty()) {
+      failed_ = finish(Verdict::fail, prefix + c.changed_after_return);
+      return make_error("");
+    }
+    auto blob = SealedBlob::adopt(std::move(out->fd), buffers_layout(*c_).total);
+    if (!blob) {
+      failed_ = finish(Verdict::error, prefix + "its buffers: " + blob.error().message);
+      return make_error("");
+    }
+    return blob;
+  }
+
+  std::optional<TestResult> check() {
+    enter("check_s");
+    auto got = impl_call(nullptr, "");
+    if (!got) return failed_;
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, *got), inputs_, CallBuffersView(*c_, expected_))) {
+      r_.mismatch = j->mismatch;
+      return finish(j->verdict, j->message);
+    }
+    first_ = std::move(*got);
+    return std::nullopt;
+  }
+
+  std::optional<TestResult> determinism() {
+    if (!req_.check_determinism) return std::nullopt;
+    auto again = impl_call(nullptr, "second call: ");
+    if (!again) return failed_;
+    if (auto e = outputs_not_identical(*c_, CallBuffersView(*c_, *again), CallBuffersView(*c_, first_)); !e.empty())
+      return finish(Verdict::nondeterministic, e);
+    return std::nullopt;
+  }
+
+  // ---- timing
+  // The buffers after a block's last call: its outputs must be the reference's, its inputs as
+  // they were, its guards whole. "" when so.
+  std::string check_block(UniqueFd fd) {
+    auto blob = SealedBlob::adopt(std::move(fd), buffers_layout(*c_).total);
+    if (!blob) return "its buffers after the block: " + blob.error().message;
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, *blob), inputs_, CallBuffersView(*c_, expected_))) return j->message;
+    return "";
+  }
+
+  // A checked call on other inputs, placed among the timed blocks where the host's secret says.
+  std::optional<TestResult> checked_call(int which) {
+    const bool sparse = which > 0;
+    auto other = inputs_blob(fmt::format("checked{}", which), secret_, sparse);
+    if (!other) return finish(Verdict::error, "other inputs: " + other.error().message);
+    w_.impl->freeze(true);  // the reference runs alone
+    if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
+    auto want = reference_buffers(&*other);
+    if (!want) return finish(Verdict::error, "reference: " + want.error().message);
+    auto got = impl_call(&*other, "while timed, a checked call on other inputs: ");
+    if (!got) return failed_;
+    if (auto why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want)); !why.empty())
+      return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
+                                               sparse ? "the case's inputs with a few elements changed" : "fresh input values", why));
+    return std::nullopt;
+  }
+
+  // One block of one side (paired_timer.hpp's callback).
+  Expected<Measurement> block(bool baseline, const TimingOptions& options) {
+    Executor& side = baseline ? *w_.baseline : *w_.impl;
+    if (!baseline) {
+      if (checked_before_.count(impl_blocks_.size()))
+        if (auto failed = checked_call(checked_calls_++)) {
+          failed_ = *failed;
+          return make_error("checked call");
+        }
+      use_impl_side();
+    } else {
+      use_baseline_side();
+    }
+    const char* session = baseline ? "baseline" : "impl";
+    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}}, block_timeout(options));
+    if (!baseline) keep_output(out);
+    if (out.status != ExecOutcome::Status::ok) {
+      if (baseline) {
+        baseline_fatal_ = true;
+        return make_error("baseline: its worker: " + out.detail);
+      }
+      impl_crashed_ = true;
+      failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, "while timing: " + out.detail);
+      return make_error("worker");
+    }
+    if (out.reply.value("fatal", false)) (baseline ? baseline_fatal_ : impl_fatal_) = true;
+    const CallReply c = CallReply::from_json(out.reply);
+    if (!c.error.empty() || !c.left_behind.empty()) {
+      if (baseline) return make_error("baseline: " + (c.error.empty() ? "the calls " + c.left_behind : c.error));
+      failed_ = c.sticky ? finish(Verdict::crash, "while timing: " + c.error)
+                         : finish(Verdict::error, "while timing: " + (c.error.empty() ? "the calls " + c.left_behind : c.error));
+      return make_error("block");
+    }
+    Measurement m = measurement_from_json(out.reply.value("measurement", nlohmann::json::object()));
+    if (m.samples.empty()) {
+      if (baseline) return make_error("baseline: a block without samples");
+      failed_ = finish(Verdict::error, "while timing: its worker reported a block without samples");
+      return make_error("block");
+    }
+    if (!baseline && !expected_.empty()) {
+      if (auto why = check_block(std::move(out.fd)); !why.empty()) {
+        failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
+        return make_error("block");
+      }
+    }
+    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, m});
+    return m;
+  }
+
+  double block_timeout(const TimingOptions& o) const { return limits_.call_timeout + 4 * o.rule.timeout + o.warmup_time; }
+
+  std::optional<TestResult> measure() {
+    enter("timing_s");
+    // Where the checked calls go: the host's secret, drawn now, known to no worker.
+    std::random_device rd;
+    secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    std::mt19937_64 draw(secret_);
+    const std::size_t impl_blocks = req_.baseline ? kPairedBlocks : kUnpairedBlocks;
+    while (req_.check && checked_before_.size() < static_cast<std::size_t>(std::min<std::size_t>(kCheckedCalls, impl_blocks - 1)))
+      checked_before_.insert(1 + draw() % (impl_blocks - 1));
+
+    std::string pairing_note;
+    if (req_.baseline && (!w_.baseline || req_.baseline->kind == Target::Kind::identity))
+      pairing_note = "baseline: an identity baseline cannot be timed";
+    bool paired = req_.baseline && pairing_note.empty();
+    if (paired) {
+      use_baseline_side();
+      ExecOutcome out = w_.baseline->execute(to_json(prepare_request("baseline", *req_.baseline, req_.device)), limits_.call_timeout,
+                                             inputs_.fd());
+      const CallReply c = CallReply::from_json(out.reply);
+      if (out.status != ExecOutcome::Status::ok) baseline_fatal_ = true, pairing_note = "baseline: its worker: " + out.detail;
+      else if (!c.error.empty()) pairing_note = "baseline: " + c.error;
+      else prepared_baseline_ = true;
+      paired = pairing_note.empty();
+    }
+    Measurement meas;
+    double baseline_measured = 0;
+    auto alone = [&]() -> std::optional<TestResult> {
+      impl_blocks_.clear();
+      auto m = measure_blocks([&](const TimingOptions& o) { return block(false, o); }, req_.timing, kUnpairedBlocks);
+      if (!m) return failed_ ? *failed_ : finish(Verdict::error, "while timing: " + m.error().message);
+      meas = std::move(*m);
+      return std::nullopt;
+    };
+    if (!paired) {
+      if (auto failed = alone()) return failed;
+    } else {
+      auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing);
+      if (!p && failed_) return *failed_;
+      if (!p) {
+        // The baseline's fault, not the implementation's: timed alone, and the result says why
+        // it has no speedup.
+        pairing_note = p.error().message;
+        base_blocks_.clear();
+        if (auto failed = alone()) return failed;
+      } else {
+        meas = std::move(p->impl);
+        baseline_measured = p->baseline.measured_time;
+        r_.baseline_median = p->baseline.stats.median;
+        if (p->speedup) {
+          r_.speedup = p->speedup->speedup;
+          r_.speedup_low = p->speedup->low;
+          r_.speedup_high = p->speedup->high;
+          r_.speedup_confidence = p->speedup->confidence;
+          r_.speedup_pairs = static_cast<double>(p->speedup->pairs);
+        }
+      }
+    }
+    for (Executor* e : {w_.impl, w_.baseline})
+      if (e) e->freeze(false);
+
+    // What the host's own clock, the baseline's blocks and physics say of the reported times.
+    const bool device = req_.device != "cpu";
+    AuditOptions audit;
+    audit.device = device;
+    std::optional<std::string> implausible = audit_checked_calls(impl_blocks_, audit);
+    if (!implausible && !base_blocks_.empty()) implausible = audit_clock(impl_blocks_, base_blocks_, audit);
+    if (!implausible && req_.timing.mode == TimingMode::cold) implausible = audit_floor(meas.stats.median, c_->bytes, limits_.peak_bytes_per_second);
+    if (implausible) return finish(Verdict::implausible, *implausible);
+
+    Timing t;
+    t.mode = timing_mode_name(meas.mode);
+    t.stats = meas.stats;
+    t.host = meas.host;
+    t.stop = r_.speedup_pairs ? "paired" : stop_reason_name(meas.stop);
+    t.batch = meas.batch;
+    t.warmup_calls = meas.warmup_calls;
+    t.wall_time = meas.wall_time;
+    t.measured_time = meas.measured_time;
+    t.baseline_measured_time = baseline_measured;
+    t.throttled = meas.throttled;
+    t.clock_mhz = meas.clock_mhz;
+    t.blocking = meas.blocking;
+    t.eviction = meas.eviction;
+    t.samples_per_sync = meas.samples_per_sync;
+    t.event_cost = meas.event_cost;
+    t.notes = meas.notes;
+    if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
+    r_.timing = t;
+    const double med = meas.stats.median;
+    if (med > 0 && c_->flops) r_.tflops = *c_->flops / med / 1e12;
+    if (med > 0 && c_->bytes) r_.gbps = *c_->bytes / med / 1e9;
+    return std::nullopt;
+  }
+
+  const TestRequest& req_;
+  TestWorkers w_;
+  DriverLimits limits_;
+  TestResult r_;
+  std::optional<TestResult> failed_;
+  Clock::time_point started_, phase_start_;
+  const char* phase_ = "setup_s";
+  const OpCases* data_ = nullptr;
+  const ConcreteCase* c_ = nullptr;
+  SealedBlob inputs_, expected_, first_;
+  bool prepared_impl_ = false, prepared_reference_ = false, prepared_baseline_ = false;
+  bool impl_crashed_ = false, impl_fatal_ = false, reference_fatal_ = false, baseline_fatal_ = false;
+  uint64_t secret_ = 0;
+  std::set<std::size_t> checked_before_;  // impl block indices preceded by a checked call
+  int checked_calls_ = 0;
+  std::vector<BlockRecord> impl_blocks_, base_blocks_;
+};
+
+}  // namespace
+
+TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits) {
+  return TestDriver(req, workers, limits).run();
+}
+
+TestResult run_test_in_process(const TestRequest& req) {
+  auto ex = make_in_process_executor();
+  TestWorkers w{ex.get(), ex.get(), ex.get()};
+  return run_test(req, w, DriverLimits{});
+}
+
+}  // namespace bb

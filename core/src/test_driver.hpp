@@ -1,0 +1,57 @@
+// One test, (implementation, case), driven from the host, as nvbench's measure_cold reads:
+// inputs, prepare, reference, call, check, determinism, measure, audit. Three worker processes
+// take part and none sees another's memory: the implementation's, the reference's (expected
+// outputs) and the baseline's (timed against it in alternating blocks, the side not running
+// frozen). The host makes the inputs, keeps the expected outputs, times every block on its own
+// clock and judges every call; the implementation's worker only calls and sends its buffers
+// back (docs/RELIABILITY.md).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "executor.hpp"
+#include "measurement.hpp"
+#include "results.hpp"
+#include "worker_protocol.hpp"
+
+namespace bb {
+
+struct TestRequest {
+  std::string manifest;  // gen_input.yaml
+  std::string op;
+  int case_index = 0;
+  Target impl;
+  Target reference;
+  std::string device = "cpu";            // where the implementation runs: cpu, cuda, hip
+  int device_index = 0;
+  std::string reference_device = "cpu";  // where the reference runs
+  bool check = true;              // compare against the reference
+  bool time = false;              // measure when correct (or when check is false)
+  bool check_determinism = false; // a second call must give the same bytes
+  std::optional<uint64_t> seed;   // overrides the manifest's seed
+  int random_cases = 0;           // --random-cases: the case list includes them (cases.hpp)
+  TimingOptions timing;
+  // With `time`: the baseline to time against, on the implementation's device, in alternating
+  // blocks in its own worker (paired.hpp); the result then carries the paired speedup.
+  std::optional<Target> baseline;
+};
+
+// The workers of a test. `baseline` may be `reference` (the same trusted worker) or null.
+struct TestWorkers {
+  Executor* impl = nullptr;
+  Executor* reference = nullptr;
+  Executor* baseline = nullptr;
+};
+
+struct DriverLimits {
+  double call_timeout = 60;        // seconds a call (or a prepare) may take
+  double peak_bytes_per_second = 0;  // the device's measured peak: the physical floor (0: unknown)
+};
+
+TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits);
+
+// Every role in this process (unit tests, --no-isolate): none of the walls apply.
+TestResult run_test_in_process(const TestRequest& req);
+
+}  // namespace bb

@@ -1,0 +1,157 @@
+#include "worker_protocol.hpp"
+
+#include "host_buffer.hpp"
+
+namespace bb {
+
+namespace {
+const char* target_kind_name(Target::Kind k) {
+  switch (k) {
+    case Target::Kind::kernel_impl: return "kernel_impl";
+    case Target::Kind::reference: return "reference";
+    case Target::Kind::identity: return "identity";
+  }
+  return "identity";
+}
+Target::Kind target_kind(const std::string& s) {
+  if (s == "kernel_impl") return Target::Kind::kernel_impl;
+  if (s == "reference") return Target::Kind::reference;
+  return Target::Kind::identity;
+}
+StopReason stop_reason_from(const std::string& s) {
+  for (StopReason r : {StopReason::converged, StopReason::noise_plateau, StopReason::max_samples, StopReason::timeout})
+    if (s == stop_reason_name(r)) return r;
+  return StopReason::running;
+}
+}  // namespace
+
+nlohmann::json to_json(const Target& t) { return {{"kind", target_kind_name(t.kind)}, {"library", t.library}}; }
+Target target_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return {};
+  return Target{target_kind(j.value("kind", "identity")), j.value("library", "")};
+}
+
+void BlobLayout::add(std::size_t bytes) {
+  offsets.push_back(total);
+  sizes.push_back(bytes);
+  total += (bytes + 4095) / 4096 * 4096;
+}
+
+BlobLayout inputs_layout(const ConcreteCase& c) {
+  BlobLayout l;
+  for (const auto& t : c.inputs) l.add(t.nbytes());
+  return l;
+}
+
+BlobLayout buffers_layout(const ConcreteCase& c) {
+  BlobLayout l;
+  auto raw = [](std::size_t n) { return HostBuffer::kGuardBytes + n + HostBuffer::kGuardBytes; };
+  for (const auto& t : c.inputs) l.add(raw(t.nbytes()));
+  for (const auto& o : c.outputs) l.add(o.inplace_input >= 0 ? 0 : raw(o.nbytes()));
+  return l;
+}
+
+nlohmann::json to_json(const PrepareRequest& r) {
+  return {{"cmd", "prepare"},       {"session", r.session},   {"manifest", r.manifest},
+          {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+          {"random_cases", r.random_cases}, {"target", to_json(r.target)}, {"device", r.device},
+          {"device_index", r.device_index}};
+}
+
+PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
+  PrepareRequest r;
+  r.session = j.value("session", "");
+  r.manifest = j.value("manifest", "");
+  r.op = j.value("op", "");
+  r.case_index = j.value("case_index", 0);
+  if (auto it = j.find("seed"); it != j.end() && it->is_number_unsigned()) r.seed = it->get<uint64_t>();
+  r.random_cases = j.value("random_cases", 0);
+  r.target = target_from_json(j.value("target", nlohmann::json::object()));
+  r.device = j.value("device", "cpu");
+  r.device_index = j.value("device_index", 0);
+  return r;
+}
+
+nlohmann::json CallReply::to_json() const {
+  return {{"error", error}, {"sticky", sticky}, {"outside", outside}, {"left_behind", left_behind},
+          {"changed_after_return", changed_after_return}, {"skipped", skipped}};
+}
+
+CallReply CallReply::from_json(const nlohmann::json& j) {
+  CallReply r;
+  if (!j.is_object()) {
+    r.error = "the worker's reply is not an object";
+    return r;
+  }
+  r.error = j.value("error", "");
+  r.sticky = j.value("sticky", false);
+  r.outside = j.value("outside", false);
+  r.left_behind = j.value("left_behind", "");
+  r.changed_after_return = j.value("changed_after_return", "");
+  r.skipped = j.value("skipped", false);
+  return r;
+}
+
+nlohmann::json to_json(const TimingOptions& o) {
+  const auto& s = o.rule;
+  return {{"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_time", s.min_time},
+          {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", o.warmup_time},
+          {"min_sample_time", o.min_sample_time}, {"mode", timing_mode_name(o.mode)},
+          {"blocking_kernel", o.blocking_kernel}, {"l2_discard", o.l2_discard},
+          {"throttle_threshold", o.throttle_threshold}, {"throttle_recovery_delay", o.throttle_recovery_delay}};
+}
+
+TimingOptions timing_options_from_json(const nlohmann::json& t) {
+  TimingOptions o;
+  if (!t.is_object()) return o;
+  auto& s = o.rule;
+  s.min_samples = t.value("min_samples", s.min_samples);
+  s.max_samples = t.value("max_samples", s.max_samples);
+  s.min_time = t.value("min_time", s.min_time);
+  s.max_noise = t.value("max_noise", s.max_noise);
+  s.timeout = t.value("timeout", s.timeout);
+  o.warmup_time = t.value("warmup_time", o.warmup_time);
+  o.min_sample_time = t.value("min_sample_time", o.min_sample_time);
+  o.mode = t.value("mode", std::string("cold")) == "hot" ? TimingMode::hot : TimingMode::cold;
+  o.blocking_kernel = t.value("blocking_kernel", o.blocking_kernel);
+  o.l2_discard = t.value("l2_discard", o.l2_discard);
+  o.throttle_threshold = t.value("throttle_threshold", o.throttle_threshold);
+  o.throttle_recovery_delay = t.value("throttle_recovery_delay", o.throttle_recovery_delay);
+  return o;
+}
+
+nlohmann::json to_json(const Measurement& m) {
+  return {{"mode", timing_mode_name(m.mode)}, {"stop", stop_reason_name(m.stop)}, {"batch", m.batch},
+          {"warmup_calls", m.warmup_calls}, {"wall_time", m.wall_time}, {"measured_time", m.measured_time},
+          {"throttled", m.throttled}, {"clock_mhz", m.clock_mhz}, {"min_clock_mhz", m.min_clock_mhz},
+          {"blocking", m.blocking}, {"eviction", m.eviction}, {"samples_per_sync", m.samples_per_sync},
+          {"event_cost", m.event_cost}, {"notes", m.notes}, {"samples", m.samples}, {"host_samples", m.host_samples}};
+}
+
+Measurement measurement_from_json(const nlohmann::json& j) {
+  Measurement m;
+  if (!j.is_object()) return m;
+  m.mode = j.value("mode", std::string("cold")) == "hot" ? TimingMode::hot : TimingMode::cold;
+  m.stop = stop_reason_from(j.value("stop", ""));
+  m.batch = std::max<std::size_t>(1, j.value("batch", std::size_t{1}));
+  m.warmup_calls = j.value("warmup_calls", std::size_t{0});
+  m.wall_time = j.value("wall_time", 0.0);
+  m.throttled = j.value("throttled", std::size_t{0});
+  m.clock_mhz = j.value("clock_mhz", 0.0);
+  m.min_clock_mhz = j.value("min_clock_mhz", 0.0);
+  m.blocking = j.value("blocking", false);
+  m.eviction = j.value("eviction", "");
+  m.samples_per_sync = j.value("samples_per_sync", std::size_t{1});
+  m.event_cost = j.value("event_cost", 0.0);
+  m.notes = j.value("notes", std::vector<std::string>{});
+  m.samples = j.value("samples", std::vector<double>{});
+  m.host_samples = j.value("host_samples", std::vector<double>{});
+  // Statistics are recomputed here from the samples, never taken from the sender.
+  m.measured_time = 0;
+  for (double s : m.samples) m.measured_time += s * static_cast<double>(m.batch);
+  m.stats = summarize(m.samples);
+  m.host = summarize(m.host_samples);
+  return m;
+}
+
+}  // namespace bb

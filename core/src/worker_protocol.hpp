@@ -1,0 +1,79 @@
+// What the host asks of a worker process and what comes back, one JSON line each way, with a
+// sealed memfd (sealed_blob.hpp) beside a message where tensors travel.
+//
+// A worker serves sessions: one bound call (a function, a case, a device) each, prepared once
+// and then called or timed any number of times.
+//   prepare {session, target, case, device} + the case's inputs (blob)  ->  {} or {error}
+//   call    {session, witnessed}     [+ other inputs (blob)]            ->  {...} + its buffers (blob)
+//   block   {session, timing}                                           ->  {measurement} + buffers after the last call (blob)
+//   end     {session}
+// A worker never judges a call: its buffers go back to the host, which compares them with the
+// reference's, computed in another worker (test_driver.hpp).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cases.hpp"
+#include "measurement.hpp"
+
+namespace bb {
+
+// Which function a session calls.
+struct Target {
+  enum class Kind { kernel_impl, reference, identity };
+  Kind kind = Kind::identity;
+  std::string library;  // empty for identity
+  bool operator==(const Target&) const = default;
+};
+nlohmann::json to_json(const Target& t);
+Target target_from_json(const nlohmann::json& j);
+
+// Where each tensor lies in a blob: 4 KiB-aligned regions, in order.
+struct BlobLayout {
+  std::vector<std::size_t> offsets, sizes;
+  std::size_t total = 0;
+  void add(std::size_t bytes);
+};
+// The case's inputs, their data only (host -> worker).
+BlobLayout inputs_layout(const ConcreteCase& c);
+// A call's buffers, each whole with its guard bytes (worker -> host): the inputs, then every
+// output (an in-place output has an empty region: its data is its input's).
+BlobLayout buffers_layout(const ConcreteCase& c);
+
+struct PrepareRequest {
+  std::string session;
+  std::string manifest, op;
+  int case_index = 0;
+  std::optional<uint64_t> seed;
+  int random_cases = 0;
+  Target target;
+  std::string device = "cpu";
+  int device_index = 0;
+};
+nlohmann::json to_json(const PrepareRequest& r);
+PrepareRequest prepare_request_from_json(const nlohmann::json& j);
+
+// What a call did, besides its buffers.
+struct CallReply {
+  std::string error;            // the call failed: returned an error, a device error, ...
+  bool sticky = false;          // a sticky device error: the worker is done
+  bool outside = false;         // it wrote the outputs outside its stream
+  std::string left_behind;      // what it left in the process (call_guard.hpp); the worker is retired
+  std::string changed_after_return;  // a thread it left kept writing the outputs
+  bool skipped = false;         // prepare: the device is missing (error says why)
+  nlohmann::json to_json() const;
+  static CallReply from_json(const nlohmann::json& j);
+};
+
+nlohmann::json to_json(const TimingOptions& o);
+TimingOptions timing_options_from_json(const nlohmann::json& j);
+// A measurement's samples and bookkeeping; the receiver recomputes the statistics.
+nlohmann::json to_json(const Measurement& m);
+Measurement measurement_from_json(const nlohmann::json& j);
+
+}  // namespace bb

@@ -1,0 +1,67 @@
+// Bytes handed between processes (sealed_blob.hpp, message_channel.hpp): the receiver maps what
+// the sender wrote, nobody can write it afterwards, an unsealed memfd is refused, and a blob
+// crosses a socket beside its line.
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "message_channel.hpp"
+#include "sealed_blob.hpp"
+
+TEST(SealedBlob, WhatIsWrittenIsWhatIsReadAndNoOneWritesItAfter) {
+  auto blob = bb::SealedBlob::create(10000, [](uint8_t* p) {
+    for (int i = 0; i < 10000; ++i) p[i] = static_cast<uint8_t>(i * 7);
+  });
+  ASSERT_TRUE(blob) << blob.error().message;
+  auto got = bb::SealedBlob::adopt(bb::UniqueFd(dup(blob->fd())), 10000);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_EQ(got->size(), 10000u);
+  for (int i = 0; i < 10000; ++i) ASSERT_EQ(got->data()[i], static_cast<uint8_t>(i * 7));
+  // The seals: no writable shared mapping, no write(2), no resize.
+  EXPECT_EQ(mmap(nullptr, 10000, PROT_READ | PROT_WRITE, MAP_SHARED, got->fd(), 0), MAP_FAILED);
+  EXPECT_LT(pwrite(got->fd(), "x", 1, 0), 0);
+  EXPECT_NE(ftruncate(got->fd(), 100), 0);
+  // Too small for what the receiver expects.
+  EXPECT_FALSE(bb::SealedBlob::adopt(bb::UniqueFd(dup(blob->fd())), 10001));
+}
+
+TEST(SealedBlob, AnUnsealedMemfdIsRefused) {
+  bb::UniqueFd fd(memfd_create("plain", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  ASSERT_TRUE(fd);
+  ASSERT_EQ(ftruncate(fd.get(), 4096), 0);
+  auto got = bb::SealedBlob::adopt(std::move(fd), 4096);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().message.find("not sealed"), std::string::npos) << got.error().message;
+  EXPECT_FALSE(bb::SealedBlob::adopt(bb::UniqueFd(), 1));
+}
+
+TEST(MessageChannel, ABlobCrossesASocketBesideItsLine) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  auto blob = bb::SealedBlob::create(64, [](uint8_t* p) { std::memset(p, 0x5a, 64); });
+  ASSERT_TRUE(blob);
+  ASSERT_TRUE(bb::send_line(sv[0], R"({"a":1})", blob->fd()));
+  ASSERT_TRUE(bb::send_line(sv[0], R"({"b":2})"));
+  bb::LineReader reader(sv[1]);
+  std::vector<std::pair<std::string, bb::UniqueFd>> lines;
+  while (lines.size() < 2) {
+    if (auto l = reader.next_line()) {
+      lines.push_back(std::move(*l));
+      continue;
+    }
+    ASSERT_GT(reader.read_some(), 0);
+  }
+  EXPECT_EQ(lines[0].first, R"({"a":1})");
+  ASSERT_TRUE(lines[0].second);
+  auto got = bb::SealedBlob::adopt(std::move(lines[0].second), 64);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->data()[63], 0x5a);
+  EXPECT_EQ(lines[1].first, R"({"b":2})");
+  EXPECT_FALSE(lines[1].second);
+  close(sv[0]);
+  close(sv[1]);
+}
