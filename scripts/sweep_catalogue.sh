@@ -67,10 +67,13 @@ for line in open(expected_path):
     rows.append((name, device, verdict, got, got_scored))
     if got != verdict:
         problems.append(f"{name}: {first_case} is {got}, expected {verdict}")
-    if got_scored != want_scored:
+    if want_scored in ("yes", "no") and got_scored != want_scored:
         problems.append(f"{name}: scored {got_scored}, expected {want_scored}")
     if want_scored == "no" and has_speedup(impl):
         problems.append(f"{name}: has a speedup, but it is not correct")
+    # "any": an attack the walls leave doing the work: scored or not, never faster than honest.
+    if want_scored == "any" and has_speedup(impl) and scored[impl]["speedup"] >= 3.0:
+        problems.append(f"{name}: a speedup of {scored[impl]['speedup']:.2f}: the attack gained")
 # The shipped ops: every test passes and every implementation is scored.
 shipped = sorted(i for i in tests if not i.startswith("scale__"))
 not_run = []

@@ -66,10 +66,16 @@ void CallBuffers::scrub() {
 
 BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex) : c_(c), b_(b), ex_(ex) {
   std::vector<void*> in_ptrs, out_ptrs;
-  for (auto& buf : b.inputs) in_ptrs.push_back(place(buf, false));
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    bool aliased = false;
+    for (const auto& o : c.outputs) aliased = aliased || o.inplace_input == static_cast<int>(i);
+    // An in-place target keeps a copy of what it held before the calls, to start each from.
+    if (aliased) inplace_.push_back({i, HostBuffer(b.inputs[i].size())});
+    in_ptrs.push_back(place(b.inputs[i], aliased, false));
+  }
   for (size_t j = 0; j < c.outputs.size(); ++j) {
     const int in = c.outputs[j].inplace_input;
-    out_ptrs.push_back(in >= 0 ? in_ptrs[static_cast<size_t>(in)] : place(b.outputs[j], true));
+    out_ptrs.push_back(in >= 0 ? in_ptrs[static_cast<size_t>(in)] : place(b.outputs[j], true, true));
   }
   if (error_.empty()) frame_ = std::make_unique<CallFrame>(op, c, in_ptrs, out_ptrs, ex.dl, ex.stream);
 }
@@ -155,10 +161,19 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
   return out;
 }
 
+void BoundCall::save_inplace() {
+  for (auto& [i, saved] : inplace_) std::memcpy(saved.raw(), b_.inputs[i].raw(), saved.raw_size());
+  if (!ex_.rt) return;
+  for (auto& m : mirrors_)
+    if (m.poison && !m.is_output) ex_.rt->api().memcpy_d2d(m.poison, m.dev, m.host->raw_size(), ex_.stream);
+  ex_.rt->api().stream_synchronize(ex_.stream);
+}
+
 int BoundCall::poison_outputs() {
   if (!ex_.rt) {
     for (size_t j = 0; j < c_.outputs.size(); ++j)
       if (c_.outputs[j].inplace_input < 0) b_.outputs[j].poison(c_.outputs[j].dtype);
+    for (auto& [i, saved] : inplace_) std::memcpy(b_.inputs[i].raw(), saved.raw(), saved.raw_size());
     return 0;
   }
   for (auto& m : mirrors_)
@@ -187,7 +202,7 @@ std::string BoundCall::download() {
   return "";
 }
 
-void* BoundCall::place(HostBuffer& buf, bool is_output) {
+void* BoundCall::place(HostBuffer& buf, bool keep_copy, bool is_output) {
   if (!ex_.rt) return buf.data();
   // Whole 256-byte units: the last 128-byte cache line is the buffer's own (the timer drops
   // the buffer's lines from L2 between cold samples: device_timer.hpp).
@@ -203,8 +218,8 @@ void* BoundCall::place(HostBuffer& buf, bool is_output) {
   };
   void* dev = nullptr;
   if (!alloc(&dev)) return nullptr;
-  Mirror m{&buf, dev, nullptr};
-  if (is_output && !alloc(&m.poison)) m.poison = nullptr;
+  Mirror m{&buf, dev, nullptr, is_output};
+  if (keep_copy && !alloc(&m.poison)) m.poison = nullptr;
   mirrors_.push_back(m);
   ranges_.push_back({dev, bytes});
   if (!is_output) input_ranges_.push_back({dev, bytes});

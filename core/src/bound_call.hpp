@@ -81,10 +81,12 @@ class BoundCall {
   const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
   const std::vector<bb_device_range>& input_ranges() const { return input_ranges_; }
 
-  // Rewrites every output with its poison pattern where the call reads it: on the host, or on
-  // the device by a copy queued on the stream (ordered before what follows on it). 0 or the
-  // runtime's error code.
+  // Rewrites every output with its poison pattern where the call reads it, and every in-place
+  // target with what it held at save_inplace(): on the host, or on the device by copies queued
+  // on the stream (ordered before what follows on it). 0 or the runtime's error code.
   int poison_outputs();
+  // Keeps what the in-place targets hold now (the restored inputs, before a block of calls).
+  void save_inplace();
   // Zeroes the device mirrors (a reference's results, before its memory goes back to the pool).
   void wipe_device();
   // Copies every staging buffer to its device mirror / every mirror back.
@@ -92,7 +94,7 @@ class BoundCall {
   std::string download();
 
  private:
-  void* place(HostBuffer& buf, bool is_output);
+  void* place(HostBuffer& buf, bool keep_copy, bool is_output);
   void identity();
 
   const ConcreteCase& c_;
@@ -101,8 +103,10 @@ class BoundCall {
   struct Mirror {
     HostBuffer* host;
     void* dev;
-    void* poison = nullptr;  // outputs: a device copy of the poisoned region, the source of poison_outputs()
+    void* poison = nullptr;  // a device copy to start each call from: the poisoned output, the saved in-place input
+    bool is_output = false;
   };
+  std::vector<std::pair<size_t, HostBuffer>> inplace_;  // (input, its saved copy) of in-place targets
   std::vector<Mirror> mirrors_;
   std::vector<bb_device_range> ranges_, input_ranges_;
   std::unique_ptr<CallFrame> frame_;

@@ -202,6 +202,7 @@ class IsolatedExecutor final : public Executor {
       walls.namespaces = support.namespaces;
       for (const auto& d : walls_.spec.hidden_dirs) walls.hidden_dirs.push_back(d.c_str());
       for (const auto& f : walls_.spec.hidden_files) walls.hidden_files.push_back(f.c_str());
+      for (const auto& d : walls_.spec.readonly_dirs) walls.readonly_dirs.push_back(d.c_str());
       if (walls_.own_user) {
         walls.uid = next_worker_uid();
         walls.groups = device_groups();

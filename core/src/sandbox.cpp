@@ -45,7 +45,15 @@ int set_readonly(const char* path, bool readonly) {
 
 namespace {
 
-constexpr int kNamespaces = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC;
+// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, ro, user.
+bool turned_off(const char* part) {
+  const char* env = getenv("BACKENDBENCH_SANDBOX_OFF");
+  if (!env) return false;
+  const std::string list = std::string(",") + env + ",";
+  return list.find(std::string(",") + part + ",") != std::string::npos;
+}
+const int kNamespaces = CLONE_NEWNS | (turned_off("net") ? 0 : CLONE_NEWNET) | (turned_off("ipc") ? 0 : CLONE_NEWIPC);
+const bool kReadOnly = !turned_off("ro");
 
 bool write_file(const std::string& path, const std::string& text) {
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -75,8 +83,9 @@ bool can_make_namespaces() {
   if (pid == 0) {
     if (unshare(kNamespaces) != 0) _exit(1);
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(1);
+    if (mount("/tmp", "/tmp", nullptr, MS_BIND, nullptr) != 0) _exit(1);
     MountAttr a{kMountReadOnly, 0, 0, 0};
-    _exit(syscall(SYS_mount_setattr, -1, "/", kAtRecursive, &a, sizeof a) == 0 ? 0 : 1);
+    _exit(syscall(SYS_mount_setattr, -1, "/tmp", kAtRecursive, &a, sizeof a) == 0 ? 0 : 1);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -108,14 +117,14 @@ std::pair<std::string, int> find_freezer() {
 SandboxSupport probe() {
   SandboxSupport s;
   const bool root = geteuid() == 0;
-  s.namespaces = root && can_make_namespaces();
+  s.namespaces = root && !turned_off("ns") && can_make_namespaces();
   if (!root)
     s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): not root (unprivileged "
                     "user namespaces are not used yet)");
   else if (!s.namespaces)
     s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): unshare or mount_setattr "
                     "refused");
-  s.drop_user = root;
+  s.drop_user = root && !turned_off("user");
   if (!root)
     s.off.push_back("a user per worker: not root, so workers run as the host's user (the host and the workers are made undumpable "
                     "instead; a worker can still signal another)");
@@ -215,13 +224,20 @@ int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
       *step = "hiding another library";
       return errno;
     }
-  // Every file read-only (the root's libraries, the results, the build), whoever the worker
-  // runs as; /dev (device nodes, /dev/shm) stays writable.
-  if (set_readonly("/", true) != 0) {
-    *step = "making the filesystem read-only";
-    return errno;
+  // The run's folders read-only (the root's libraries, the binary and its build), whoever the
+  // worker runs as: each bound onto itself, then its mount made read-only. (Not the whole
+  // filesystem: the CUDA driver refuses to start on a read-only root.)
+  for (const char* d : s.readonly_dirs) {
+    if (!kReadOnly) break;
+    if (mount(d, d, nullptr, MS_BIND | MS_REC, nullptr) != 0 && errno != ENOENT) {
+      *step = "binding a folder to make it read-only";
+      return errno;
+    }
+    if (set_readonly(d, true) != 0 && errno != ENOENT) {
+      *step = "making a folder read-only";
+      return errno;
+    }
   }
-  set_readonly("/dev", false);
   return 0;
 }
 

@@ -5,7 +5,7 @@
 //     timed, and kills them all when the worker retires;
 //   - namespaces: no network, its own IPC, and its own mount namespace in which the run's log
 //     directory is an empty tmpfs, every other plugin library of the run reads as an empty
-//     file, and every file is read-only (/dev aside);
+//     file, and the run's folders (the custom-ops root, the binary's) are read-only;
 //   - when the host runs as root: the worker runs as a user of its own (an unused uid, one per
 //     worker), so it can neither signal, trace nor read the memory of the host or any other
 //     worker, nor write the run's files; no_new_privs; and it is not dumpable.
@@ -35,6 +35,7 @@ struct SandboxSpec {
   bool enabled = false;
   std::vector<std::string> hidden_dirs;   // mounted over by an empty tmpfs (the log directory)
   std::vector<std::string> hidden_files;  // bound over by an empty file (other plugin libraries)
+  std::vector<std::string> readonly_dirs;  // read-only in its view (the custom-ops root, the binary's folder)
 };
 
 // The cgroup of one worker: made before the worker starts, its processes frozen, thawed and
@@ -65,6 +66,7 @@ struct PreparedSandbox {
   bool namespaces = false;
   const char* cgroup_procs = nullptr;
   std::vector<const char*> hidden_dirs, hidden_files;
+  std::vector<const char*> readonly_dirs;  // bound onto themselves read-only
   long uid = -1;                 // >= 0: become this user (and group)
   bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
   std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')

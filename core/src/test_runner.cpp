@@ -303,6 +303,7 @@ Message TestRunner::block(Session& s, const TimingOptions& timing) {
   const ConcreteCase& c = *s.c;
   s.buffers->reset(c, s.inputs_of(s.pristine));
   if (auto e = s.bound->upload(); !e.empty()) return reply_error(e);
+  s.bound->save_inplace();  // every timed call of an in-place op starts from the case's inputs
   const ProcessState before = capture_process_state();
   auto m = measure(s, timing);
   const LeftBehind left = restore_process_state(before);

@@ -68,7 +68,11 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", "correctness/small[n=16]"), "PASS");
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", c), "ERROR");
   EXPECT_NE(message_of(r, "scale__scale_cuda_hoard", c).find("out of memory"), std::string::npos) << message_of(r, "scale__scale_cuda_hoard", c);
-  EXPECT_EQ(r["tests"].size(), 9u * 3u);
+  // Attacks on the grader (docs/RELIABILITY.md): a reply forged inside the worker is not
+  // believed (the host judges the buffers), the reference is not readable from the worker.
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_borrow")) EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+  EXPECT_EQ(r["tests"].size(), 14u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
