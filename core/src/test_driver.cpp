@@ -75,8 +75,8 @@ class TestDriver {
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);
     if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
-    if (prepared_reference_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
-    if (prepared_baseline_ && w_.baseline) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
+    if (prepared_reference_ && !reference_fatal_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
+    if (prepared_baseline_ && w_.baseline && !baseline_fatal_) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
     if (impl_fatal_) w_.impl->recycle();
     if (reference_fatal_) w_.reference->recycle();
     if (baseline_fatal_ && w_.baseline) w_.baseline->recycle();
