@@ -114,9 +114,20 @@ std::pair<std::string, int> find_freezer() {
   return {"", 0};
 }
 
+// Whether this process holds capability `cap` in its effective set.
+bool has_capability(int cap) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[cap / 32].effective >> (cap % 32)) & 1u;
+}
+
 SandboxSupport probe() {
   SandboxSupport s;
-  const bool root = geteuid() == 0;
+  // "Root" here is what the walls need: making namespaces and mounts, changing users, locking
+  // the securebits. uid 0 without those capabilities (a container, a test) counts as not root.
+  const bool root = geteuid() == 0 && has_capability(CAP_SYS_ADMIN) && has_capability(CAP_SETUID) && has_capability(CAP_SETGID) &&
+                    has_capability(CAP_SETPCAP);
   s.namespaces = root && !turned_off("ns") && can_make_namespaces();
   if (!root)
     s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): not root (unprivileged "
