@@ -1,9 +1,5 @@
 #include "host_info.hpp"
 
-#include <chrono>
-#include <cstdint>
-#include <vector>
-
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -44,19 +40,6 @@ nlohmann::json describe_host() {
   }
   h["backendbench_version"] = kVersion;
   return h;
-}
-
-double measure_cpu_copy_bandwidth() {
-  constexpr std::size_t kBytes = std::size_t{64} << 20;
-  std::vector<uint8_t> a(kBytes, 1), b(kBytes, 2);
-  double best = 0;
-  for (int i = 0; i < 4; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    parallel_copy(b.data(), a.data(), kBytes);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s > 0) best = std::max(best, 2.0 * static_cast<double>(kBytes) / s);
-  }
-  return best;
 }
 
 }  // namespace bb

@@ -31,7 +31,6 @@ struct SweepContext {
   std::function<std::string(int op, int impl)> device_of;
   std::filesystem::path log_dir;         // hidden from every worker
   std::vector<std::string> libraries;    // every plugin library of the run: each worker sees its own only
-  double cpu_peak_bytes_per_second = 0;  // the CPU's measured copy bandwidth (the physical floor), 0: unknown
 };
 
 // The workers of one slot: the implementation's, the reference's and the baseline's, each

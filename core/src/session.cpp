@@ -21,7 +21,6 @@
 #include "provenance.hpp"
 #include "sandbox.hpp"
 #include "scheduler.hpp"
-#include "host_info.hpp"
 #include "worker_pool.hpp"
 
 namespace bb {
@@ -314,10 +313,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     summary.results.push_back(std::move(r));
     order.push_back(place);
   };
-  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}, 0};
+  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}};
   for (const auto& p : plans)
     for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
-  if (o.performance) ctx.cpu_peak_bytes_per_second = measure_cpu_copy_bandwidth();
   std::vector<TestSpec> runnable;
   std::set<std::pair<int, int>> told;
   for (const auto& t : tests) {
