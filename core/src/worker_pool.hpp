@@ -1,5 +1,6 @@
-// The workers of a run: one thread per worker slot, each with its own executor (a worker
-// process), taking jobs from the scheduler for its device kinds until none remain. What they
+// The workers of a run: one thread per worker slot, each with its own workers (the
+// implementation's, the reference's and the baseline's processes: job_runner.hpp's WorkerSet),
+// taking jobs from the scheduler for its device kinds until none remain. What they
 // produce goes to one event queue, which the session's thread drains into the reporters, so
 // reporters never see two threads.
 #pragma once
