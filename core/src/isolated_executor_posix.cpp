@@ -25,6 +25,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -195,6 +196,14 @@ class IsolatedExecutor final : public Executor {
     };
     // Everything the child needs is made here: after fork it may not allocate.
     const std::string host_pid = std::to_string(getpid());
+    // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
+    // captured its own (worker_integrity.hpp).
+    std::vector<char*> env;
+    for (char** e = environ; e && *e; ++e)
+      if (std::strncmp(*e, "LD_BIND_NOW=", 12) != 0) env.push_back(*e);
+    static char bind_now[] = "LD_BIND_NOW=1";
+    env.push_back(bind_now);
+    env.push_back(nullptr);
     const auto& support = sandbox_support();
     PreparedSandbox walls;
     if (walls_.spec.enabled) {
@@ -238,7 +247,8 @@ class IsolatedExecutor final : public Executor {
         (void)!write(STDERR_FILENO, "\n", 1);
         _exit(126);
       }
-      execl(binary_.c_str(), binary_.c_str(), "__worker", host_pid.c_str(), static_cast<char*>(nullptr));
+      char* const argv[] = {const_cast<char*>(binary_.c_str()), const_cast<char*>("__worker"), const_cast<char*>(host_pid.c_str()), nullptr};
+      execve(binary_.c_str(), argv, env.data());
       _exit(127);
     }
     setpgid(pid, pid);  // also here: whichever runs first

@@ -356,6 +356,11 @@ class TestDriver {
       return make_error("worker");
     }
     if (out.reply.value("fatal", false)) (baseline ? baseline_fatal_ : impl_fatal_) = true;
+    if (!baseline)
+      if (std::string t = out.reply.value("tampered", ""); !t.empty()) {
+        failed_ = finish(Verdict::implausible, fmt::format("its worker's own code changed while timed (block {}): {}", impl_blocks_.size() + 1, t));
+        return make_error("block");
+      }
     const CallReply c = CallReply::from_json(out.reply);
     if (!c.error.empty() || !c.left_behind.empty()) {
       if (baseline) return make_error("baseline: " + (c.error.empty() ? "the calls " + c.left_behind : c.error));
@@ -377,6 +382,22 @@ class TestDriver {
     }
     (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, m});
     return m;
+  }
+
+  // The implementation's worker checks its own code, GOT and read-only data against what they
+  // were before the plugin loaded (worker_integrity.hpp): a clock or timer rewritten and put
+  // back between the blocks' checks still shows in the code or data it left changed.
+  std::optional<TestResult> audit_worker() {
+    ExecOutcome out = w_.impl->execute({{"cmd", "audit"}}, limits_.call_timeout);
+    if (out.status != ExecOutcome::Status::ok) {
+      impl_crashed_ = true;
+      return finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout,
+                    "after timing, at the audit of its worker's own code: " + out.detail);
+    }
+    if (out.reply.value("fatal", false)) impl_fatal_ = true;
+    if (std::string t = out.reply.value("tampered", ""); !t.empty())
+      return finish(Verdict::implausible, "its worker's own code changed while timed: " + t);
+    return std::nullopt;
   }
 
   double block_timeout(const TimingOptions& o) const { return limits_.call_timeout + 4 * o.rule.timeout + o.warmup_time; }
@@ -440,6 +461,7 @@ class TestDriver {
     }
     for (Executor* e : {w_.impl, w_.baseline})
       if (e) e->freeze(false);
+    if (auto failed = audit_worker()) return failed;
 
     // What the host's own clock, the baseline's blocks and physics say of the reported times.
     const bool device = req_.device != "cpu";

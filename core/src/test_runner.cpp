@@ -9,6 +9,7 @@
 #include "call_guard.hpp"
 #include "cpu_cache.hpp"
 #include "cpu_timer.hpp"
+#include "device.hpp"
 #include "device_timer.hpp"
 #include "parallel.hpp"
 
@@ -157,6 +158,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   const std::string cmd = request.value("cmd", "");
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
+  if (cmd == "audit") return audit();
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
   if (cmd == "end") {
@@ -179,6 +181,12 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   s->c = &(*data)->cases[static_cast<size_t>(req.case_index)];
   s->op = req.op;
   s->reference = req.target.kind != Target::Kind::kernel_impl;
+  if (watch_integrity_ && !integrity_.captured()) {
+    // Before any plugin code is in the process: the device's runtime and driver load first,
+    // so that they are watched too.
+    if (req.device != "cpu") (void)DeviceRuntime::get(req.device);
+    integrity_ = WorkerIntegrity::capture();
+  }
   auto fn = resolve(req.target, req.op);
   if (!fn) return reply_error(fn.error().message);
   s->fn = *fn;
@@ -320,12 +328,29 @@ Message TestRunner::block(Session& s, const TimingOptions& timing) {
     r.left_behind = left.describe();
   }
   nlohmann::json body = r.to_json();
+  if (integrity_.captured())
+    if (std::string changed = integrity_.check_slots(); !changed.empty()) {
+      retired_ = true;  // what times the next block cannot be trusted either
+      body["tampered"] = changed;
+    }
   if (!m) return Message{body, {}};
   body["measurement"] = to_json(*m);
   if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
   auto blob = buffers_blob(s);
   if (!blob) return reply_error(blob.error().message);
   return Message{body, UniqueFd(dup(blob->fd()))};
+}
+
+// The whole check of the worker's own code and GOT, asked for after a test's timing.
+Message TestRunner::audit() {
+  nlohmann::json body = nlohmann::json::object();
+  body["watched"] = integrity_.captured();
+  if (integrity_.captured())
+    if (std::string changed = integrity_.check_all(); !changed.empty()) {
+      retired_ = true;
+      body["tampered"] = changed;
+    }
+  return Message{body, {}};
 }
 
 }  // namespace bb

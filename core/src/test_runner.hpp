@@ -14,6 +14,7 @@
 #include "bound_call.hpp"
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
+#include "worker_integrity.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb {
@@ -52,6 +53,10 @@ class TestRunner {
   // A sticky device error has left this process's device context unusable, or a call left
   // something running in it (a thread still writing, a child process): it must exit.
   bool poisoned() const { return poisoned_ || retired_; }
+  // Watch this process's own code and GOT (worker_integrity.hpp): captured at the first
+  // prepare, before the plugin loads; checked after every block and on "audit". For worker
+  // processes, which run with every symbol bound at load.
+  void watch_integrity() { watch_integrity_ = true; }
 
  private:
   struct OpData {
@@ -68,6 +73,7 @@ class TestRunner {
   Message prepare(const PrepareRequest& req, UniqueFd inputs);
   Message call(Session& s, bool witnessed, UniqueFd variant);
   Message block(Session& s, const TimingOptions& timing);
+  Message audit();
   // The session's buffers (inputs, then outputs, guards included) as a sealed blob.
   Expected<SealedBlob> buffers_blob(Session& s);
   // One measurement of the session's call, outputs rewritten before every sample.
@@ -79,6 +85,8 @@ class TestRunner {
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   bool poisoned_ = false;
   bool retired_ = false;
+  bool watch_integrity_ = false;
+  WorkerIntegrity integrity_;
 };
 
 }  // namespace bb

@@ -81,6 +81,7 @@ int worker_main(long host_pid) {
   if (null >= 0) dup2(null, STDIN_FILENO), close(null);
   dup2(STDERR_FILENO, STDOUT_FILENO);
 
+  runner().watch_integrity();
   LineReader reader(sock);
   while (true) {
     auto line = reader.next_line();

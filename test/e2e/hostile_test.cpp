@@ -77,11 +77,11 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
     for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 40 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 120u);
+  // Exactly one verdict per (implementation, case): 41 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 123u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 120);
+  EXPECT_EQ(streamed, 123);
   // The host ignored the signals a plugin sent it, and said so; where each worker runs as a
   // user of its own, its signals do not even reach the host.
   if (!results["host"]["sandbox"]["own_user"].get<bool>()) EXPECT_NE(run.err.find("ignored"), std::string::npos) << run.err;
@@ -104,14 +104,15 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   // (docs/RELIABILITY.md): none of those reads faster than the honest implementation could.
   const std::set<std::string> work_now = {"scale__scale_good", "scale__scale_spam", "scale__scale_listed", "scale__scale_already",
                                           "scale__scale_notpoison", "scale__scale_patchref", "scale__scale_pagetrap",
-                                          "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet", "scale__scale_clock"};
+                                          "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet"};
   for (const auto& i : scores["implementations"]) {
     if (i["speedup"].is_null()) continue;
     EXPECT_TRUE(work_now.count(i["impl"])) << i.dump();
-    // A clock forged 10x slow inside a 5 us call hides in the per-sample overhead's noise: the
-    // limit docs/RELIABILITY.md states (caught on larger calls, or below the physical floor).
-    if (i["impl"] != "scale__scale_clock") EXPECT_LT(i["speedup"].get<double>(), 3.0) << i.dump();
+    EXPECT_LT(i["speedup"].get<double>(), 3.0) << i.dump();
   }
+  // A clock forged through a GOT slot or rewritten code: the worker's own code is checked.
+  for (const char* impl : {"scale__scale_clock", "scale__scale_codepatch"})
+    EXPECT_EQ(verdict_of(results, impl, "performance/big"), "IMPLAUSIBLE") << message_of(results, impl, "performance/big");
 }
 
 TEST(Hostile, NoIsolateRunsInProcess) {
@@ -308,7 +309,8 @@ TEST(Adversarial, NoneIsScoredAsCorrect) {
 TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls",
-                           "scale_good,scale_burst,scale_samplecache,scale_denormal,scale_reply,scale_escape,scale_borrow,scale_sigslow",
+                           "scale_good,scale_burst,scale_samplecache,scale_denormal,scale_reply,scale_escape,scale_borrow,scale_sigslow,"
+                           "scale_clock,scale_codepatch",
                            "--log-dir", logs.string(), "--test-timeout", "8"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   auto results = e2e::read_json(logs / "results.json");
@@ -331,6 +333,15 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   // its own blocks carry the time, and the host's clock sees it.
   for (const auto& t : e2e::tests_of(results, "scale__scale_sigslow"))
     if (t["case"] == perf && t["verdict"] == "PASS") EXPECT_LT(t["speedup"].get<double>(), 1.5) << t.dump();
+  // A clock forged inside the worker: through a GOT slot (found after the block it timed), or by
+  // rewriting steady_clock::now's code (found by the audit of the worker's code after timing).
+  EXPECT_EQ(verdict_of(results, "scale__scale_clock", perf), "IMPLAUSIBLE");
+  EXPECT_NE(message_of(results, "scale__scale_clock", perf).find("the GOT slot of clock_gettime"), std::string::npos)
+      << message_of(results, "scale__scale_clock", perf);
+  EXPECT_EQ(verdict_of(results, "scale__scale_codepatch", perf), "IMPLAUSIBLE");
+  EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("the code of"), std::string::npos)
+      << message_of(results, "scale__scale_codepatch", perf);
+  EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("libstdc++"), std::string::npos);
   // An escaped daemon that rewrites the results once the host is gone: killed with its worker's
   // cgroup, and the log directory is not writable (nor visible) from the worker anyway.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
