@@ -47,6 +47,16 @@ std::optional<SpeedupInterval> paired_speedup(const std::vector<double>& baselin
   return s;
 }
 
+SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor) {
+  const double faster = std::min(baseline_median, impl_median);
+  double f = floor.relative;
+  if (faster > 0 && std::isfinite(faster)) f = std::max(f, floor.seconds / faster);
+  if (!(f > 0) || !std::isfinite(f)) return s;
+  s.low /= 1 + f;
+  s.high *= 1 + f;
+  return s;
+}
+
 double normal_quantile_two_sided(double confidence) {
   // Solves erf(z / sqrt 2) = confidence by bisection: plenty for a reporting constant.
   double lo = 0, hi = 40;

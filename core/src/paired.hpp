@@ -45,6 +45,19 @@ MedianRank median_interval_rank(std::size_t n, double confidence);
 std::optional<SpeedupInterval> paired_speedup(const std::vector<double>& baseline_medians, const std::vector<double>& impl_medians,
                                               double confidence = kSpeedupConfidence);
 
+// What separate processes on one device cannot resolve: the two sides of a pairing run in two
+// workers (two contexts, two sets of buffers), and an implementation timed against a copy of
+// itself reads up to about 100 ns apart on a 5 us kernel and 0.1% on a 190 us one, steady over
+// all 16 blocks (H100, docs/PERFORMANCE.md "Self-speedup across processes"). No number of
+// blocks averages that away, so a device interval is widened by the larger of `seconds` over
+// the faster side's median and `relative`.
+struct ResolutionFloor {
+  double seconds = 0;
+  double relative = 0;
+};
+inline constexpr ResolutionFloor kDeviceProcessFloor{150e-9, 0.002};
+SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor);
+
 // The geometric mean of several cases' speedups, with an interval: on the log scale each case's
 // half-width is taken as z standard errors (z of the case's own confidence), the errors of
 // independent cases add in quadrature, and the mean's interval is z standard errors of the mean

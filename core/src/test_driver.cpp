@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -344,6 +346,8 @@ class TestDriver {
       use_baseline_side();
     }
     const char* session = baseline ? "baseline" : "impl";
+    // Both sides return their buffers, though only the implementation's are checked: the clock
+    // audit compares the two sides' blocks, which must cost the same to serve.
     ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}}, block_timeout(options));
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
@@ -374,6 +378,7 @@ class TestDriver {
       failed_ = finish(Verdict::error, "while timing: its worker reported a block without samples");
       return make_error("block");
     }
+    const auto checking = Clock::now();
     if (!baseline && !expected_.empty()) {
       if (auto why = check_block(std::move(out.fd)); !why.empty()) {
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
@@ -381,6 +386,7 @@ class TestDriver {
       }
     }
     (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, m});
+    trace_block(baseline, m, out.seconds, std::chrono::duration<double>(Clock::now() - checking).count());
     return m;
   }
 
@@ -398,6 +404,24 @@ class TestDriver {
     if (std::string t = out.reply.value("tampered", ""); !t.empty())
       return finish(Verdict::implausible, "its worker's own code changed while timed: " + t);
     return std::nullopt;
+  }
+
+  // BACKENDBENCH_TRACE_BLOCKS=FILE: a JSON line per timed block appended to FILE (diagnosis of
+  // paired timing: docs/PERFORMANCE.md's self-speedup figures).
+  void trace_block(bool baseline, const Measurement& m, double host_seconds, double check_seconds) const {
+    static const char* path = std::getenv("BACKENDBENCH_TRACE_BLOCKS");
+    if (!path || !*path) return;
+    static std::mutex mu;
+    const nlohmann::json line = {{"impl", req_.impl.library},     {"case", c_->id},
+                                 {"side", baseline ? "baseline" : "impl"},
+                                 {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
+                                 {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
+                                 {"host_s", host_seconds},   {"check_s", check_seconds}, {"measured_s", m.measured_time}, {"clock_mhz", m.clock_mhz}};
+    std::lock_guard<std::mutex> lock(mu);
+    if (FILE* f = std::fopen(path, "ae")) {
+      std::fprintf(f, "%s\n", line.dump().c_str());
+      std::fclose(f);
+    }
   }
 
   double block_timeout(const TimingOptions& o) const { return limits_.call_timeout + 4 * o.rule.timeout + o.warmup_time; }
@@ -450,6 +474,8 @@ class TestDriver {
         meas = std::move(p->impl);
         baseline_measured = p->baseline.measured_time;
         r_.baseline_median = p->baseline.stats.median;
+        if (p->speedup && req_.device != "cpu")  // two contexts on one device: docs/PERFORMANCE.md
+          p->speedup = widen_to_resolution(*p->speedup, p->baseline.stats.median, meas.stats.median, kDeviceProcessFloor);
         if (p->speedup) {
           r_.speedup = p->speedup->speedup;
           r_.speedup_low = p->speedup->low;

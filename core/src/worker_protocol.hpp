@@ -5,7 +5,8 @@
 // and then called or timed any number of times.
 //   prepare {session, target, case, device} + the case's inputs (blob)  ->  {} or {error}
 //   call    {session, witnessed}     [+ other inputs (blob)]            ->  {...} + its buffers (blob)
-//   block   {session, timing}                                           ->  {measurement} + buffers after the last call (blob)
+//   block   {session, timing}                                           ->  {measurement, tampered?} + buffers after the last call (blob)
+//   audit   {}                                                          ->  {watched, tampered?}: the worker's own code as loaded (worker_integrity.hpp)
 //   end     {session}
 // A worker never judges a call: its buffers go back to the host, which compares them with the
 // reference's, computed in another worker (test_driver.hpp).

@@ -72,6 +72,10 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   // believed (the host judges the buffers), the reference is not readable from the worker.
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_borrow")) EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+  // The device timer forged through the runtime plugin's GOT: the worker's own check finds the slot.
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_clock", "performance/big"), "IMPLAUSIBLE");
+  EXPECT_NE(message_of(r, "scale__scale_cuda_clock", "performance/big").find("the GOT slot of cudaEvent"), std::string::npos)
+      << message_of(r, "scale__scale_cuda_clock", "performance/big");
   EXPECT_EQ(r["tests"].size(), 14u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }

@@ -196,3 +196,26 @@ TEST(MeasurePaired, SlowCallsTakeOneSamplePerBlockAfterTheFirstPair) {
     EXPECT_EQ(p->speedup->pairs, 16u);
   }
 }
+
+// Two workers on one device differ by a little no number of blocks averages away: the interval
+// of a device pairing is widened to what separate processes can resolve, never narrowed.
+TEST(PairedSpeedup, ADeviceIntervalIsWidenedToTheProcessesResolution) {
+  bb::SpeedupInterval s;
+  s.speedup = 1.0137, s.low = 1.0136, s.high = 1.0205;  // H100, 4.67 us, against a copy of itself
+  const auto w = bb::widen_to_resolution(s, 4.73e-6, 4.67e-6, bb::kDeviceProcessFloor);
+  EXPECT_DOUBLE_EQ(w.speedup, s.speedup);
+  EXPECT_FALSE(w.significant());
+  EXPECT_NEAR(w.low, 1.0136 / (1 + 150e-9 / 4.67e-6), 1e-12);  // the absolute floor over the faster median
+  // A long call: the relative floor.
+  s.speedup = 1.0009, s.low = 1.0003, s.high = 1.0014;
+  const auto l = bb::widen_to_resolution(s, 187.2e-6, 187.0e-6, bb::kDeviceProcessFloor);
+  EXPECT_NEAR(l.high, 1.0014 * 1.002, 1e-12);
+  EXPECT_FALSE(l.significant());
+  // A real difference stays significant.
+  s.speedup = 2.0, s.low = 1.9, s.high = 2.1;
+  EXPECT_TRUE(bb::widen_to_resolution(s, 10e-6, 5e-6, bb::kDeviceProcessFloor).significant());
+  // No floor: unchanged.
+  const auto same = bb::widen_to_resolution(s, 10e-6, 5e-6, bb::ResolutionFloor{});
+  EXPECT_EQ(same.low, s.low);
+  EXPECT_EQ(same.high, s.high);
+}

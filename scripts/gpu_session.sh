@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One device call of this issue's GPU checks: build (tests on), the CUDA attack fixtures, the
+# self-speedup experiment, the GPU tests; logs under $OUT (or gpu-logs/), text only.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-gpu-logs}"
+mkdir -p "$out"
+b=build-gpu
+{ date -u; nvidia-smi -L; } > "$out/machine.txt" 2>&1
+if ! { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DDLPACK_INCLUDE_DIR="$PWD/.carry/include" &&
+       cmake --build $b --parallel "$(nproc)"; } > "$out/build.log" 2>&1; then
+  tail -30 "$out/build.log"; echo BUILD FAILED; exit 1
+fi
+echo "built at $(date -u +%T)"
+for step in ${STEPS:-micro attacks self gputests}; do
+  t0=$(date +%s)
+  case $step in
+    micro) LD_BIND_NOW=1 timeout 60 $b/bb_micro_bench > "$out/micro.txt" 2>&1 ;;
+    attacks) timeout "${ATTACKS_TIMEOUT:-200}" scripts/gpu_attacks.sh $b /tmp/atk > "$out/attacks.txt" 2>&1; cp /tmp/atk/run.log "$out/attacks_run.log" ;;
+    self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; tail -3 /tmp/self/run_*.log >> "$out/self.txt" ;;
+    gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1 ;;
+    catalogue) TEST_TIMEOUT=20 timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
+  esac
+  echo "$step: rc $? in $(( $(date +%s) - t0 )) s"
+done
