@@ -17,9 +17,9 @@ for step in ${STEPS:-micro attacks self gputests}; do
   case $step in
     micro) LD_BIND_NOW=1 timeout 60 $b/bb_micro_bench > "$out/micro.txt" 2>&1 ;;
     attacks) timeout "${ATTACKS_TIMEOUT:-200}" scripts/gpu_attacks.sh $b /tmp/atk > "$out/attacks.txt" 2>&1; cp /tmp/atk/run.log "$out/attacks_run.log" ;;
-    self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; tail -3 /tmp/self/run_*.log >> "$out/self.txt" ;;
+    self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; for f in /tmp/self/run_*.log; do tail -n 3 "$f"; done >> "$out/self.txt" ;;
     gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1 ;;
-    catalogue) TEST_TIMEOUT=20 timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
+    catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
   echo "$step: rc $? in $(( $(date +%s) - t0 )) s"
 done
