@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# One device call of this issue's GPU checks: build (tests on), the CUDA attack fixtures, the
-# self-speedup experiment, the GPU tests; logs under $OUT (or gpu-logs/), text only.
+# One device call of this issue's GPU checks: build (tests on unless TESTS=OFF), the CUDA attack
+# fixtures, the self-speedup experiment, the GPU tests, the catalogue, the shipped sweep (or one
+# SHARD=i/n of it, default options), one op (SWEEP_ARGS); logs under $OUT (or gpu-logs/), text only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
 mkdir -p "$out"
 b=build-gpu
 { date -u; nvidia-smi -L; } > "$out/machine.txt" 2>&1
-if ! { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DDLPACK_INCLUDE_DIR="$PWD/.carry/include" &&
+if ! { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DDLPACK_INCLUDE_DIR="$PWD/.carry/include" \
+         -DBACKENDBENCH_BUILD_TESTS="${TESTS:-ON}" -DBACKENDBENCH_BUILD_BENCH="${TESTS:-ON}" &&
        cmake --build $b --parallel "$(nproc)"; } > "$out/build.log" 2>&1; then
   tail -30 "$out/build.log"; echo BUILD FAILED; exit 1
 fi
@@ -19,6 +21,9 @@ for step in ${STEPS:-micro attacks self gputests}; do
     attacks) timeout "${ATTACKS_TIMEOUT:-200}" scripts/gpu_attacks.sh $b /tmp/atk > "$out/attacks.txt" 2>&1; cp /tmp/atk/run.log "$out/attacks_run.log" ;;
     self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; for f in /tmp/self/run_*.log; do tail -n 3 "$f"; done >> "$out/self.txt" ;;
     gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1 ;;
+    sweep) timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
+             ${SWEEP_ARGS:-} > "$out/sweep.txt" 2>&1; echo "exit $?" >> "$out/sweep.txt"
+           cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
   echo "$step: rc $? in $(( $(date +%s) - t0 )) s"

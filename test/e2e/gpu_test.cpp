@@ -1,6 +1,7 @@
 // GPU tests, end to end. Where no CUDA device exists they are skipped with the reason the
 // run reported; on the GPU machine they run for real.
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -89,6 +90,40 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
     if (line.value("impl", "") == "scale__scale_cuda_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
   EXPECT_EQ(r["tests"].size(), 15u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
+}
+
+// Class 6 on the GPU (docs/RELIABILITY.md): scale_cuda_hijack.so exports a CUDA implementation
+// and a 50-times-too-slow scale_reference, and sorts before the (CPU) scale_reference.so. As the
+// op's reference it would be the default CUDA baseline, and every CUDA implementation would read
+// about 50x. Two libraries exporting the reference are an error naming both (no device needed to
+// see it); with the manifest naming the trusted reference, the hijacker is an implementation like
+// any other, timed against the manifest's CUDA baseline: about 1x.
+TEST(Gpu, ACudaLibraryExportingTheReferenceTooCannotBecomeTheBaseline) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu_ref_attacks"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  auto two = backendbench({"--custom-ops-root", e2e::fixture_root("gpu_ref_attacks"), "--no-log", "--correctness-only"});
+  EXPECT_EQ(two.exit_code, 2) << two.out << two.err;
+  EXPECT_NE(two.err.find("2 libraries export scale_reference: scale_cuda_hijack.so, scale_reference.so"), std::string::npos) << two.err;
+
+  const auto root = e2e::temp_dir("root");
+  std::filesystem::copy(e2e::fixture_root("gpu_ref_attacks"), root, std::filesystem::copy_options::recursive);
+  std::ofstream(root / "scale" / "gen_input.yaml", std::ios::app)
+      << "reference: scale_reference\nbaseline: {cpu: reference, cuda: scale_cuda_good}\n";
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", root.string(), "--log-dir", logs.string(), "--timeout", "0.2", "--min-time", "0.01"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(r["ops"][0]["reference"], "scale_reference");
+  for (const char* impl : {"scale__scale_cuda_good", "scale__scale_cuda_hijack"}) {
+    const auto tests = e2e::tests_of(r, impl);
+    EXPECT_EQ(tests.size(), 3u) << impl;
+    for (const auto& t : tests) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  }
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_hijack"))
+    if (t["case"] == "performance/big") {
+      ASSERT_TRUE(t.contains("speedup")) << t.dump();
+      EXPECT_LT(t["speedup"].get<double>(), 2.0) << "its own slow reference must not be its baseline: " << t.dump();
+    }
 }
 
 TEST(Gpu, ShippedOpsPassOnCudaInEveryDtype) {
