@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA attack fixtures (test/fixtures/gpu/scale_cuda_*) against the defences, on the GPU
+# The CUDA attack fixtures (test/fixtures/adversarial/scale_cuda_*) against the defences, on the GPU
 # machine: one root with the CPU reference, scale_cuda_good as the CUDA baseline (so that a
 # timing attack has a speedup to inflate) and every CUDA fixture, the performance case at 4096
 # and 16M floats. Prints each implementation's verdict and speedup per case.
