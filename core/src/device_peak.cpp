@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,8 @@ nlohmann::json read_cache(const std::filesystem::path& file) {
 void write_cache(const std::filesystem::path& file, const nlohmann::json& j) {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  const auto tmp = file.parent_path() / fmt::format(".{}.{}", file.filename().string(), ::getpid());
+  // Workers in PID namespaces of their own share pid numbers: a random part keeps names apart.
+  const auto tmp = file.parent_path() / fmt::format(".{}.{}.{:x}", file.filename().string(), ::getpid(), std::random_device{}());
   {
     std::ofstream out(tmp);
     if (!out) return;

@@ -237,6 +237,7 @@ class IsolatedExecutor final : public Executor {
       close_range(3, ~0U, 0);
       const char* step = nullptr;
       int err = enter_sandbox_before_exec(walls, &step);
+      if (err == 0) err = enter_pid_namespace_before_exec(walls, &step);
       if (err == 0) err = drop_to_user_before_exec(walls, &step);
       if (err != 0) {
         const char* what = strerror(err);

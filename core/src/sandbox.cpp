@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,14 +46,18 @@ int set_readonly(const char* path, bool readonly) {
 
 namespace {
 
-// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, ro, user.
+// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, pid, ro, user.
 bool turned_off(const char* part) {
   const char* env = getenv("BACKENDBENCH_SANDBOX_OFF");
   if (!env) return false;
   const std::string list = std::string(",") + env + ",";
   return list.find(std::string(",") + part + ",") != std::string::npos;
 }
-const int kNamespaces = CLONE_NEWNS | (turned_off("net") ? 0 : CLONE_NEWNET) | (turned_off("ipc") ? 0 : CLONE_NEWIPC);
+// CLONE_NEWPID takes effect for the caller's children: enter_pid_namespace_before_exec forks the
+// namespace's first process (its init: the exec'd supervisor) and stays outside as its relay.
+const bool kPidNamespace = !turned_off("pid");
+const int kNamespaces = CLONE_NEWNS | (turned_off("net") ? 0 : CLONE_NEWNET) | (turned_off("ipc") ? 0 : CLONE_NEWIPC) |
+                        (kPidNamespace ? CLONE_NEWPID : 0);
 const bool kReadOnly = !turned_off("ro");
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -85,7 +90,15 @@ bool can_make_namespaces() {
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(1);
     if (mount("/tmp", "/tmp", nullptr, MS_BIND, nullptr) != 0) _exit(1);
     MountAttr a{kMountReadOnly, 0, 0, 0};
-    _exit(syscall(SYS_mount_setattr, -1, "/tmp", kAtRecursive, &a, sizeof a) == 0 ? 0 : 1);
+    if (syscall(SYS_mount_setattr, -1, "/tmp", kAtRecursive, &a, sizeof a) != 0) _exit(1);
+    if (!kPidNamespace) _exit(0);
+    const pid_t first = fork();  // the PID namespace's first process, with a /proc of its own
+    if (first < 0) _exit(1);
+    if (first == 0) _exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0 : 1);
+    int st = 0;
+    while (waitpid(first, &st, 0) < 0 && errno == EINTR) {
+    }
+    _exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -130,10 +143,10 @@ SandboxSupport probe() {
                     has_capability(CAP_SETPCAP);
   s.namespaces = root && !turned_off("ns") && can_make_namespaces();
   if (!root)
-    s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): not root (unprivileged "
+    s.off.push_back("namespaces (no network, no process outside its own, hidden log directory and libraries, a read-only filesystem): not root (unprivileged "
                     "user namespaces are not used yet)");
   else if (!s.namespaces)
-    s.off.push_back("namespaces (no network, hidden log directory and libraries, a read-only filesystem): unshare or mount_setattr "
+    s.off.push_back("namespaces (no network, no process outside its own, hidden log directory and libraries, a read-only filesystem): unshare or mount_setattr "
                     "refused");
   s.drop_user = root && !turned_off("user");
   if (!root)
@@ -248,6 +261,68 @@ int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
       *step = "making a folder read-only";
       return errno;
     }
+  }
+  return 0;
+}
+
+namespace {
+// The relay: the host's child outside the worker's PID namespace. It waits for the namespace's
+// first process (the supervisor, its init) and ends as the worker ended, which the init hands
+// over through `status_fd` (an init cannot end by a signal it sends itself). Only async-signal-
+// safe calls: this is a forked copy of the host, which may have other threads.
+[[noreturn]] void relay(pid_t first, int status_fd) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // none of the host's handlers
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) close(fd);  // the worker's alone
+  int status = 0;
+  while (waitpid(first, &status, 0) < 0 && errno == EINTR) {
+  }
+  int relayed = 0;
+  ssize_t n;
+  while ((n = read(status_fd, &relayed, sizeof relayed)) < 0 && errno == EINTR) {
+  }
+  if (n == static_cast<ssize_t>(sizeof relayed)) status = relayed;  // else the init itself was killed
+  if (WIFSIGNALED(status)) {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    raise(WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+}  // namespace
+
+int enter_pid_namespace_before_exec(const PreparedSandbox& s, const char** step) {
+  if (!s.namespaces || !kPidNamespace) return 0;
+  int status_pipe[2];
+  if (pipe(status_pipe) != 0) {
+    *step = "a pipe for the PID namespace's init";
+    return errno;
+  }
+  const pid_t first = fork();
+  if (first < 0) {
+    *step = "forking into the PID namespace";
+    return errno;
+  }
+  if (first > 0) {
+    close(status_pipe[1]);
+    relay(first, status_pipe[0]);
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the relay
+  close(status_pipe[0]);
+  if (dup2(status_pipe[1], kInitStatusFd) != kInitStatusFd) {
+    *step = "the init's status descriptor";
+    return errno;
+  }
+  if (status_pipe[1] != kInitStatusFd) close(status_pipe[1]);
+  // A /proc of the namespace: its processes as they number themselves (the CUDA driver reads
+  // /proc/<its pid>), and no other process of the machine listed.
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    *step = "mounting the PID namespace's /proc";
+    return errno;
   }
   return 0;
 }

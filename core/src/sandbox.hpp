@@ -3,8 +3,9 @@
 //   - a cgroup of its own (the freezer's, v1 or v2): the host freezes every process the worker
 //     started, however it detached (setsid, double fork), while the other side of a pair is
 //     timed, and kills them all when the worker retires;
-//   - namespaces: no network, its own IPC, and its own mount namespace in which the run's log
-//     directory is an empty tmpfs, every other plugin library of the run reads as an empty
+//   - namespaces: no network, its own IPC, its own PID namespace (no process outside it can be
+//     named: not the host, not another worker, whatever user they run as), and its own mount
+//     namespace in which the run's log directory is an empty tmpfs, every other plugin library of the run reads as an empty
 //     file, and the run's folders (the custom-ops root, the binary's) are read-only;
 //   - when the host runs as root: the worker runs as a user of its own (an unused uid, one per
 //     worker), so it can neither signal, trace nor read the memory of the host or any other
@@ -21,7 +22,7 @@
 namespace bb {
 
 struct SandboxSupport {
-  bool namespaces = false;  // mount, network and IPC namespaces can be made
+  bool namespaces = false;  // mount, network, IPC and PID namespaces can be made
   bool drop_user = false;   // the host is root: each worker runs as a user of its own
   std::string freezer;      // the cgroup freezer's root ("" when none can be used)
   int freezer_version = 0;  // 1 (freezer.state) or 2 (cgroup.freeze)
@@ -80,6 +81,13 @@ long next_worker_uid();
 // The groups that own GPU device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/*): kept by workers.
 std::vector<unsigned> device_groups();
 int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step);
+// Then, where the namespaces were made: forks the first process of the worker's PID namespace,
+// which mounts the namespace's /proc, holds kInitStatusFd (the init hands the worker's wait status
+// to the relay there) and returns 0 to go on to exec; the calling process stays outside as the
+// relay, waits for it and ends as the worker ended (it never returns). Returns errno on failure.
+int enter_pid_namespace_before_exec(const PreparedSandbox& s, const char** step);
+// The descriptor on which the init of a worker's PID namespace reports the worker's end.
+inline constexpr int kInitStatusFd = 9;
 // Then, the last step before exec: becomes s.uid, keeping s.groups; no_new_privs.
 int drop_to_user_before_exec(const PreparedSandbox& s, const char** step);
 

@@ -36,6 +36,24 @@ Message handle_request(const nlohmann::json& request, UniqueFd fd) {
 }
 
 namespace {
+// Where the sandbox gave the worker a PID namespace (sandbox.hpp), the supervisor is that
+// namespace's init: nothing inside can signal it (an init ignores what it has no handler for) and
+// nothing outside can be named from inside. It reaps whatever the worker's children leave behind,
+// and when the worker ends it hands the worker's wait status to the relay outside (it cannot end
+// by the worker's signal: it would ignore its own) and exits, ending every process left inside.
+[[noreturn]] void supervise_as_init(pid_t worker) {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) close(fd);
+  for (;;) {
+    int status = 0;
+    const pid_t ended = waitpid(-1, &status, 0);
+    if (ended == worker) {
+      (void)!write(kInitStatusFd, &status, sizeof status);
+      _exit(0);
+    }
+    if (ended < 0 && errno != EINTR) _exit(1);
+  }
+}
+
 // The supervisor: the worker's parent, standing between it and the host. It waits for the
 // worker and ends as the worker ended (the same signal, or the same exit status), so the host
 // sees the worker's fate; a plugin that signals its parent reaches this process, whose death
@@ -61,14 +79,18 @@ namespace {
 
 int worker_main(long host_pid) {
 #if defined(__linux__)
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a killed host
-  if (host_pid > 0 && getppid() != host_pid) return 1;  // the host died before prctl took hold
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a killed host (or the relay)
+  // The init of a PID namespace of its own: its parent, the relay, is outside (numbered 0 here).
+  const bool init = getpid() == 1 && fcntl(kInitStatusFd, F_GETFD) >= 0;
+  if (!init && host_pid > 0 && getppid() != host_pid) return 1;  // the host died before prctl took hold
+  if (init) lock_down_worker();
   const pid_t supervisor = getpid();
   const pid_t worker = fork();
   if (worker < 0) return 1;
-  if (worker > 0) supervise(worker);
+  if (worker > 0) init ? supervise_as_init(worker) : supervise(worker);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
   if (getppid() != supervisor) return 1;
+  if (init) close(kInitStatusFd);
   lock_down_worker();  // exec made the process dumpable again
 #else
   (void)host_pid;
