@@ -316,9 +316,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(CLI::PositiveNumber);
   app.add_option("--min-time", rule.min_time, "least measured seconds per measurement")->check(CLI::NonNegativeNumber);
   double max_noise_percent = rule.max_noise * 100;
-  app.add_option("--max-noise", max_noise_percent, "stop once the relative standard deviation is below this percent")
+  app.add_option("--max-noise", max_noise_percent, "stop timing once the speedup's 99% interval (timed alone: the median's) is within +-this percent")
       ->check(CLI::PositiveNumber);
-  app.add_option("--timeout", rule.timeout, "measurement budget in seconds: stop sampling after it, and report so")
+  app.add_option("--timeout", rule.timeout, "measurement budget in seconds per side: stop timing after it, and report so")
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(CLI::NonNegativeNumber);
   bool hot = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace bb {
 
@@ -47,11 +48,31 @@ std::optional<SpeedupInterval> paired_speedup(const std::vector<double>& baselin
   return s;
 }
 
-SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor) {
+double SpeedupInterval::half_width() const {
+  if (!(speedup > 0) || !(low > 0)) return std::numeric_limits<double>::infinity();
+  return std::max(high / speedup - 1, 1 - low / speedup);
+}
+
+double resolution_of(double baseline_median, double impl_median, const ResolutionFloor& floor) {
   const double faster = std::min(baseline_median, impl_median);
   double f = floor.relative;
   if (faster > 0 && std::isfinite(faster)) f = std::max(f, floor.seconds / faster);
-  if (!(f > 0) || !std::isfinite(f)) return s;
+  return f > 0 && std::isfinite(f) ? f : 0;
+}
+
+double median_half_width(std::vector<double> values, double confidence) {
+  std::erase_if(values, [](double v) { return !(v > 0) || !std::isfinite(v); });
+  if (values.size() < 2) return std::numeric_limits<double>::infinity();
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  const double median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  const auto rank = median_interval_rank(n, confidence);
+  return std::max(values[n - rank.j] / median - 1, 1 - values[rank.j - 1] / median);
+}
+
+SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor) {
+  const double f = resolution_of(baseline_median, impl_median, floor);
+  if (!(f > 0)) return s;
   s.low /= 1 + f;
   s.high *= 1 + f;
   return s;

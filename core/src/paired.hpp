@@ -16,9 +16,12 @@
 
 namespace bb {
 
-// The pairs a timed test takes, and the confidence of its interval. With 16 pairs, the interval
-// from the 3rd lowest to the 3rd highest ratio covers the median with 99.6% confidence.
-inline constexpr std::size_t kPairedBlocks = 16;
+// The pairs a timed test takes, and the confidence of its interval. Pairing stops once the
+// interval is narrow enough (paired_timer.hpp), after kMinPairs at least (8 pairs: the interval is
+// their whole range, 99.2% coverage) and kMaxPairs at most; with 16 pairs, the interval from the
+// 3rd lowest to the 3rd highest ratio covers the median with 99.6% confidence.
+inline constexpr std::size_t kMinPairs = 8;
+inline constexpr std::size_t kMaxPairs = 64;
 inline constexpr double kSpeedupConfidence = 0.99;
 
 struct SpeedupInterval {
@@ -28,6 +31,8 @@ struct SpeedupInterval {
   std::size_t pairs = 0;
   // The interval lies wholly above or below 1.0.
   bool significant() const { return low > 1.0 || high < 1.0; }
+  // The interval's larger distance from the speedup, relative to it (0.01: within ±1%).
+  double half_width() const;
 };
 
 // The order-statistic interval [x_(j), x_(n+1-j)] (1-based) for the median of n samples with
@@ -57,6 +62,12 @@ struct ResolutionFloor {
 };
 inline constexpr ResolutionFloor kDeviceProcessFloor{200e-9, 0.003};
 SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor);
+// The relative width that floor adds for those medians (0 for no floor).
+double resolution_of(double baseline_median, double impl_median, const ResolutionFloor& floor);
+
+// The distribution-free interval of the median of `values` at `confidence`, as the relative
+// half-width around that median (0.01: within ±1%); infinity for fewer than 2 values.
+double median_half_width(std::vector<double> values, double confidence = kSpeedupConfidence);
 
 // The geometric mean of several cases' speedups, with an interval: on the log scale each case's
 // half-width is taken as z standard errors (z of the case's own confidence), the errors of

@@ -1,7 +1,12 @@
 #include "paired_timer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace bb {
 
@@ -35,44 +40,94 @@ Measurement pool_blocks(const std::vector<Measurement>& blocks) {
   return m;
 }
 
+BlockStop block_stop(const TimingOptions& options) {
+  BlockStop s;
+  s.max_half_width = options.rule.max_noise;
+  return s;
+}
+
 namespace {
-// A block's share of the rule, and the first block's warm-up.
-std::pair<TimingOptions, TimingOptions> block_options(const TimingOptions& options, std::size_t pairs) {
-  const double k = static_cast<double>(pairs);
+using Clock = std::chrono::steady_clock;
+
+// A block's share of the rule (a fixed size: it stops at its minimum), and the first block's
+// warm-up.
+std::pair<TimingOptions, TimingOptions> block_options(const TimingOptions& options, std::size_t min_blocks) {
+  const double k = static_cast<double>(min_blocks);
   TimingOptions block = options;
   block.rule.min_samples = std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(static_cast<double>(options.rule.min_samples) / k)));
-  block.rule.max_samples = std::max<std::size_t>(block.rule.min_samples, options.rule.max_samples / pairs);
+  // At most kBlockSamples: a median of a thousand samples is steady, and tiny calls (tens of
+  // nanoseconds) would otherwise take hundreds of thousands to fill the block's min_time.
+  block.rule.max_samples = std::max<std::size_t>(block.rule.min_samples, std::min(kBlockSamples, options.rule.max_samples / min_blocks));
   block.rule.min_time = options.rule.min_time / k;
   block.rule.timeout = options.rule.timeout / k;
+  block.rule.max_noise = std::numeric_limits<double>::max();  // judged across blocks (finite: it goes to the worker as JSON)
   TimingOptions first = block;
   first.warmup_time = options.warmup_time;
   block.warmup_time = 0;  // one warm-up call per block: the side has run moments before
   return {first, block};
 }
+
+// Slow calls: when a block's least work (a warm-up call and min_samples samples of the slowest
+// side, as the first blocks measured it) would overrun its share of the budget, the later blocks
+// take one sample each: a 90 ms call is then timed in seconds, not in a quarter of a minute.
+void fit_slow_calls(TimingOptions& block, double slowest_median) {
+  if (static_cast<double>(block.rule.min_samples + 1) * slowest_median > block.rule.timeout) {
+    block.rule.min_samples = 1;
+    block.rule.min_time = 0;
+  }
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Why blocks stopped before the interval was narrow enough: the budget, or the most blocks.
+std::string stop_note(StopReason why, double budget, std::size_t blocks, const char* what, double half_width, double target) {
+  const std::string by = why == StopReason::timeout ? fmt::format("the {:g} s budget", budget) : std::string("the most blocks");
+  return fmt::format("{} ended timing after {} {}: the {} interval is ±{:.2f}% (target ±{:g}%)", by, blocks, what,
+                     std::string(what) == "pairs" ? "speedup's" : "median's", half_width * 100, target * 100);
+}
 }  // namespace
 
 Expected<Measurement> measure_blocks(const std::function<Expected<Measurement>(const TimingOptions&)>& measure, const TimingOptions& options,
-                                     std::size_t blocks) {
-  blocks = std::max<std::size_t>(blocks, 1);
-  auto [first, block] = block_options(options, blocks);
+                                     const BlockStop& stop) {
+  const std::size_t min_blocks = std::max<std::size_t>(stop.min_blocks, 1), max_blocks = std::max(stop.max_blocks, min_blocks);
+  auto [first, block] = block_options(options, min_blocks);
+  const auto start = Clock::now();
   std::vector<Measurement> taken;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    if (b == 1 && static_cast<double>(block.rule.min_samples + 1) * taken.back().stats.median > block.rule.timeout) {
-      block.rule.min_samples = 1;  // slow calls: as measure_paired
-      block.rule.min_time = 0;
-    }
+  std::vector<double> medians;
+  StopReason why = StopReason::max_samples;
+  double half_width = std::numeric_limits<double>::infinity();
+  for (std::size_t b = 0; b < max_blocks; ++b) {
+    if (b == 1) fit_slow_calls(block, medians.back());
     auto m = measure(b == 0 ? first : block);
     if (!m) return m.error();
+    medians.push_back(m->stats.median);
     taken.push_back(std::move(*m));
+    if (taken.size() < min_blocks) continue;
+    half_width = median_half_width(medians);
+    if (half_width <= stop.max_half_width) {
+      why = StopReason::converged;
+      break;
+    }
+    if (std::chrono::duration<double>(Clock::now() - start).count() >= options.rule.timeout) {
+      why = StopReason::timeout;
+      break;
+    }
   }
   Measurement out = pool_blocks(taken);
+  out.stop = why;
+  if (why != StopReason::converged) out.notes.push_back(stop_note(why, options.rule.timeout, taken.size(), "blocks", half_width, stop.max_half_width));
   return out;
 }
 
 Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurement>(bool baseline, const TimingOptions&)>& measure,
-                                           const TimingOptions& options, std::size_t pairs) {
-  pairs = std::max<std::size_t>(pairs, 1);
-  auto [first, block] = block_options(options, pairs);
+                                           const TimingOptions& options, const BlockStop& stop) {
+  const std::size_t min_pairs = std::max<std::size_t>(stop.min_blocks, 1), max_pairs = std::max(stop.max_blocks, min_pairs);
+  auto [first, block] = block_options(options, min_pairs);
+  const auto start = Clock::now();
 
   std::vector<Measurement> impl_blocks, base_blocks;
   std::vector<double> impl_medians, base_medians;
@@ -84,25 +139,35 @@ Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurem
     blocks.push_back(std::move(*m));
     return Ok{};
   };
-  for (std::size_t p = 0; p < pairs; ++p) {
-    // Slow calls: when a block's least work (a warm-up call and min_samples samples of the
-    // slower side, as the first pair measured them) would overrun its share of the budget, the
-    // later blocks take one sample each. Sixteen single-sample pairs still give the interval;
-    // a 90 ms call is then timed in seconds, not in a quarter of a minute.
-    if (p == 1) {
-      const double slowest = std::max(base_medians.back(), impl_medians.back());
-      if (static_cast<double>(block.rule.min_samples + 1) * slowest > block.rule.timeout) {
-        block.rule.min_samples = 1;
-        block.rule.min_time = 0;
-      }
-    }
-    const bool baseline_first = p % 2 == 0;
+  StopReason why = StopReason::max_samples;
+  std::optional<SpeedupInterval> speedup;
+  double half_width = std::numeric_limits<double>::infinity();
+  for (std::size_t p = 0; p < max_pairs; ++p) {
+    if (p == 1) fit_slow_calls(block, std::max(base_medians.back(), impl_medians.back()));
+    const bool baseline_first = p % 2 == 0;  // B A, A B, ...: a steady drift falls on both sides
     if (auto s = one(baseline_first); !s) return s.error();
     if (auto s = one(!baseline_first); !s) return s.error();
+    if (p + 1 < min_pairs) continue;
+    speedup = paired_speedup(base_medians, impl_medians);
+    if (!speedup) continue;
+    half_width = speedup->half_width();
+    const double floor = resolution_of(median_of(base_medians), median_of(impl_medians), stop.floor);
+    if (half_width <= std::max(stop.max_half_width, floor)) {
+      why = StopReason::converged;
+      break;
+    }
+    // Each side has the budget: both together, twice it.
+    if (std::chrono::duration<double>(Clock::now() - start).count() >= 2 * options.rule.timeout) {
+      why = StopReason::timeout;
+      break;
+    }
   }
   PairedMeasurement out;
   out.impl = pool_blocks(impl_blocks);
   out.baseline = pool_blocks(base_blocks);
+  out.impl.stop = out.baseline.stop = why;
+  if (why != StopReason::converged)
+    out.impl.notes.push_back(stop_note(why, options.rule.timeout, impl_blocks.size(), "pairs", half_width, stop.max_half_width));
   out.speedup = paired_speedup(base_medians, impl_medians);
   return out;
 }

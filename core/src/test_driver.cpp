@@ -45,11 +45,12 @@ Expected<const OpCases*> op_cases(const TestRequest& req) {
 }
 
 constexpr std::size_t kOutputCap = 16 * 1024;
-constexpr std::size_t kUnpairedBlocks = 8;
 // Checked calls on other inputs, placed at secret points among the timed blocks: the first on
-// fresh values, the others on the case's inputs with about one element in 64 changed (a cache
-// keyed by a few sampled elements takes them for the case's).
+// fresh values, the others on the case's inputs with one element in kSparseEvery changed, at
+// least one (a cache keyed by sampled elements takes them for the case's). kCheckedCalls among the blocks
+// every measurement takes (kMinPairs), then one in every further kMinPairs blocks.
 constexpr int kCheckedCalls = 4;
+constexpr uint64_t kSparseEvery = 4096;
 
 class TestDriver {
  public:
@@ -177,9 +178,15 @@ class TestDriver {
           error = s.error().message;
           continue;
         }
+        // A few elements at secret places (one in kSparseEvery, at least one): a cache keyed by
+        // k sampled elements notices the change with odds of about k in kSparseEvery, so it
+        // must read nearly every element to tell these inputs from the case's.
         const size_t es = dtype_size(t.dtype);
-        for (int64_t k = 0; k < t.numel(); ++k)
-          if (random_bits(seed, static_cast<uint64_t>(k)) % 64 == 0) std::memcpy(at + k * es, fresh.data() + k * es, es);
+        const auto n = static_cast<uint64_t>(t.numel());
+        for (uint64_t j = 0; n > 0 && j < std::max<uint64_t>(1, n / kSparseEvery); ++j) {
+          const uint64_t k = random_bits(seed, j) % n;
+          std::memcpy(at + k * es, fresh.data() + k * es, es);
+        }
       }
     });
     if (!error.empty()) return make_error(error);
@@ -432,9 +439,11 @@ class TestDriver {
     std::random_device rd;
     secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
     std::mt19937_64 draw(secret_);
-    const std::size_t impl_blocks = req_.baseline ? kPairedBlocks : kUnpairedBlocks;
-    while (req_.check && checked_before_.size() < static_cast<std::size_t>(std::min<std::size_t>(kCheckedCalls, impl_blocks - 1)))
-      checked_before_.insert(1 + draw() % (impl_blocks - 1));
+    BlockStop stop = block_stop(req_.timing);
+    while (req_.check && checked_before_.size() < static_cast<std::size_t>(std::min<std::size_t>(kCheckedCalls, stop.min_blocks - 1)))
+      checked_before_.insert(1 + draw() % (stop.min_blocks - 1));
+    for (std::size_t window = stop.min_blocks; req_.check && window < stop.max_blocks; window += stop.min_blocks)
+      checked_before_.insert(window + draw() % stop.min_blocks);
 
     std::string pairing_note;
     if (req_.baseline && (!w_.baseline || req_.baseline->kind == Target::Kind::identity))
@@ -454,7 +463,7 @@ class TestDriver {
     double baseline_measured = 0;
     auto alone = [&]() -> std::optional<TestResult> {
       impl_blocks_.clear();
-      auto m = measure_blocks([&](const TimingOptions& o) { return block(false, o); }, req_.timing, kUnpairedBlocks);
+      auto m = measure_blocks([&](const TimingOptions& o) { return block(false, o); }, req_.timing, stop);
       if (!m) return failed_ ? *failed_ : finish(Verdict::error, "while timing: " + m.error().message);
       meas = std::move(*m);
       return std::nullopt;
@@ -462,7 +471,9 @@ class TestDriver {
     if (!paired) {
       if (auto failed = alone()) return failed;
     } else {
-      auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing);
+      BlockStop paired_stop = stop;
+      if (req_.device != "cpu") paired_stop.floor = kDeviceProcessFloor;  // two contexts on one device: docs/PERFORMANCE.md
+      auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing, paired_stop);
       if (!p && failed_) return *failed_;
       if (!p) {
         // The baseline's fault, not the implementation's: timed alone, and the result says why
@@ -502,7 +513,7 @@ class TestDriver {
     t.mode = timing_mode_name(meas.mode);
     t.stats = meas.stats;
     t.host = meas.host;
-    t.stop = r_.speedup_pairs ? "paired" : stop_reason_name(meas.stop);
+    t.stop = stop_reason_name(meas.stop);  // paired: how the pairing stopped
     t.batch = meas.batch;
     t.warmup_calls = meas.warmup_calls;
     t.wall_time = meas.wall_time;

@@ -27,8 +27,11 @@ std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, 
     const bool has = t.contains("speedup") && t.contains("speedup_low") && t.contains("speedup_high") && t.contains("speedup_pairs");
     EXPECT_TRUE(has) << t.dump();
     if (!has) continue;
-    EXPECT_EQ(t["timing"]["stop"], "paired") << what;
-    EXPECT_EQ(t["speedup_pairs"].get<double>(), static_cast<double>(bb::kPairedBlocks)) << what;
+    // Pairing stops on the interval, the budget or the most pairs, never before the fewest.
+    const std::string stop = t["timing"]["stop"];
+    EXPECT_TRUE(stop == "converged" || stop == "timeout" || stop == "max_samples") << what << ": " << stop;
+    EXPECT_GE(t["speedup_pairs"].get<double>(), static_cast<double>(bb::kMinPairs)) << what;
+    EXPECT_LE(t["speedup_pairs"].get<double>(), static_cast<double>(bb::kMaxPairs)) << what;
     EXPECT_GE(t["speedup_confidence"].get<double>(), bb::kSpeedupConfidence) << what;
     EXPECT_GT(t["baseline_median_s"].get<double>(), 0.0) << what;
     EXPECT_GT(t["timing"]["baseline_measured_time_s"].get<double>(), 0.0) << what;
@@ -41,7 +44,7 @@ std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, 
 }
 
 // Runs `args` and expects every timed case to read 1.00 within its interval. The interval is a
-// 99% one (a sign-test interval over 16 paired blocks), so an honest run misses it on about one
+// 99% one (a sign-test interval over 8 to 64 paired blocks), so an honest run misses it on about one
 // case in a hundred, more where the host's noise drifts: a missed case is measured once more, in
 // a second run, and must hold 1.00 there. A real bias (one side favoured) misses both times.
 // With `cuda`, the test is skipped (with the run's reason) where no CUDA device serves it.

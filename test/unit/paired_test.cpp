@@ -1,7 +1,10 @@
-// The paired speedup's statistics, on controlled inputs (no timing).
+// The paired speedup's statistics and the stop on what is reported, on controlled inputs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "paired.hpp"
@@ -138,13 +141,17 @@ TEST(MeasurePaired, AlternatesBlocksSplitsTheBudgetAndPools) {
   options.rule.min_time = 0.4;
   options.rule.timeout = 1.6;
   options.warmup_time = 0.05;
-  const auto p = bb::measure_paired(fake, options, 4);
+  bb::BlockStop four;
+  four.min_blocks = four.max_blocks = 4;
+  four.max_half_width = 0.5;  // stops at 4 pairs on the interval, with no note of its own
+  const auto p = bb::measure_paired(fake, options, four);
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(std::string(order.begin(), order.end()), "ABBAABBA");
   // Each side: the rule's budget over 4 blocks; the warm-up before its first block only.
   EXPECT_DOUBLE_EQ(seen[0].rule.min_time, 0.1);
   EXPECT_DOUBLE_EQ(seen[0].rule.timeout, 0.4);
   EXPECT_EQ(seen[0].rule.min_samples, 3u);
+  EXPECT_GE(seen[0].rule.max_noise, 1e300);  // a block stops at its minimum: noise is judged across blocks
   EXPECT_DOUBLE_EQ(seen[0].warmup_time, 0.05);  // A's first
   EXPECT_DOUBLE_EQ(seen[1].warmup_time, 0.05);  // B's first
   for (std::size_t k = 2; k < seen.size(); ++k) EXPECT_DOUBLE_EQ(seen[k].warmup_time, 0.0) << k;
@@ -168,12 +175,12 @@ TEST(MeasurePaired, ABaselineErrorSaysSo) {
     m.stats = bb::summarize(m.samples);
     return m;
   };
-  const auto p = bb::measure_paired(fake, bb::TimingOptions{}, 4);
+  const auto p = bb::measure_paired(fake, bb::TimingOptions{}, bb::BlockStop{});
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().message, "baseline: returned 3: no");
 }
 
-// A call too slow for its block's share of the budget (90 ms against 2 s / 16 blocks): after the
+// A call too slow for its block's share of the budget (90 ms against 2 s over 16 blocks): after the
 // first pair the blocks take one sample each, so the paired minimum does not overrun the budget
 // (and the worker's deadline) many times over. Fast calls keep the rule's minimum.
 TEST(MeasurePaired, SlowCallsTakeOneSamplePerBlockAfterTheFirstPair) {
@@ -187,7 +194,9 @@ TEST(MeasurePaired, SlowCallsTakeOneSamplePerBlockAfterTheFirstPair) {
       return m;
     };
     bb::TimingOptions options;  // the defaults: 2 s budget, 10 samples at least
-    const auto p = bb::measure_paired(fake, options, 16);
+    bb::BlockStop sixteen;
+    sixteen.min_blocks = sixteen.max_blocks = 16;
+    const auto p = bb::measure_paired(fake, options, sixteen);
     ASSERT_TRUE(p) << p.error().message;
     ASSERT_EQ(seen.size(), 32u);
     EXPECT_EQ(seen[0].rule.min_samples, 3u);
@@ -218,4 +227,124 @@ TEST(PairedSpeedup, ADeviceIntervalIsWidenedToTheProcessesResolution) {
   const auto same = bb::widen_to_resolution(s, 10e-6, 5e-6, bb::ResolutionFloor{});
   EXPECT_EQ(same.low, s.low);
   EXPECT_EQ(same.high, s.high);
+}
+
+namespace {
+// A fake side whose blocks' medians follow `medians(side, block)`; counts the blocks.
+struct FakeSides {
+  std::function<double(bool baseline, int block)> medians;
+  int blocks[2] = {0, 0};
+  double sleep_s = 0;
+  bb::Expected<bb::Measurement> operator()(bool baseline, const bb::TimingOptions&) {
+    const int k = blocks[baseline]++;
+    if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+    bb::Measurement m;
+    m.samples = {medians(baseline, k)};
+    m.stats = bb::summarize(m.samples);
+    return m;
+  }
+};
+}  // namespace
+
+// The stop is on what is reported: steady ratios stop at the fewest pairs, with the interval
+// within the target; noisy ratios go on until the interval narrows.
+TEST(MeasurePaired, StopsOnceTheSpeedupsIntervalIsNarrowEnough) {
+  FakeSides steady{[](bool baseline, int k) { return (baseline ? 2e-6 : 1e-6) * (1 + 0.001 * (k % 3)); }};
+  const auto p = bb::measure_paired(std::ref(steady), bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->speedup->pairs, bb::kMinPairs);
+  EXPECT_EQ(p->impl.stop, bb::StopReason::converged);
+  EXPECT_LE(p->speedup->half_width(), 0.01);
+  EXPECT_TRUE(p->impl.notes.empty());
+
+  // Ratios spread ±5% around 2, alternating: the whole range of 8 or 10 pairs is too wide; the
+  // order-statistic interval of more pairs drops the extremes and narrows.
+  FakeSides noisy{[](bool baseline, int k) {
+    if (baseline) return 2e-6;
+    static const double spread[] = {0.95, 1.05, 1.0, 1.0, 0.999, 1.001, 1.0, 1.0};
+    return 1e-6 * spread[k % 8];
+  }};
+  const auto n = bb::measure_paired(std::ref(noisy), bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_GT(n->speedup->pairs, bb::kMinPairs);
+  EXPECT_LT(n->speedup->pairs, bb::kMaxPairs);
+  EXPECT_EQ(n->impl.stop, bb::StopReason::converged);
+  EXPECT_LE(n->speedup->half_width(), 0.01);
+}
+
+// Where the interval cannot get narrow, the budget ends the pairing, and a note says how far
+// it got; without a budget, the most pairs do.
+TEST(MeasurePaired, TheBudgetOrTheMostPairsEndAPairingThatStaysWide) {
+  auto wild = [](bool baseline, int k) { return baseline ? 1e-6 : 1e-6 * (k % 2 ? 0.5 : 2.0); };
+  FakeSides slow{wild};
+  slow.sleep_s = 0.01;
+  bb::TimingOptions options;
+  options.rule.timeout = 0.1;  // per side: both together 0.2 s, 20 ms a pair
+  const auto p = bb::measure_paired(std::ref(slow), options, bb::BlockStop{});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->impl.stop, bb::StopReason::timeout);
+  EXPECT_GE(p->speedup->pairs, bb::kMinPairs);
+  EXPECT_LT(p->speedup->pairs, bb::kMaxPairs);
+  ASSERT_EQ(p->impl.notes.size(), 1u);
+  EXPECT_NE(p->impl.notes[0].find("the 0.1 s budget ended timing after"), std::string::npos) << p->impl.notes[0];
+  EXPECT_NE(p->impl.notes[0].find("(target ±1%)"), std::string::npos) << p->impl.notes[0];
+
+  FakeSides fast{wild};
+  const auto m = bb::measure_paired(std::ref(fast), bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->impl.stop, bb::StopReason::max_samples);
+  EXPECT_EQ(m->speedup->pairs, bb::kMaxPairs);
+  ASSERT_EQ(m->impl.notes.size(), 1u);
+  EXPECT_NE(m->impl.notes[0].find("the most blocks ended timing after 64 pairs"), std::string::npos) << m->impl.notes[0];
+}
+
+// A device pairing's floor (what two processes can resolve) is as far as the interval needs to
+// narrow: 200 ns on a 5 us kernel is 4%, so ratios within ±3% stop at the fewest pairs.
+TEST(MeasurePaired, ADeviceFloorWiderThanTheTargetIsNarrowEnough) {
+  auto spread = [](bool baseline, int k) { return baseline ? 5e-6 : 5e-6 * (k % 2 ? 0.97 : 1.03); };
+  FakeSides device{spread}, cpu{spread};
+  bb::BlockStop stop;
+  stop.floor = bb::kDeviceProcessFloor;
+  const auto d = bb::measure_paired(std::ref(device), bb::TimingOptions{}, stop);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->speedup->pairs, bb::kMinPairs);
+  EXPECT_EQ(d->impl.stop, bb::StopReason::converged);
+  const auto c = bb::measure_paired(std::ref(cpu), bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_GT(c->speedup->pairs, bb::kMinPairs);  // without the floor ±3% is too wide
+}
+
+// Timed alone, the stop is on the interval of the blocks' median.
+TEST(MeasureBlocks, StopsOnceTheMediansIntervalIsNarrowEnough) {
+  int blocks = 0;
+  auto steady = [&](const bb::TimingOptions&) -> bb::Expected<bb::Measurement> {
+    bb::Measurement m;
+    m.samples = {1e-6 * (1 + 0.002 * (blocks++ % 2))};
+    m.stats = bb::summarize(m.samples);
+    return m;
+  };
+  const auto m = bb::measure_blocks(steady, bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(blocks, static_cast<int>(bb::kMinPairs));
+  EXPECT_EQ(m->stop, bb::StopReason::converged);
+
+  blocks = 0;
+  auto wild = [&](const bb::TimingOptions&) -> bb::Expected<bb::Measurement> {
+    bb::Measurement m;
+    m.samples = {1e-6 * (blocks++ % 2 ? 0.5 : 2.0)};
+    m.stats = bb::summarize(m.samples);
+    return m;
+  };
+  const auto w = bb::measure_blocks(wild, bb::TimingOptions{}, bb::BlockStop{});
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(blocks, static_cast<int>(bb::kMaxPairs));
+  EXPECT_EQ(w->stop, bb::StopReason::max_samples);
+  ASSERT_EQ(w->notes.size(), 1u);
+  EXPECT_NE(w->notes[0].find("the median's interval"), std::string::npos) << w->notes[0];
+}
+
+TEST(MedianInterval, HalfWidthOfTheMedian) {
+  EXPECT_FALSE(std::isfinite(bb::median_half_width({1.0})));
+  // 8 values: the interval is their whole range (99.2%).
+  EXPECT_NEAR(bb::median_half_width({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.99, 1.02}), 0.02, 1e-12);
 }
