@@ -206,6 +206,7 @@ class IsolatedExecutor final : public Executor {
     env.push_back(nullptr);
     const auto& support = sandbox_support();
     PreparedSandbox walls;
+    walls.host_pid = getpid();
     if (walls_.spec.enabled) {
       if (cgroup_.create()) walls.cgroup_procs = cgroup_.procs_file().c_str();
       walls.namespaces = support.namespaces;

@@ -297,6 +297,8 @@ namespace {
 
 int enter_pid_namespace_before_exec(const PreparedSandbox& s, const char** step) {
   if (!s.namespaces || !kPidNamespace) return 0;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the relay never outlives the host, so the namespace neither
+  if (s.host_pid > 0 && getppid() != s.host_pid) _exit(1);  // the host died before prctl took hold
   int status_pipe[2];
   if (pipe(status_pipe) != 0) {
     *step = "a pipe for the PID namespace's init";

@@ -71,6 +71,7 @@ struct PreparedSandbox {
   long uid = -1;                 // >= 0: become this user (and group)
   bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
   std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')
+  long host_pid = 0;             // the host: the relay outside a PID namespace dies with it
 };
 // Whether a user other than the owner can reach `path` (every folder above it searchable, the
 // file itself readable): a worker running as a user of its own must read the binary, the root

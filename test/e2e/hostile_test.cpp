@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <algorithm>
+#include <iterator>
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
@@ -180,6 +182,27 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
   EXPECT_EQ(tests, 45);
   EXPECT_EQ(lines.back()["impl"], "scale__scale_half");
   EXPECT_FALSE(std::filesystem::exists(logs / "results.json"));  // never finished
+
+  // Nothing of the run outlives its host: no worker of it (`__worker <host pid>`), and no process
+  // left of the host's own (a relay outside a worker's PID namespace) holding its log directory.
+  auto left = [&] {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+      std::ifstream in(e.path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      if (cmd.find("__worker " + std::to_string(pid)) != std::string::npos || cmd.find(logs.string()) != std::string::npos)
+        found.push_back(e.path().filename().string() + ": " + cmd);
+    }
+    return found;
+  };
+  auto found = left();
+  for (int i = 0; i < 40 && !found.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    found = left();
+  }
+  EXPECT_TRUE(found.empty()) << found.size() << " left, e.g. " << found.front();
 }
 
 TEST(Hostile, PrintedOutputIsCapturedCappedAndKeptWithTheResult) {
