@@ -4,15 +4,18 @@
 # of a run where nothing but our own overhead can take time, timed and --correctness-only, and
 # where it goes (results.json's phases). docs/PERFORMANCE.md, "Fast answers".
 #
-#   [RUNS=5] [ROOT=DIR] [ARGS="..."] scripts/bench_myop_suite.sh [BUILD_DIR]
+#   [RUNS=5] [ROOT=DIR] [ARGS="..."] [KEEP=DIR] scripts/bench_myop_suite.sh [BUILD_DIR]
 #
-# ROOT: another port of the suite (the CUDA one on a GPU machine); ARGS: more flags for each run.
+# ROOT: another port of the suite (BUILD/bench_roots/myop_suite_cuda on a GPU machine), or any
+# root, with ARGS selecting from it (ROOT=build/custom_ops ARGS="--ops myop --impls myop_cuda_vec":
+# a kernel engineer's loop); ARGS: more flags for each run; KEEP: where each run's results.json
+# and console output are kept (MODE-RUN.json, MODE-RUN.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 root="${ROOT:-$build/bench_roots/myop_suite}"
 runs="${RUNS:-5}"
-[ -d "$root/myop" ] || { echo "no suite at $root/myop (build with BACKENDBENCH_BUILD_BENCH=ON)" >&2; exit 1; }
+[ -d "$root" ] || { echo "no root at $root (build with BACKENDBENCH_BUILD_BENCH=ON)" >&2; exit 1; }
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
@@ -29,8 +32,9 @@ for mode in timed correctness-only; do
     # shellcheck disable=SC2086
     "$build/backendbench" --custom-ops-root "$root" --log-dir "$logs/run" "${flags[@]}" ${ARGS:-} > "$logs/out.txt" 2>&1 || true
     end=$(date +%s.%N)
-    wall=$(echo "$end - $start" | bc -l)
+    wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf("%.3f", b - a)}')
     walls+=("$wall")
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$logs/run/results.json" "$KEEP/$mode-$r.json"; cp "$logs/out.txt" "$KEEP/$mode-$r.txt"; fi
     python3 - "$logs/run/results.json" "$mode" "$r" "$wall" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

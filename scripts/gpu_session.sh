@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One device call of this issue's GPU checks: build (tests on unless TESTS=OFF), the CUDA attack
 # fixtures, the self-speedup experiment, the GPU tests, the catalogue, the shipped sweep (or one
-# SHARD=i/n of it, default options), one op (SWEEP_ARGS); logs under $OUT (or gpu-logs/), text only.
+# SHARD=i/n of it, default options), one op (SWEEP_ARGS), the fast-answer figures (fast: the ported
+# myop suite and one implementation's loop, scripts/bench_myop_suite.sh); logs under $OUT (or
+# gpu-logs/), text only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -9,7 +11,7 @@ mkdir -p "$out"
 b=build-gpu
 { date -u; nvidia-smi -L; } > "$out/machine.txt" 2>&1
 if ! { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DDLPACK_INCLUDE_DIR="$PWD/.carry/include" \
-         -DBACKENDBENCH_BUILD_TESTS="${TESTS:-ON}" -DBACKENDBENCH_BUILD_BENCH="${TESTS:-ON}" &&
+         -DBACKENDBENCH_BUILD_TESTS="${TESTS:-ON}" -DBACKENDBENCH_BUILD_BENCH=ON &&
        cmake --build $b --parallel "$(nproc)"; } > "$out/build.log" 2>&1; then
   tail -30 "$out/build.log"; echo BUILD FAILED; exit 1
 fi
@@ -24,6 +26,10 @@ for step in ${STEPS:-micro attacks self gputests}; do
     sweep) timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
              ${SWEEP_ARGS:-} > "$out/sweep.txt" 2>&1; echo "exit $?" >> "$out/sweep.txt"
            cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null ;;
+    fast) for spec in "$b/bench_roots/myop_suite_cuda|" "$b/custom_ops|--ops myop --impls myop_cuda_vec"; do
+            ROOT="${spec%%|*}" ARGS="${spec#*|}" RUNS="${FAST_RUNS:-3}" KEEP="$out/fast/$(basename "${spec%%|*}")" timeout "${FAST_TIMEOUT:-300}" \
+              scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1
+          done ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
   echo "$step: rc $? in $(( $(date +%s) - t0 )) s"

@@ -1,8 +1,10 @@
 #include "bound_call.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -60,8 +62,11 @@ const uint8_t* CallBuffers::output(const ConcreteCase& c, size_t j) const {
 
 void CallBuffers::scrub() {
   for (auto* set : {&inputs, &outputs})
-    for (auto& buf : *set)
-      if (buf.raw_size()) std::fill_n(static_cast<volatile uint8_t*>(buf.raw()), buf.raw_size(), uint8_t{0});
+    for (auto& buf : *set) {
+      uint8_t* p = buf.raw();
+      for_each_chunk(buf.raw_size(), chunk_count(buf.raw_size(), std::size_t{16} << 20),
+                     [&](std::size_t, std::size_t lo, std::size_t hi) { explicit_bzero(p + lo, hi - lo); });
+    }
 }
 
 BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex) : c_(c), b_(b), ex_(ex) {
@@ -82,10 +87,35 @@ BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& 
 
 BoundCall::~BoundCall() {
   if (ex_.rt && !lost_)
-    for (auto& m : mirrors_) {
-      ex_.rt->api().free(m.dev);
-      if (m.poison) ex_.rt->api().free(m.poison);
-    }
+    for (auto& m : mirrors_)
+      for (void* p : {m.dev, m.poison, m.pristine, m.snapshot})
+        if (p) ex_.rt->api().free(p);
+}
+
+bool BoundCall::has_device_check() const {
+  const auto& api = ex_.rt->api();
+  return api.struct_size >= offsetof(bb_device_runtime, bytes_differ) + sizeof(api.bytes_differ) && api.bytes_differ;
+}
+
+bool BoundCall::restore_pristine() {
+  if (!ex_.rt || lost_ || !pristine_) return false;
+  const auto& api = ex_.rt->api();
+  for (auto& m : mirrors_) {
+    void* from = m.is_output ? m.poison : m.pristine;
+    if (!from || api.memcpy_d2d(m.dev, from, m.bytes, ex_.stream) != 0) return false;
+  }
+  return api.stream_synchronize(ex_.stream) == 0;
+}
+
+void BoundCall::keep_pristine() {
+  if (!ex_.rt || lost_) return;
+  const auto& api = ex_.rt->api();
+  for (auto& m : mirrors_) {
+    if (m.is_output) continue;
+    if (!m.pristine && api.malloc(&m.pristine, m.bytes) != 0) m.pristine = nullptr;
+    if (!m.pristine || api.memcpy_d2d(m.pristine, m.dev, m.bytes, ex_.stream) != 0) return;  // the host's copy, then
+  }
+  pristine_ = api.stream_synchronize(ex_.stream) == 0;
 }
 
 std::string BoundCall::plugin_message() const { return !escaped_.empty() ? escaped_ : frame_ ? frame_->error_message() : ""; }
@@ -135,15 +165,38 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
   if (!ex_.rt || !fn || !api.block_stream_ticket || !api.ticket_timed_out) return run(fn);
   frame_->clear_error();
   escaped_.clear();
+  // What every buffer holds before the call, kept on the device where it can be (a copy beside
+  // each, compared there while the stream is held), else in host memory.
+  bool on_device = has_device_check();
+  for (auto& m : mirrors_) {
+    if (!on_device) break;
+    if (!m.snapshot && api.malloc(&m.snapshot, m.bytes) != 0) m.snapshot = nullptr;
+    on_device = m.snapshot && api.memcpy_d2d(m.snapshot, m.dev, m.bytes, ex_.stream) == 0;
+  }
+  std::vector<std::vector<uint8_t>> before;
+  if (!on_device) {
+    for (auto& m : mirrors_) {
+      before.emplace_back(m.host->raw_size());
+      if (api.memcpy_d2h(before.back().data(), m.dev, m.host->raw_size()) != 0) return run(fn);
+    }
+  }
+  if (api.stream_synchronize(ex_.stream) != 0) return run(fn);
   uint32_t ticket = 0;
   if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
   const int rc = launch(fn);
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
   bool changed = false;
-  for (auto& m : mirrors_) {
-    const auto now = std::make_unique_for_overwrite<uint8_t[]>(m.host->raw_size());
-    if (api.memcpy_d2h(now.get(), m.dev, m.host->raw_size()) != 0) break;
-    changed = changed || std::memcmp(now.get(), m.host->raw(), m.host->raw_size()) != 0;
+  for (size_t k = 0; k < mirrors_.size() && !changed; ++k) {
+    auto& m = mirrors_[k];
+    if (on_device) {
+      int differ = 0;
+      if (api.bytes_differ(m.dev, m.snapshot, m.bytes, &differ) != 0) break;
+      changed = differ != 0;
+    } else {
+      const auto now = std::make_unique_for_overwrite<uint8_t[]>(m.host->raw_size());
+      if (api.memcpy_d2h(now.get(), m.dev, m.host->raw_size()) != 0) break;
+      changed = std::memcmp(now.get(), before[k].data(), m.host->raw_size()) != 0;
+    }
   }
   api.release_stream();
   CallOutcome out = finish_device();
@@ -218,7 +271,7 @@ void* BoundCall::place(HostBuffer& buf, bool keep_copy, bool is_output) {
   };
   void* dev = nullptr;
   if (!alloc(&dev)) return nullptr;
-  Mirror m{&buf, dev, nullptr, is_output};
+  Mirror m{&buf, dev, nullptr, is_output, bytes};
   if (keep_copy && !alloc(&m.poison)) m.poison = nullptr;
   mirrors_.push_back(m);
   ranges_.push_back({dev, bytes});

@@ -92,6 +92,13 @@ class BoundCall {
   // Copies every staging buffer to its device mirror / every mirror back.
   std::string upload();
   std::string download();
+  // Keeps a device copy of what the input mirrors hold now (the case's inputs, just uploaded),
+  // so that restore_pristine() can start a call or block from them without the host.
+  void keep_pristine();
+  // Every input mirror rewritten from that copy and every output poisoned, by copies on the
+  // device; the host's staging buffers are left as they are. False where it cannot be done
+  // (the CPU, no copy kept, a device error): the caller resets and uploads instead.
+  bool restore_pristine();
 
  private:
   void* place(HostBuffer& buf, bool keep_copy, bool is_output);
@@ -105,7 +112,12 @@ class BoundCall {
     void* dev;
     void* poison = nullptr;  // a device copy to start each call from: the poisoned output, the saved in-place input
     bool is_output = false;
+    size_t bytes = 0;           // of each device allocation (the guarded region, in whole 256-byte units)
+    void* pristine = nullptr;   // an input's copy of the case's values (keep_pristine)
+    void* snapshot = nullptr;   // what it held before a witnessed call
   };
+  bool has_device_check() const;
+  bool pristine_ = false;
   std::vector<std::pair<size_t, HostBuffer>> inplace_;  // (input, its saved copy) of in-place targets
   std::vector<Mirror> mirrors_;
   std::vector<bb_device_range> ranges_, input_ranges_;

@@ -1,5 +1,6 @@
 #include "host_buffer.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,8 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+
+#include "parallel.hpp"
 
 namespace bb {
 
@@ -85,11 +88,19 @@ void HostBuffer::poison(DType t) {
   uint8_t p[8];
   poison_element(t, p);
   uint8_t* d = data();
-  if (n == 1) {
-    std::memset(d, p[0], nbytes_);
-    return;
-  }
-  for (std::size_t off = 0; off + n <= nbytes_; off += n) std::memcpy(d + off, p, n);
+  // A unit of whole elements (every element size divides it), copied in parallel: a 64M-element
+  // output was poisoned element by element on one core in 0.2 s before every timed block.
+  constexpr std::size_t kUnit = 64 * 1024;
+  std::size_t pattern_bytes = std::min(kUnit, nbytes_);
+  pattern_bytes -= pattern_bytes % n;
+  for (std::size_t off = 0; off < pattern_bytes; off += n) std::memcpy(d + off, p, n);
+  if (pattern_bytes < kUnit) return;  // it was all of it
+  const std::size_t units = nbytes_ / kUnit;
+  for_each_chunk(units, chunk_count(units, 256), [&](std::size_t, std::size_t lo, std::size_t hi) {
+    for (std::size_t u = std::max<std::size_t>(lo, 1); u < hi; ++u) std::memcpy(d + u * kUnit, d, kUnit);
+  });
+  const std::size_t tail = nbytes_ - units * kUnit;  // whole elements too: kUnit and nbytes_ are multiples of n
+  std::memcpy(d + units * kUnit, d, tail);
 }
 
 }  // namespace bb

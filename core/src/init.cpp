@@ -46,33 +46,30 @@ void fill_by_index(DType dtype, void* data, std::size_t n, F value) {
 
 }  // namespace
 
+std::optional<double> init_value(const InitSpec& s, uint64_t seed, std::size_t i) {
+  switch (s.kind) {
+    case InitKind::randn: return s.a + s.b * random_normal(seed, i);
+    case InitKind::uniform: return s.a + (s.b - s.a) * random_uniform01(seed, i);
+    case InitKind::randint: {
+      const double lo = std::ceil(s.a);
+      const double span = std::ceil(s.b) - lo;  // [low, high)
+      return lo + std::floor(span * random_uniform01(seed, i));
+    }
+    case InitKind::ones: return 1.0;
+    case InitKind::zeros: return 0.0;
+    case InitKind::arange: return s.a + s.b * static_cast<double>(i);
+    case InitKind::full: return s.a;
+    case InitKind::npy: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
   const auto n = static_cast<std::size_t>(t.numel());
   const InitSpec& s = t.init;
   switch (s.kind) {
-    case InitKind::randn:
-      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + s.b * random_normal(seed, i); });
-      break;
-    case InitKind::uniform:
-      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + (s.b - s.a) * random_uniform01(seed, i); });
-      break;
-    case InitKind::randint: {
-      const double lo = std::ceil(s.a);
-      const double span = std::ceil(s.b) - lo;  // [low, high)
-      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return lo + std::floor(span * random_uniform01(seed, i)); });
-      break;
-    }
-    case InitKind::ones:
-      fill_by_index(t.dtype, data, n, [](std::size_t) { return 1.0; });
-      break;
     case InitKind::zeros:
       std::memset(data, 0, t.nbytes());
-      break;
-    case InitKind::arange:
-      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return s.a + s.b * static_cast<double>(i); });
-      break;
-    case InitKind::full:
-      fill_by_index(t.dtype, data, n, [&](std::size_t) { return s.a; });
       break;
     case InitKind::npy: {
       const auto file = dir / s.path;
@@ -95,6 +92,9 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
       }
       break;
     }
+    default:
+      fill_by_index(t.dtype, data, n, [&](std::size_t i) { return *init_value(s, seed, i); });
+      break;
   }
   return Ok{};
 }

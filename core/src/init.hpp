@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "cases.hpp"
 #include "expected.hpp"
@@ -14,6 +15,10 @@ namespace bb {
 uint64_t random_bits(uint64_t seed, uint64_t counter);
 double random_uniform01(uint64_t seed, uint64_t counter);  // [0, 1), 53 bits
 double random_normal(uint64_t seed, uint64_t counter);     // N(0, 1), Box-Muller
+
+// Element i of a tensor initialised as `s` from `seed` (every initialiser but npy, whose values
+// come from its file: nullopt). fill_tensor writes exactly these.
+std::optional<double> init_value(const InitSpec& s, uint64_t seed, std::size_t i);
 
 // Fills `data` (t.nbytes() bytes) as t.init says. `seed` is the tensor's own seed; `dir` is the
 // folder .npy paths are relative to.

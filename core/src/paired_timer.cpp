@@ -55,8 +55,8 @@ std::pair<TimingOptions, TimingOptions> block_options(const TimingOptions& optio
   const double k = static_cast<double>(min_blocks);
   TimingOptions block = options;
   block.rule.min_samples = std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(static_cast<double>(options.rule.min_samples) / k)));
-  // At most kBlockSamples: a median of a thousand samples is steady, and tiny calls (tens of
-  // nanoseconds) would otherwise take hundreds of thousands to fill the block's min_time.
+  // At most kBlockSamples: tiny calls (tens of nanoseconds) would otherwise take hundreds of
+  // thousands to fill the block's min_time.
   block.rule.max_samples = std::max<std::size_t>(block.rule.min_samples, std::min(kBlockSamples, options.rule.max_samples / min_blocks));
   block.rule.min_time = options.rule.min_time / k;
   block.rule.timeout = options.rule.timeout / k;

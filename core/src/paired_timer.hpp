@@ -27,8 +27,11 @@ struct BlockStop {
   double max_half_width = 0.01;  // relative: the rule's max_noise by default
   ResolutionFloor floor{};       // device pairings: kDeviceProcessFloor
 };
-// The most samples one block takes (below the rule's max_samples over min_blocks).
-inline constexpr std::size_t kBlockSamples = 1000;
+// The most samples one block takes (below the rule's max_samples over min_blocks): a median of
+// 200 is steady, and the interval is judged across blocks. A cold device sample costs ~60 us of
+// flushing and bookkeeping whatever the kernel: 1000 made every block of a microsecond kernel
+// 60 ms, a timed test a second (docs/PERFORMANCE.md, "Fast answers").
+inline constexpr std::size_t kBlockSamples = 200;
 // The stop for `options`: its max_noise as the half-width.
 BlockStop block_stop(const TimingOptions& options);
 

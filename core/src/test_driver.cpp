@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "blob_cache.hpp"
 #include "clock_audit.hpp"
 #include "init.hpp"
 #include "output_checks.hpp"
@@ -110,10 +111,24 @@ class TestDriver {
     if (!out.output.empty() && r_.output.size() < kOutputCap) r_.output += out.output.substr(0, kOutputCap - r_.output.size());
   }
 
+  // A request to one worker, traced (BACKENDBENCH_TRACE_BLOCKS) with its round trip and the
+  // worker's own account of its steps.
+  ExecOutcome exec(Executor& e, const char* side, const nlohmann::json& request, double timeout, int fd = -1) {
+    ExecOutcome out = e.execute(request, timeout, fd);
+    if (tracing())
+      trace({{"side", side}, {"cmd", request.value("cmd", "")}, {"round_trip_s", out.seconds},
+             {"worker_steps", out.reply.is_object() ? out.reply.value("steps", nlohmann::json::object()) : nlohmann::json::object()}});
+    return out;
+  }
+  // Host-side work of the test, traced as `what` with its duration.
+  void trace_host(const char* what, Clock::time_point since) const {
+    if (tracing()) trace({{"side", "host"}, {"cmd", what}, {"round_trip_s", std::chrono::duration<double>(Clock::now() - since).count()}});
+  }
+
   // A request to the implementation's worker; a worker that died or hung is the test's verdict.
   Expected<ExecOutcome> ask_impl(const nlohmann::json& request, double timeout, int fd = -1) {
     use_impl_side();
-    ExecOutcome out = w_.impl->execute(request, timeout, fd);
+    ExecOutcome out = exec(*w_.impl, "impl", request, timeout, fd);
     keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       impl_crashed_ = true;
@@ -164,28 +179,26 @@ class TestDriver {
       for (size_t i = 0; i < c_->inputs.size() && error.empty(); ++i) {
         const auto& t = c_->inputs[i];
         uint8_t* at = p + l.offsets[i];
-        if (salt.empty() || sparse) {
+        if (salt.empty()) {
           if (auto s = fill_tensor(t, at, mix_seed(c_->seed, t.name), data_->manifest.dir()); !s) error = s.error().message;
+          continue;
         }
-        if (salt.empty() || !error.empty()) continue;
         const uint64_t seed = mix_seed(secret, salt + ":" + t.name);
         if (!sparse) {
           if (auto s = fill_tensor(t, at, seed, data_->manifest.dir()); !s) error = s.error().message;
           continue;
         }
-        std::vector<uint8_t> fresh(t.nbytes());
-        if (auto s = fill_tensor(t, fresh.data(), seed, data_->manifest.dir()); !s) {
-          error = s.error().message;
-          continue;
-        }
-        // A few elements at secret places (one in kSparseEvery, at least one): a cache keyed by
-        // k sampled elements notices the change with odds of about k in kSparseEvery, so it
-        // must read nearly every element to tell these inputs from the case's.
-        const size_t es = dtype_size(t.dtype);
+        // The case's inputs (made once, in inputs_) with a few elements at secret places changed
+        // to fresh values (one in kSparseEvery, at least one): a cache keyed by k sampled
+        // elements notices the change with odds of about k in kSparseEvery, so it must read
+        // nearly every element to tell these inputs from the case's. Only those elements are
+        // made (an .npy input's fresh values are its file's: the same, as before).
+        const BlobLayout base = inputs_layout(*c_);
+        parallel_copy(at, inputs_->data() + base.offsets[i], t.nbytes());
         const auto n = static_cast<uint64_t>(t.numel());
         for (uint64_t j = 0; n > 0 && j < std::max<uint64_t>(1, n / kSparseEvery); ++j) {
           const uint64_t k = random_bits(seed, j) % n;
-          std::memcpy(at + k * es, fresh.data() + k * es, es);
+          if (const auto v = init_value(t.init, seed, k)) store_element(t.dtype, at, k, *v);
         }
       }
     });
@@ -195,10 +208,21 @@ class TestDriver {
 
   std::optional<TestResult> make_inputs() {
     enter("inputs_s");
+    if ((inputs_ = BlobCache::shared().find(inputs_key()))) return std::nullopt;
+    const auto t0 = Clock::now();
     auto blob = inputs_blob("", 0, false);
+    trace_host("inputs", t0);
     if (!blob) return finish(Verdict::error, "inputs: " + blob.error().message);
-    inputs_ = std::move(*blob);
+    inputs_ = BlobCache::shared().keep(inputs_key(), std::move(*blob));
     return std::nullopt;
+  }
+  // The case, whichever implementation is under test.
+  std::string inputs_key() const {
+    return fmt::format("inputs|{}|{}|{}|{}|{}", req_.manifest, req_.op, req_.seed ? std::to_string(*req_.seed) : "", req_.random_cases, req_.case_index);
+  }
+  // The reference's buffers for the case's inputs: one reference function on one device.
+  std::string expected_key() const {
+    return fmt::format("expected|{}|{}|{}|{}", inputs_key(), req_.reference.library, static_cast<int>(req_.reference.kind), req_.reference_device);
   }
 
   PrepareRequest prepare_request(const char* session, const Target& t, const std::string& device) const {
@@ -217,7 +241,7 @@ class TestDriver {
 
   std::optional<TestResult> prepare() {
     enter("setup_s");
-    auto out = ask_impl(to_json(prepare_request("impl", req_.impl, req_.device)), limits_.call_timeout, inputs_.fd());
+    auto out = ask_impl(to_json(prepare_request("impl", req_.impl, req_.device)), limits_.call_timeout, inputs_->fd());
     if (!out) return failed_;
     prepared_impl_ = true;
     const CallReply c = CallReply::from_json(out->reply);
@@ -230,8 +254,8 @@ class TestDriver {
   Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
     if (!prepared_reference_) {
-      ExecOutcome out = w_.reference->execute(to_json(prepare_request("reference", req_.reference, req_.reference_device)),
-                                              limits_.call_timeout, inputs_.fd());
+      ExecOutcome out = exec(*w_.reference, "reference", to_json(prepare_request("reference", req_.reference, req_.reference_device)),
+                             limits_.call_timeout, inputs_->fd());
       if (out.status != ExecOutcome::Status::ok) {
         reference_fatal_ = true;
         return make_error(out.detail);
@@ -241,8 +265,8 @@ class TestDriver {
       if (c.skipped) return make_error("skipped: " + c.error);
       if (!c.error.empty()) return make_error(c.error);
     }
-    ExecOutcome out = w_.reference->execute({{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}}, limits_.call_timeout,
-                                            other ? other->fd() : -1);
+    ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}},
+                           limits_.call_timeout, other ? other->fd() : -1);
     if (out.status != ExecOutcome::Status::ok) {
       reference_fatal_ = true;
       return make_error(out.detail);
@@ -259,13 +283,14 @@ class TestDriver {
 
   std::optional<TestResult> reference() {
     enter("reference_s");
+    if ((expected_ = BlobCache::shared().find(expected_key()))) return std::nullopt;  // another implementation's test made it
     auto blob = reference_buffers(nullptr);
     if (!blob) {
       const std::string& m = blob.error().message;
       if (m.rfind("skipped: ", 0) == 0) return finish(Verdict::skipped, "reference: " + m.substr(9));
       return finish(Verdict::error, "reference: " + m);
     }
-    expected_ = std::move(*blob);
+    expected_ = BlobCache::shared().keep(expected_key(), std::move(*blob));
     return std::nullopt;
   }
 
@@ -295,7 +320,10 @@ class TestDriver {
     enter("check_s");
     auto got = impl_call(nullptr, "");
     if (!got) return failed_;
-    if (auto j = judge_call(*c_, CallBuffersView(*c_, *got), inputs_, CallBuffersView(*c_, expected_))) {
+    const auto t0 = Clock::now();
+    auto j = judge_call(*c_, CallBuffersView(*c_, *got), *inputs_, CallBuffersView(*c_, *expected_));
+    trace_host("judge", t0);
+    if (j) {
       r_.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }
@@ -318,22 +346,27 @@ class TestDriver {
   std::string check_block(UniqueFd fd) {
     auto blob = SealedBlob::adopt(std::move(fd), buffers_layout(*c_).total);
     if (!blob) return "its buffers after the block: " + blob.error().message;
-    if (auto j = judge_call(*c_, CallBuffersView(*c_, *blob), inputs_, CallBuffersView(*c_, expected_))) return j->message;
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, *blob), *inputs_, CallBuffersView(*c_, *expected_))) return j->message;
     return "";
   }
 
   // A checked call on other inputs, placed among the timed blocks where the host's secret says.
   std::optional<TestResult> checked_call(int which) {
     const bool sparse = which > 0;
+    auto t0 = Clock::now();
     auto other = inputs_blob(fmt::format("checked{}", which), secret_, sparse);
     if (!other) return finish(Verdict::error, "other inputs: " + other.error().message);
+    trace_host("checked_inputs", t0);
     w_.impl->freeze(true);  // the reference runs alone
     if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
     auto want = reference_buffers(&*other);
     if (!want) return finish(Verdict::error, "reference: " + want.error().message);
     auto got = impl_call(&*other, "while timed, a checked call on other inputs: ");
     if (!got) return failed_;
-    if (auto why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want)); !why.empty())
+    t0 = Clock::now();
+    const std::string why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want));
+    trace_host("checked_compare", t0);
+    if (!why.empty())
       return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
                                                sparse ? "the case's inputs with a few elements changed" : "fresh input values", why));
     return std::nullopt;
@@ -342,6 +375,7 @@ class TestDriver {
   // One block of one side (paired_timer.hpp's callback).
   Expected<Measurement> block(bool baseline, const TimingOptions& options) {
     Executor& side = baseline ? *w_.baseline : *w_.impl;
+    const auto freezing = Clock::now();
     if (!baseline) {
       if (checked_before_.count(impl_blocks_.size()))
         if (auto failed = checked_call(checked_calls_++)) {
@@ -352,6 +386,7 @@ class TestDriver {
     } else {
       use_baseline_side();
     }
+    const double freeze_seconds = std::chrono::duration<double>(Clock::now() - freezing).count();
     const char* session = baseline ? "baseline" : "impl";
     // Both sides return their buffers, though only the implementation's are checked: the clock
     // audit compares the two sides' blocks, which must cost the same to serve.
@@ -386,14 +421,15 @@ class TestDriver {
       return make_error("block");
     }
     const auto checking = Clock::now();
-    if (!baseline && !expected_.empty()) {
+    if (!baseline && expected_ && !expected_->empty()) {
       if (auto why = check_block(std::move(out.fd)); !why.empty()) {
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
         return make_error("block");
       }
     }
     (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, m});
-    trace_block(baseline, m, out.seconds, std::chrono::duration<double>(Clock::now() - checking).count());
+    trace_block(baseline, m, out.seconds, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
+                out.reply.value("steps", nlohmann::json::object()));
     return m;
   }
 
@@ -401,7 +437,7 @@ class TestDriver {
   // were before the plugin loaded (worker_integrity.hpp): a clock or timer rewritten and put
   // back between the blocks' checks still shows in the code or data it left changed.
   std::optional<TestResult> audit_worker() {
-    ExecOutcome out = w_.impl->execute({{"cmd", "audit"}}, limits_.call_timeout);
+    ExecOutcome out = exec(*w_.impl, "impl", {{"cmd", "audit"}}, limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
       impl_crashed_ = true;
       return finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout,
@@ -413,22 +449,32 @@ class TestDriver {
     return std::nullopt;
   }
 
-  // BACKENDBENCH_TRACE_BLOCKS=FILE: a JSON line per timed block appended to FILE (diagnosis of
-  // paired timing: docs/PERFORMANCE.md's self-speedup figures).
-  void trace_block(bool baseline, const Measurement& m, double host_seconds, double check_seconds) const {
+  // BACKENDBENCH_TRACE_BLOCKS=FILE: a JSON line per timed block, per request to a worker and per
+  // step of host-side work appended to FILE (diagnosis: where a test's time goes, and paired
+  // timing, docs/PERFORMANCE.md's self-speedup figures).
+  static bool tracing() {
     static const char* path = std::getenv("BACKENDBENCH_TRACE_BLOCKS");
-    if (!path || !*path) return;
+    return path && *path;
+  }
+  void trace(nlohmann::json line) const {
+    if (!tracing()) return;
+    line["impl"] = req_.impl.library;
+    line["case"] = c_ ? c_->id : "";
     static std::mutex mu;
-    const nlohmann::json line = {{"impl", req_.impl.library},     {"case", c_->id},
-                                 {"side", baseline ? "baseline" : "impl"},
-                                 {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
-                                 {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
-                                 {"host_s", host_seconds},   {"check_s", check_seconds}, {"measured_s", m.measured_time}, {"clock_mhz", m.clock_mhz}};
     std::lock_guard<std::mutex> lock(mu);
-    if (FILE* f = std::fopen(path, "ae")) {
+    if (FILE* f = std::fopen(std::getenv("BACKENDBENCH_TRACE_BLOCKS"), "ae")) {
       std::fprintf(f, "%s\n", line.dump().c_str());
       std::fclose(f);
     }
+  }
+  void trace_block(bool baseline, const Measurement& m, double host_seconds, double check_seconds, double freeze_seconds,
+                   const nlohmann::json& steps) const {
+    if (!tracing()) return;
+    trace({{"side", baseline ? "baseline" : "impl"}, {"cmd", "block"},
+           {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
+           {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
+           {"host_s", host_seconds}, {"check_s", check_seconds}, {"freeze_s", freeze_seconds}, {"measured_s", m.measured_time},
+           {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}});
   }
 
   double block_timeout(const TimingOptions& o) const { return limits_.call_timeout + 4 * o.rule.timeout + o.warmup_time; }
@@ -451,8 +497,8 @@ class TestDriver {
     bool paired = req_.baseline && pairing_note.empty();
     if (paired) {
       use_baseline_side();
-      ExecOutcome out = w_.baseline->execute(to_json(prepare_request("baseline", *req_.baseline, req_.device)), limits_.call_timeout,
-                                             inputs_.fd());
+      ExecOutcome out = exec(*w_.baseline, "baseline", to_json(prepare_request("baseline", *req_.baseline, req_.device)),
+                             limits_.call_timeout, inputs_->fd());
       const CallReply c = CallReply::from_json(out.reply);
       if (out.status != ExecOutcome::Status::ok) baseline_fatal_ = true, pairing_note = "baseline: its worker: " + out.detail;
       else if (!c.error.empty()) pairing_note = "baseline: " + c.error;
@@ -543,7 +589,8 @@ class TestDriver {
   const char* phase_ = "setup_s";
   const OpCases* data_ = nullptr;
   const ConcreteCase* c_ = nullptr;
-  SealedBlob inputs_, expected_, first_;
+  std::shared_ptr<const SealedBlob> inputs_, expected_;  // the case's, shared with other tests of the run (blob_cache.hpp)
+  SealedBlob first_;
   bool prepared_impl_ = false, prepared_reference_ = false, prepared_baseline_ = false;
   bool impl_crashed_ = false, impl_fatal_ = false, reference_fatal_ = false, baseline_fatal_ = false;
   uint64_t secret_ = 0;

@@ -146,6 +146,22 @@ TestRunner::TestRunner() = default;
 TestRunner::~TestRunner() = default;
 
 namespace {
+// Where a request's time goes in the worker: named steps, in seconds, sent with the reply (its
+// own word: for BACKENDBENCH_TRACE_BLOCKS only, never judged).
+class Steps {
+ public:
+  void operator()(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    json_[name] = json_.value(name, 0.0) + std::chrono::duration<double>(now - t0_).count();
+    t0_ = now;
+  }
+  const nlohmann::json& json() const { return json_; }
+
+ private:
+  nlohmann::json json_ = nlohmann::json::object();
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
 Message reply_error(std::string error, bool sticky = false) {
   CallReply r;
   r.error = std::move(error);
@@ -172,6 +188,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
 }
 
 Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
+  Steps step;
   sessions_.erase(req.session);
   auto data = op_data(req.manifest, req.op, req.seed, req.random_cases);
   if (!data) return reply_error(data.error().message);
@@ -200,11 +217,18 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(*s->c).total);
   if (!blob) return reply_error("the case's inputs: " + blob.error().message);
   s->pristine = std::move(*blob);
+  step("load_s");
   s->buffers = std::make_unique<CallBuffers>(*s->c, s->inputs_of(s->pristine));
+  step("buffers_s");
   s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place);
+  step("bind_s");
   if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
+  s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
+  step("pristine_s");
   sessions_[req.session] = std::move(s);
-  return Message{CallReply{}.to_json(), {}};
+  nlohmann::json body = CallReply{}.to_json();
+  body["steps"] = step.json();
+  return Message{body, {}};
 }
 
 Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
@@ -233,22 +257,34 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant) {
     if (!blob) return reply_error("the call's inputs: " + blob.error().message);
     other = std::move(*blob);
   }
+  Steps step;
   const auto inputs = s.inputs_of(other.empty() ? s.pristine : other);
   BoundCall& bound = *s.bound;
   auto restore = [&]() -> std::string {
+    if (other.empty() && bound.restore_pristine()) {  // the case's inputs, kept on the device
+      step("restore_s");
+      return "";
+    }
     s.buffers->reset(c, inputs);
-    return bound.upload();
+    step("reset_s");
+    std::string e = bound.upload();
+    step("upload_s");
+    return e;
   };
   if (auto e = restore(); !e.empty()) return reply_error(e);
   const ProcessState before = capture_process_state();
+  step("state_s");
   CallOutcome out = witnessed ? bound.run_witnessed(s.fn) : bound.run(s.fn);
+  step("run_s");
   if (out.error.empty() && out.held_too_long) {
     // The hold timed out: the call synchronised the device, as a first call does while its
     // kernels load. Once more on fresh buffers, which is the call returned.
     if (auto e = restore(); !e.empty()) return reply_error(e);
     out = bound.run_witnessed(s.fn);
+    step("rerun_s");
   }
   const LeftBehind left = restore_process_state(before);
+  step("state_s");
   CallReply r;
   r.error = out.error;
   r.sticky = out.sticky;
@@ -260,6 +296,7 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant) {
   }
   if (!r.error.empty() || r.outside) return Message{r.to_json(), {}};
   if (auto e = bound.download(); !e.empty()) return reply_error(e);
+  step("download_s");
   if (left.new_threads) {
     // Threads the call started are still running: what it returned must stay as it was.
     std::vector<std::vector<uint8_t>> returned;
@@ -281,12 +318,16 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant) {
   }
   auto blob = buffers_blob(s);
   if (!blob) return reply_error(blob.error().message);
+  step("blob_s");
   if (s.reference) {  // its results live on in the host only
     s.buffers->scrub();
     bound.wipe_device();
+    step("scrub_s");
   }
   UniqueFd fd(dup(blob->fd()));
-  return Message{r.to_json(), std::move(fd)};
+  nlohmann::json body = r.to_json();
+  body["steps"] = step.json();
+  return Message{body, std::move(fd)};
 }
 
 Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timing) {
@@ -309,12 +350,18 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
 // every call; the buffers after the last call go back, for the host to check.
 Message TestRunner::block(Session& s, const TimingOptions& timing) {
   const ConcreteCase& c = *s.c;
-  s.buffers->reset(c, s.inputs_of(s.pristine));
-  if (auto e = s.bound->upload(); !e.empty()) return reply_error(e);
+  Steps step;
+  if (!s.bound->restore_pristine()) {  // on a device, from the copy kept there
+    s.buffers->reset(c, s.inputs_of(s.pristine));
+    step("reset_s");
+    if (auto e = s.bound->upload(); !e.empty()) return reply_error(e);
+  }
   s.bound->save_inplace();  // every timed call of an in-place op starts from the case's inputs
+  step("upload_s");
   const ProcessState before = capture_process_state();
   auto m = measure(s, timing);
   const LeftBehind left = restore_process_state(before);
+  step("measure_s");
   CallReply r;
   if (!m) {
     CallOutcome out = s.bound->finish_device();
@@ -336,8 +383,11 @@ Message TestRunner::block(Session& s, const TimingOptions& timing) {
   if (!m) return Message{body, {}};
   body["measurement"] = to_json(*m);
   if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
+  step("download_s");
   auto blob = buffers_blob(s);
   if (!blob) return reply_error(blob.error().message);
+  step("blob_s");
+  body["steps"] = step.json();
   return Message{body, UniqueFd(dup(blob->fd()))};
 }
 

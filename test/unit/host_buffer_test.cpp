@@ -88,3 +88,19 @@ TEST(HostBuffer, ALargeBufferIsPlacedAndAdvisedForHugePages) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % bb::HostBuffer::kAlignment, 0u);
 }
 #endif
+
+// Large buffers are poisoned in parallel by whole units: every element of every size, the units'
+// seams and the tail included, holds the pattern, and the guards are left alone.
+TEST(HostBuffer, ALargeBufferIsPoisonedEverywhereIncludingItsTail) {
+  for (bb::DType t : bb::all_dtypes())
+    for (size_t elements : {size_t{1}, size_t{7}, size_t{65536 / 2 + 3}, size_t{(4u << 20) + 5}}) {
+      const size_t es = bb::dtype_size(t);
+      bb::HostBuffer b(elements * es);
+      std::memset(b.data(), 0, b.size());
+      b.poison(t);
+      size_t wrong = 0;
+      for (size_t i = 0; i < elements; ++i) wrong += !bb::is_poison(t, b.data(), i);
+      EXPECT_EQ(wrong, 0u) << bb::dtype_name(t) << " x" << elements;
+      EXPECT_TRUE(b.guards_intact()) << bb::dtype_name(t) << " x" << elements;
+    }
+}

@@ -133,3 +133,24 @@ TEST(Init, ALargeTensorFilledInParallelHoldsTheSerialValues) {
     EXPECT_EQ(static_cast<float>(v), static_cast<float>(bb::bfloat16(static_cast<float>(1.0 + static_cast<double>(i))))) << i;
   }
 }
+
+// A checked call's sparse inputs make only the elements they change: init_value must be what
+// fill_tensor writes, element for element, for every initialiser but .npy.
+TEST(Init, OneElementIsTheValueTheWholeFillWrites) {
+  const int64_t n = 5000;
+  for (bb::InitKind k : {bb::InitKind::randn, bb::InitKind::uniform, bb::InitKind::randint, bb::InitKind::ones, bb::InitKind::zeros,
+                         bb::InitKind::arange, bb::InitKind::full})
+    for (bb::DType d : {bb::DType::float32, bb::DType::float16, bb::DType::bfloat16, bb::DType::float64, bb::DType::int32, bb::DType::int64}) {
+      auto t = tensor(d, {n}, bb::InitSpec{k, -3.0, 7.0, {}, 0});
+      const auto whole = fill(t, 99);
+      std::vector<uint8_t> one(bb::dtype_size(d));
+      for (int64_t i : {int64_t{0}, int64_t{1}, n / 2, n - 1}) {
+        const auto v = bb::init_value(t.init, 99, static_cast<std::size_t>(i));
+        ASSERT_TRUE(v.has_value());
+        bb::store_element(d, one.data(), 0, *v);
+        EXPECT_EQ(std::memcmp(one.data(), whole.data() + i * one.size(), one.size()), 0)
+            << bb::init_kind_name(k) << " " << bb::dtype_name(d) << " at " << i;
+      }
+    }
+  EXPECT_FALSE(bb::init_value(bb::InitSpec{bb::InitKind::npy, 0, 0, "x.npy", 0}, 1, 0).has_value());
+}

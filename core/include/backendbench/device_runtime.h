@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 3
+#define BB_DEVICE_RUNTIME_VERSION 4
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -141,6 +141,13 @@ typedef struct bb_device_runtime {
    * the build have them (warp-level mma), each the best of several runs. Fills up to
    * `capacity` figures, sets *count; a kind the device cannot run is left out. Blocks. */
   int (*measure_compute)(bb_compute_figure* out, int capacity, int* count);
+
+  /* The device does the device's work (host checks struct_size before using these). */
+
+  /* *differ = 1 when the `bytes` at device addresses a and b are not all equal, else 0; on a
+   * stream of the runtime's own that waits for nothing else (it runs while another stream is
+   * held by a blocking kernel). Blocks until known. */
+  int (*bytes_differ)(const void* a, const void* b, size_t bytes, int* differ);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
