@@ -17,7 +17,11 @@ const char* const kOutsideStream =
     "outputs while the given stream was held, so events on that stream would time it as free";
 
 namespace {
-constexpr double kWitnessHoldMs = 200;  // how long a witnessed call may hold the stream
+// How long a witnessed call may hold the stream: its launches take microseconds; a first launch
+// that loads its module synchronises the device and waits the hold out (then the call runs
+// again), so a long hold costs every new kernel of a run that much (200 ms made a tenth of the
+// H100 myop loop).
+constexpr double kWitnessHoldMs = 50;
 
 void write_guards(HostBuffer& b) {
   uint8_t* p = b.raw();
@@ -69,7 +73,13 @@ void CallBuffers::scrub() {
     }
 }
 
-BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex) : c_(c), b_(b), ex_(ex) {
+BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex, bool shareable)
+    : c_(c), b_(b), ex_(ex) {
+  if (ex_.rt) {
+    const auto& api = ex_.rt->api();
+    shareable_ = shareable && api.struct_size >= offsetof(bb_device_runtime, malloc_shareable) + sizeof(api.malloc_shareable) &&
+                 api.malloc_shareable && api.export_shareable;
+  }
   std::vector<void*> in_ptrs, out_ptrs;
   for (size_t i = 0; i < b.inputs.size(); ++i) {
     bool aliased = false;
@@ -95,6 +105,14 @@ BoundCall::~BoundCall() {
 bool BoundCall::has_device_check() const {
   const auto& api = ex_.rt->api();
   return api.struct_size >= offsetof(bb_device_runtime, bytes_differ) + sizeof(api.bytes_differ) && api.bytes_differ;
+}
+
+std::string BoundCall::export_mirror(std::size_t k, int* fd, std::size_t* bytes) const {
+  if (!ex_.rt || !shareable_) return "the call's buffers are not shareable";
+  if (k >= mirrors_.size()) return fmt::format("no mirror {}", k);
+  if (int e = ex_.rt->api().export_shareable(mirrors_[k].dev, fd); e != 0) return "exporting a buffer: " + ex_.rt->describe(e);
+  *bytes = mirrors_[k].bytes;
+  return "";
 }
 
 bool BoundCall::restore_pristine() {
@@ -166,8 +184,10 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
   frame_->clear_error();
   escaped_.clear();
   // What every buffer holds before the call, kept on the device where it can be (a copy beside
-  // each, compared there while the stream is held), else in host memory.
-  bool on_device = has_device_check();
+  // each, compared there while the stream is held), else in host memory. The runtime's check is
+  // made ready first: a call may take every byte of device memory.
+  int unused = 0;
+  bool on_device = has_device_check() && api.bytes_differ(nullptr, nullptr, 0, &unused) == 0;
   for (auto& m : mirrors_) {
     if (!on_device) break;
     if (!m.snapshot && api.malloc(&m.snapshot, m.bytes) != 0) m.snapshot = nullptr;
@@ -260,17 +280,20 @@ void* BoundCall::place(HostBuffer& buf, bool keep_copy, bool is_output) {
   // Whole 256-byte units: the last 128-byte cache line is the buffer's own (the timer drops
   // the buffer's lines from L2 between cold samples: device_timer.hpp).
   const size_t bytes = (buf.raw_size() + 255) / 256 * 256;
-  auto alloc = [&](void** p) -> bool {
-    if (int e = ex_.rt->api().malloc(p, bytes); e != 0) {
-      if (error_.empty()) error_ = fmt::format("allocating {} bytes: {}", buf.raw_size(), ex_.rt->describe(e));
-      return false;
-    }
+  auto alloc = [&](void** p, bool share = false) -> bool {
+    // Shareable where asked and the runtime can (else plain memory, and no device check).
+    const bool shared = share && ex_.rt->api().malloc_shareable(p, bytes) == 0;
+    if (!shared)
+      if (int e = ex_.rt->api().malloc(p, bytes); e != 0) {
+        if (error_.empty()) error_ = fmt::format("allocating {} bytes: {}", buf.raw_size(), ex_.rt->describe(e));
+        return false;
+      }
     if (int e = ex_.rt->api().memcpy_h2d(*p, buf.raw(), buf.raw_size()); e != 0 && error_.empty())
       error_ = "copy to device: " + ex_.rt->describe(e);
     return true;
   };
   void* dev = nullptr;
-  if (!alloc(&dev)) return nullptr;
+  if (!alloc(&dev, shareable_)) return nullptr;
   Mirror m{&buf, dev, nullptr, is_output, bytes};
   if (keep_copy && !alloc(&m.poison)) m.poison = nullptr;
   mirrors_.push_back(m);

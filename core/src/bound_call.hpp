@@ -53,7 +53,9 @@ extern const char* const kOutsideStream;  // the message for `outside`
 
 class BoundCall {
  public:
-  BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex);
+  // shareable: the device mirrors in memory another process can map (export_mirror), where the
+  // runtime can make it.
+  BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& b, const ExecPlace& ex, bool shareable = false);
   ~BoundCall();
   BoundCall(const BoundCall&) = delete;
   BoundCall& operator=(const BoundCall&) = delete;
@@ -92,6 +94,9 @@ class BoundCall {
   // Copies every staging buffer to its device mirror / every mirror back.
   std::string upload();
   std::string download();
+  // Mirror k (inputs, then outputs that are no input's) as a new file descriptor another
+  // process maps (device_check.hpp), with its size in bytes; an error where it is not shareable.
+  std::string export_mirror(std::size_t k, int* fd, std::size_t* bytes) const;
   // Keeps a device copy of what the input mirrors hold now (the case's inputs, just uploaded),
   // so that restore_pristine() can start a call or block from them without the host.
   void keep_pristine();
@@ -118,6 +123,7 @@ class BoundCall {
   };
   bool has_device_check() const;
   bool pristine_ = false;
+  bool shareable_ = false;
   std::vector<std::pair<size_t, HostBuffer>> inplace_;  // (input, its saved copy) of in-place targets
   std::vector<Mirror> mirrors_;
   std::vector<bb_device_range> ranges_, input_ranges_;

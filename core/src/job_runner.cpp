@@ -141,7 +141,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     // baseline (the reference's worker itself when they are the same function on the same device).
     const std::string ref_key = fmt::format("{}|{}|{}", req.reference.library, static_cast<int>(req.reference.kind), req.reference_device);
     serve(workers.reference, workers.reference_key, ref_key, ctx, req.reference.library);
-    TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr};
+    TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get()};
     if (req.baseline) {
       const std::string base_key = fmt::format("{}|{}|{}", req.baseline->library, static_cast<int>(req.baseline->kind), job.device);
       if (base_key == ref_key) {
@@ -153,6 +153,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     }
     DriverLimits limits;
     limits.call_timeout = o.test_timeout;
+    limits.device_check_min_bytes = default_device_check_min_bytes();
     // The physical floor on devices only: a CPU's cold data is not all from DRAM (the
     // prefetchers, the L3 the flush leaves), and its copy bandwidth reads low on a loaded host.
     if (job.device != "cpu") limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index).first * 1e9;

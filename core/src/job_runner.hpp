@@ -38,6 +38,9 @@ struct SweepContext {
 struct WorkerSet {
   std::unique_ptr<Executor> impl, reference, baseline;
   std::string reference_key, baseline_key;  // what the reference and baseline workers serve now
+  // Holds no plugin: compares timed device blocks on the device (device_check.hpp); started on
+  // first use and kept for the whole run. Null: every block's buffers come home.
+  std::unique_ptr<Executor> checker;
 };
 
 // The walls of a worker that may see `library` (and no other of `libraries`); "" for a worker

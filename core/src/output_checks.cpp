@@ -6,6 +6,7 @@
 
 #include "compare.hpp"
 #include "host_buffer.hpp"
+#include "parallel.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb {
@@ -117,8 +118,19 @@ std::string reference_unwritten(const ConcreteCase& c, const CallBuffersView& ex
   for (size_t j = 0; j < c.outputs.size(); ++j) {
     const auto& o = c.outputs[j];
     if (o.inplace_input >= 0) continue;
+    // In parallel, element by element against the pattern (a 64M-element output took 0.3 s on one core).
+    uint8_t pattern[8];
+    poison_element(o.dtype, pattern);
+    const std::size_t es = dtype_size(o.dtype), n = static_cast<std::size_t>(o.numel());
+    const uint8_t* data = expected.output(j);
+    std::vector<int64_t> counts(chunk_count(n));
+    for_each_chunk(n, counts.size(), [&](std::size_t k, std::size_t lo, std::size_t hi) {
+      int64_t found = 0;
+      for (std::size_t i = lo; i < hi; ++i) found += std::memcmp(data + i * es, pattern, es) == 0 ? 1 : 0;
+      counts[k] = found;
+    });
     int64_t unwritten = 0;
-    for (int64_t i = 0; i < o.numel(); ++i) unwritten += is_poison(o.dtype, expected.output(j), static_cast<size_t>(i)) ? 1 : 0;
+    for (int64_t k : counts) unwritten += k;
     if (unwritten > 0) return fmt::format("the reference left {} of {} elements of output '{}' unwritten", unwritten, o.numel(), o.name);
   }
   return "";

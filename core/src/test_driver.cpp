@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "blob_cache.hpp"
 #include "clock_audit.hpp"
+#include "device_check.hpp"
 #include "init.hpp"
 #include "output_checks.hpp"
 #include "paired_timer.hpp"
@@ -81,6 +83,8 @@ class TestDriver {
     if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
     if (prepared_reference_ && !reference_fatal_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
     if (prepared_baseline_ && w_.baseline && !baseline_fatal_) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
+    if (watching_ && !checker_fatal_) w_.checker->execute({{"cmd", "unwatch"}}, 10);
+    if (checker_fatal_) w_.checker->recycle();
     if (impl_fatal_) w_.impl->recycle();
     if (reference_fatal_) w_.reference->recycle();
     if (baseline_fatal_ && w_.baseline) w_.baseline->recycle();
@@ -241,7 +245,13 @@ class TestDriver {
 
   std::optional<TestResult> prepare() {
     enter("setup_s");
-    auto out = ask_impl(to_json(prepare_request("impl", req_.impl, req_.device)), limits_.call_timeout, inputs_->fd());
+    // Timed on a device with buffers worth not sending home after every block: the checker
+    // compares them where they are (device_check.hpp), if the case's outputs can be.
+    if (w_.checker && req_.time && req_.check && req_.device != "cpu" && buffers_layout(*c_).total >= limits_.device_check_min_bytes)
+      checks_ = device_checks(*c_);
+    PrepareRequest p = prepare_request("impl", req_.impl, req_.device);
+    p.shareable = checks_.has_value();
+    auto out = ask_impl(to_json(p), limits_.call_timeout, inputs_->fd());
     if (!out) return failed_;
     prepared_impl_ = true;
     const CallReply c = CallReply::from_json(out->reply);
@@ -357,12 +367,18 @@ class TestDriver {
     auto other = inputs_blob(fmt::format("checked{}", which), secret_, sparse);
     if (!other) return finish(Verdict::error, "other inputs: " + other.error().message);
     trace_host("checked_inputs", t0);
+    t0 = Clock::now();
     w_.impl->freeze(true);  // the reference runs alone
     if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
+    trace_host("checked_freeze", t0);
+    t0 = Clock::now();
     auto want = reference_buffers(&*other);
     if (!want) return finish(Verdict::error, "reference: " + want.error().message);
+    trace_host("checked_reference", t0);
+    t0 = Clock::now();
     auto got = impl_call(&*other, "while timed, a checked call on other inputs: ");
     if (!got) return failed_;
+    trace_host("checked_impl", t0);
     t0 = Clock::now();
     const std::string why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want));
     trace_host("checked_compare", t0);
@@ -370,6 +386,48 @@ class TestDriver {
       return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
                                                sparse ? "the case's inputs with a few elements changed" : "fresh input values", why));
     return std::nullopt;
+  }
+
+  // The checker watches the implementation's buffers against the reference's: true when it does.
+  bool watch() {
+    if (!checks_ || !expected_) return false;
+    ExecOutcome out = exec(*w_.checker, "checker",
+                           {{"cmd", "watch"}, {"device", req_.device}, {"device_index", req_.device_index}, {"checks", to_json(*checks_)},
+                            {"expected_bytes", buffers_layout(*c_).total}},
+                           limits_.call_timeout, expected_->fd());
+    if (!checker_ok(out)) return false;
+    watching_ = true;
+    for (int k = 0; k < mirror_count(*c_); ++k) {
+      auto exported = ask_impl({{"cmd", "export"}, {"session", "impl"}, {"mirror", k}}, limits_.call_timeout);
+      if (!exported) return false;  // its worker died: the test's verdict is set
+      if (!exported->reply.value("error", "").empty() || !exported->fd) return false;
+      out = exec(*w_.checker, "checker", {{"cmd", "watch_mirror"}, {"mirror", k}, {"bytes", exported->reply.value("bytes", std::size_t{0})}},
+                 limits_.call_timeout, exported->fd.get());
+      if (!checker_ok(out)) return false;
+    }
+    return true;
+  }
+  bool checker_ok(const ExecOutcome& out) {
+    if (out.status != ExecOutcome::Status::ok) {
+      checker_fatal_ = true;
+      return false;
+    }
+    return out.reply.value("error", "").empty();
+  }
+
+  // After an implementation's block checked on the device: "" when the checker found it right.
+  // A "no", or a checker that cannot say, brings the buffers home for the host's judgement; and
+  // a block the device found wrong is never right because its buffers changed since.
+  std::string verify_block() {
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
+    const bool answered = checker_ok(out);
+    if (answered && out.reply.value("ok", false)) return "";
+    if (!answered) device_check_ = false;  // the rest of the blocks come home
+    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
+    if (!home) return "its worker died while sending its buffers";
+    if (std::string why = check_block(std::move(home->fd)); !why.empty()) return why;
+    if (!answered) return "";
+    return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
   }
 
   // One block of one side (paired_timer.hpp's callback).
@@ -390,7 +448,8 @@ class TestDriver {
     const char* session = baseline ? "baseline" : "impl";
     // Both sides return their buffers, though only the implementation's are checked: the clock
     // audit compares the two sides' blocks, which must cost the same to serve.
-    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}}, block_timeout(options));
+    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}, {"return_buffers", !device_check_}},
+                                   block_timeout(options));
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       if (baseline) {
@@ -422,7 +481,8 @@ class TestDriver {
     }
     const auto checking = Clock::now();
     if (!baseline && expected_ && !expected_->empty()) {
-      if (auto why = check_block(std::move(out.fd)); !why.empty()) {
+      if (auto why = device_check_ && !out.fd ? verify_block() : check_block(std::move(out.fd)); !why.empty()) {
+        if (failed_) return make_error("block");  // its worker died meanwhile
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
         return make_error("block");
       }
@@ -505,6 +565,8 @@ class TestDriver {
       else prepared_baseline_ = true;
       paired = pairing_note.empty();
     }
+    device_check_ = watch();
+    if (failed_) return *failed_;
     Measurement meas;
     double baseline_measured = 0;
     auto alone = [&]() -> std::optional<TestResult> {
@@ -595,11 +657,21 @@ class TestDriver {
   bool impl_crashed_ = false, impl_fatal_ = false, reference_fatal_ = false, baseline_fatal_ = false;
   uint64_t secret_ = 0;
   std::set<std::size_t> checked_before_;  // impl block indices preceded by a checked call
+  std::optional<std::vector<DeviceCheckItem>> checks_;  // what the checker compares (device_check.hpp)
+  bool device_check_ = false;  // the blocks are checked on the device now
+  bool watching_ = false, checker_fatal_ = false;
   int checked_calls_ = 0;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
 };
 
 }  // namespace
+
+std::size_t default_device_check_min_bytes() {
+  const char* v = std::getenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
+  if (!v || !*v) return DriverLimits{}.device_check_min_bytes;
+  if (std::strcmp(v, "off") == 0) return std::numeric_limits<std::size_t>::max();
+  return static_cast<std::size_t>(std::strtoull(v, nullptr, 10));
+}
 
 TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits) {
   return TestDriver(req, workers, limits).run();

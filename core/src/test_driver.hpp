@@ -42,12 +42,20 @@ struct TestWorkers {
   Executor* impl = nullptr;
   Executor* reference = nullptr;
   Executor* baseline = nullptr;
+  // A worker that holds no plugin, which compares a device test's timed blocks on the device
+  // (device_check.hpp); null: every block's buffers come back to the host.
+  Executor* checker = nullptr;
 };
 
 struct DriverLimits {
   double call_timeout = 60;        // seconds a call (or a prepare) may take
   double peak_bytes_per_second = 0;  // the device's measured peak: the physical floor (0: unknown)
+  // Device cases whose buffers reach this many bytes are checked on the device while timed:
+  // smaller ones cost less to send home than to watch ($BACKENDBENCH_DEVICE_CHECK_MIN_BYTES).
+  std::size_t device_check_min_bytes = std::size_t{4} << 20;
 };
+// The default above, or $BACKENDBENCH_DEVICE_CHECK_MIN_BYTES ("off": never).
+std::size_t default_device_check_min_bytes();
 
 TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits);
 

@@ -175,6 +175,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
   if (cmd == "audit") return audit();
+  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "verify" || cmd == "unwatch") return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
   if (cmd == "end") {
@@ -183,7 +184,10 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   }
   if (it == sessions_.end()) return reply_error(fmt::format("no session '{}' (prepare it first)", id));
   if (cmd == "call") return call(*it->second, request.value("witnessed", true), std::move(fd));
-  if (cmd == "block") return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())));
+  if (cmd == "block")
+    return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
+  if (cmd == "export") return export_mirror(*it->second, request);
+  if (cmd == "buffers") return buffers(*it->second);
   return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
 }
 
@@ -220,7 +224,7 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   step("load_s");
   s->buffers = std::make_unique<CallBuffers>(*s->c, s->inputs_of(s->pristine));
   step("buffers_s");
-  s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place);
+  s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place, req.shareable);
   step("bind_s");
   if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
   s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
@@ -348,7 +352,7 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
 
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
 // every call; the buffers after the last call go back, for the host to check.
-Message TestRunner::block(Session& s, const TimingOptions& timing) {
+Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   Steps step;
   if (!s.bound->restore_pristine()) {  // on a device, from the copy kept there
@@ -382,6 +386,10 @@ Message TestRunner::block(Session& s, const TimingOptions& timing) {
     }
   if (!m) return Message{body, {}};
   body["measurement"] = to_json(*m);
+  if (!return_buffers) {  // the checker compares them on the device (device_check.hpp)
+    body["steps"] = step.json();
+    return Message{body, {}};
+  }
   if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
   step("download_s");
   auto blob = buffers_blob(s);
@@ -389,6 +397,48 @@ Message TestRunner::block(Session& s, const TimingOptions& timing) {
   step("blob_s");
   body["steps"] = step.json();
   return Message{body, UniqueFd(dup(blob->fd()))};
+}
+
+// Mirror k of the session's call, as shareable memory for the checker.
+Message TestRunner::export_mirror(Session& s, const nlohmann::json& request) {
+  int fd = -1;
+  std::size_t bytes = 0;
+  if (auto e = s.bound->export_mirror(request.value("mirror", std::size_t{0}), &fd, &bytes); !e.empty()) return reply_error(e);
+  UniqueFd owned(fd);
+  nlohmann::json body = CallReply{}.to_json();
+  body["bytes"] = bytes;
+  return Message{body, std::move(owned)};
+}
+
+// The session's buffers as they are now (after a block the checker found wrong: the host judges).
+Message TestRunner::buffers(Session& s) {
+  if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
+  auto blob = buffers_blob(s);
+  if (!blob) return reply_error(blob.error().message);
+  return Message{CallReply{}.to_json(), UniqueFd(dup(blob->fd()))};
+}
+
+// The checker's commands (device_check.hpp): this worker holds no plugin.
+Message TestRunner::check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd) {
+  nlohmann::json body = nlohmann::json::object();
+  std::string error;
+  if (cmd == "watch") {
+    auto place = place_for(request.value("device", "cpu"), request.value("device_index", 0));
+    error = !place ? place.error().message
+                   : checker_.watch(*place, device_check_items_from_json(request.value("checks", nlohmann::json::array())), std::move(fd),
+                                    request.value("expected_bytes", std::size_t{0}));
+  } else if (cmd == "watch_mirror") {
+    error = checker_.watch_mirror(request.value("mirror", -1), request.value("bytes", std::size_t{0}), std::move(fd));
+  } else if (cmd == "verify") {
+    const DeviceChecker::Verdict v = checker_.verify();
+    error = v.error;
+    body["ok"] = v.ok;
+    body["why"] = v.why;
+  } else {
+    checker_.unwatch();
+  }
+  body["error"] = error;
+  return Message{body, {}};
 }
 
 // The whole check of the worker's own code and GOT, asked for after a test's timing.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bound_call.hpp"
+#include "device_check.hpp"
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
 #include "worker_integrity.hpp"
@@ -72,8 +73,11 @@ class TestRunner {
   // The steps, as named in worker_protocol.hpp.
   Message prepare(const PrepareRequest& req, UniqueFd inputs);
   Message call(Session& s, bool witnessed, UniqueFd variant);
-  Message block(Session& s, const TimingOptions& timing);
+  Message block(Session& s, const TimingOptions& timing, bool return_buffers);
   Message audit();
+  Message export_mirror(Session& s, const nlohmann::json& request);
+  Message buffers(Session& s);
+  Message check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd);
   // The session's buffers (inputs, then outputs, guards included) as a sealed blob.
   Expected<SealedBlob> buffers_blob(Session& s);
   // One measurement of the session's call, outputs rewritten before every sample.
@@ -83,6 +87,7 @@ class TestRunner {
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
   std::map<std::string, std::unique_ptr<Session>> sessions_;
+  DeviceChecker checker_;  // a checker worker's (no plugin in it): device_check.hpp
   bool poisoned_ = false;
   bool retired_ = false;
   bool watch_integrity_ = false;

@@ -47,7 +47,11 @@ void WorkerPool::join() {
 
 void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   stats.name = slot.name;
-  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", ""};
+  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", "", nullptr};
+  if (ctx_.options.isolate) {
+    workers.checker = make_executor_();
+    workers.checker->set_walls(walls_for(ctx_, ""));  // it may see no library
+  }
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
@@ -75,7 +79,8 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     stats.tests += job.tests.size();
     stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline}) (*e)->recycle();
+  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker})
+    if (*e) (*e)->recycle();
   std::lock_guard lock(mutex_);
   if (--running_ == 0) events_.close();
 }

@@ -55,7 +55,7 @@ nlohmann::json to_json(const PrepareRequest& r) {
   return {{"cmd", "prepare"},       {"session", r.session},   {"manifest", r.manifest},
           {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
           {"random_cases", r.random_cases}, {"target", to_json(r.target)}, {"device", r.device},
-          {"device_index", r.device_index}};
+          {"device_index", r.device_index}, {"shareable", r.shareable}};
 }
 
 PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
@@ -69,6 +69,7 @@ PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
   r.target = target_from_json(j.value("target", nlohmann::json::object()));
   r.device = j.value("device", "cpu");
   r.device_index = j.value("device_index", 0);
+  r.shareable = j.value("shareable", false);
   return r;
 }
 

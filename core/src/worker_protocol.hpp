@@ -55,6 +55,7 @@ struct PrepareRequest {
   Target target;
   std::string device = "cpu";
   int device_index = 0;
+  bool shareable = false;  // the call's device buffers in memory the checker can map (device_check.hpp)
 };
 nlohmann::json to_json(const PrepareRequest& r);
 PrepareRequest prepare_request_from_json(const nlohmann::json& j);

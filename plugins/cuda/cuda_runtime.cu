@@ -130,4 +130,145 @@ void gpu_extra_compute(Kind& kind) {
 #define GPU_EXTRA_COMPUTE(kind) gpu_extra_compute(kind)
 #endif
 
+// Shareable device memory through the driver's virtual memory management: an allocation with a
+// POSIX file descriptor handle, which crosses a Unix socket (SCM_RIGHTS) into another process
+// whatever its PID namespace (the legacy cudaIpc handles do not). The driver's entry points are
+// looked up at run time (libcuda.so.1, present wherever a device is): the plugin itself must
+// load on a machine without a driver.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#define GPU_NOT_SUPPORTED cudaErrorNotSupported
+#define GPU_INVALID_VALUE cudaErrorInvalidValue
+
+namespace {
+struct Vmm {
+  decltype(&cuMemCreate) create = nullptr;
+  decltype(&cuMemRelease) release = nullptr;
+  decltype(&cuMemAddressReserve) reserve = nullptr;
+  decltype(&cuMemAddressFree) address_free = nullptr;
+  decltype(&cuMemMap) map = nullptr;
+  decltype(&cuMemUnmap) unmap = nullptr;
+  decltype(&cuMemSetAccess) set_access = nullptr;
+  decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&cuMemExportToShareableHandle) export_handle = nullptr;
+  decltype(&cuMemImportFromShareableHandle) import_handle = nullptr;
+  bool ok = false;
+};
+const Vmm& vmm() {
+  static const Vmm v = [] {
+    Vmm v;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return v;
+    auto get = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)); };
+    get(v.create, "cuMemCreate");
+    get(v.release, "cuMemRelease");
+    get(v.reserve, "cuMemAddressReserve");
+    get(v.address_free, "cuMemAddressFree");
+    get(v.map, "cuMemMap");
+    get(v.unmap, "cuMemUnmap");
+    get(v.set_access, "cuMemSetAccess");
+    get(v.granularity, "cuMemGetAllocationGranularity");
+    get(v.export_handle, "cuMemExportToShareableHandle");
+    get(v.import_handle, "cuMemImportFromShareableHandle");
+    v.ok = v.create && v.release && v.reserve && v.address_free && v.map && v.unmap && v.set_access && v.granularity && v.export_handle &&
+           v.import_handle;
+    return v;
+  }();
+  return v;
+}
+
+int vmm_error(CUresult r) { return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorUnknown); }
+
+CUmemAllocationProp vmm_prop(int device) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
+}
+
+// Maps `handle` (`size` bytes) at a new address with read-write access on `device`.
+int vmm_map(CUmemGenericAllocationHandle handle, size_t size, int device, void** ptr) {
+  const Vmm& v = vmm();
+  CUdeviceptr p = 0;
+  if (CUresult r = v.reserve(&p, size, 0, 0, 0); r != CUDA_SUCCESS) return vmm_error(r);
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CUresult r = v.map(p, size, 0, handle, 0);
+  if (r == CUDA_SUCCESS) {
+    r = v.set_access(p, size, &access, 1);
+    if (r != CUDA_SUCCESS) v.unmap(p, size);
+  }
+  if (r != CUDA_SUCCESS) {
+    v.address_free(p, size);
+    return vmm_error(r);
+  }
+  *ptr = reinterpret_cast<void*>(p);
+  return 0;
+}
+
+// The allocation's size for `bytes`: whole units of the device's granularity.
+int vmm_size(int device, size_t bytes, size_t* size) {
+  size_t g = 0;
+  const CUmemAllocationProp prop = vmm_prop(device);
+  if (CUresult r = vmm().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM); r != CUDA_SUCCESS || g == 0) return vmm_error(r);
+  *size = (bytes + g - 1) / g * g;
+  return 0;
+}
+}  // namespace
+
+static int gpu_shareable_alloc(void** ptr, size_t bytes, size_t* size, unsigned long long* handle) {
+  if (!vmm().ok) return cudaErrorNotSupported;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaFree(nullptr); e != cudaSuccess) return e;  // the runtime's context, current
+  if (int e = vmm_size(device, bytes, size); e != 0) return e;
+  const CUmemAllocationProp prop = vmm_prop(device);
+  CUmemGenericAllocationHandle h = 0;
+  if (CUresult r = vmm().create(&h, *size, &prop, 0); r != CUDA_SUCCESS) return vmm_error(r);
+  if (int e = vmm_map(h, *size, device, ptr); e != 0) {
+    vmm().release(h);
+    return e;
+  }
+  *handle = h;
+  return 0;
+}
+
+static int gpu_shareable_export(unsigned long long handle, int* fd) {
+  if (!vmm().ok) return cudaErrorNotSupported;
+  return vmm_error(vmm().export_handle(fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+}
+
+static int gpu_shareable_import(int fd, size_t bytes, void** ptr, size_t* size, unsigned long long* handle) {
+  if (!vmm().ok) return cudaErrorNotSupported;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaFree(nullptr); e != cudaSuccess) return e;
+  if (int e = vmm_size(device, bytes, size); e != 0) return e;
+  CUmemGenericAllocationHandle h = 0;
+  if (CUresult r = vmm().import_handle(&h, reinterpret_cast<void*>(static_cast<uintptr_t>(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      r != CUDA_SUCCESS)
+    return vmm_error(r);
+  if (int e = vmm_map(h, *size, device, ptr); e != 0) {
+    vmm().release(h);
+    return e;
+  }
+  *handle = h;
+  return 0;
+}
+
+static int gpu_shareable_free(void* ptr, size_t size, unsigned long long handle) {
+  const Vmm& v = vmm();
+  const auto p = reinterpret_cast<CUdeviceptr>(ptr);
+  CUresult r = v.unmap(p, size);
+  if (CUresult a = v.address_free(p, size); r == CUDA_SUCCESS) r = a;
+  if (CUresult b = v.release(handle); r == CUDA_SUCCESS) r = b;
+  return vmm_error(r);
+}
+
 #include "../common/gpu_runtime.inc"

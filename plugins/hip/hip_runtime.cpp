@@ -45,4 +45,12 @@ static bool gpu_is_sticky(hipError_t e) {
 }
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
 
+// No shareable memory on HIP yet: the host keeps to host copies (each block's buffers come back).
+#define GPU_NOT_SUPPORTED hipErrorNotSupported
+#define GPU_INVALID_VALUE hipErrorInvalidValue
+static int gpu_shareable_alloc(void**, size_t, size_t*, unsigned long long*) { return hipErrorNotSupported; }
+static int gpu_shareable_export(unsigned long long, int*) { return hipErrorNotSupported; }
+static int gpu_shareable_import(int, size_t, void**, size_t*, unsigned long long*) { return hipErrorNotSupported; }
+static int gpu_shareable_free(void*, size_t, unsigned long long) { return hipErrorNotSupported; }
+
 #include "../common/gpu_runtime.inc"

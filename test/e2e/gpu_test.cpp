@@ -88,7 +88,12 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
     EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl"))
     if (line.value("impl", "") == "scale__scale_cuda_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
-  EXPECT_EQ(r["tests"].size(), 15u * 3u);
+  // Right until its timing loop: caught after the first timed block (on the host here: a small
+  // case's buffers come home; Gpu.ATimedBlock... has the device's check).
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", c), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", "performance/big"), "FAIL");
+  EXPECT_NE(message_of(r, "scale__scale_cuda_tired", "performance/big").find("wrong while timed"), std::string::npos);
+  EXPECT_EQ(r["tests"].size(), 16u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
@@ -204,4 +209,38 @@ TEST(Gpu, TritonAotPluginPassesVectorAddInEveryDtype) {
     }
   }
   EXPECT_EQ(timed, 4);
+}
+
+// A timed block checked on the device (device_check.hpp: forced for this small case): an
+// implementation right for a few calls, then wrong in its timing loop, is FAIL "wrong while
+// timed" with the host's own message from the buffers the checker's "no" brought home; a right
+// one passes; and the checker did the checking (the trace of the run's requests says so).
+TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "requests.jsonl";
+  setenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES", "0", 1);
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--impls",
+                           "scale_cuda_tired,scale_cuda_good", "--test-timeout", "20", "--timeout", "0.2", "--min-time", "0.01"});
+  unsetenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", "correctness/small[n=1000]"), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", "performance/big"), "FAIL") << run.out << run.err;
+  const std::string m = message_of(r, "scale__scale_cuda_tired", "performance/big");
+  EXPECT_NE(m.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << m;
+  EXPECT_NE(m.find("left unwritten"), std::string::npos) << m;
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_good", "performance/big"), "PASS") << run.out << run.err;
+  int verified = 0, watched = 0;
+  std::ifstream lines(trace);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || j.value("side", "") != "checker") continue;
+    verified += j.value("cmd", "") == "verify";
+    watched += j.value("cmd", "") == "watch_mirror";
+  }
+  EXPECT_GE(watched, 4);    // two mirrors (x, y) for each implementation's timed test
+  EXPECT_GE(verified, 9);   // the good one's blocks (8 pairs at least) and the tired one's first
 }

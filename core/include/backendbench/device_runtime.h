@@ -148,6 +148,19 @@ typedef struct bb_device_runtime {
    * stream of the runtime's own that waits for nothing else (it runs while another stream is
    * held by a blocking kernel). Blocks until known. */
   int (*bytes_differ)(const void* a, const void* b, size_t bytes, int* differ);
+  /* Device memory another process can map (where the runtime can: else an error code and the
+   * host keeps to host copies): allocated here, handed over as a POSIX file descriptor (a new
+   * one, the caller's to close), mapped read-write on the current device by the receiver.
+   * free() releases either side's mapping. */
+  int (*malloc_shareable)(void** ptr, size_t bytes);
+  int (*export_shareable)(void* ptr, int* fd);
+  int (*import_shareable)(int fd, size_t bytes, void** ptr);
+  /* How many of the n elements of a floating dtype (DLPack code and bits: float 16/32/64,
+   * bfloat 16) are not close, as the host's check counts them (compare.hpp: poison where the
+   * expected is not, NaN where NaN, equal infinities, |a - e| <= atol + rtol * |e| in double,
+   * no fused multiply-add). On the runtime's own stream; blocks until known. */
+  int (*mismatches)(uint8_t code, uint8_t bits, const void* actual, const void* expected, size_t n, double atol, double rtol,
+                    unsigned long long* count);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

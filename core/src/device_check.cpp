@@ -1,0 +1,164 @@
+#include "device_check.hpp"
+
+#include <fmt/format.h>
+
+#include "host_buffer.hpp"
+#include "worker_protocol.hpp"
+
+namespace bb {
+
+nlohmann::json to_json(const std::vector<DeviceCheckItem>& items) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& i : items)
+    a.push_back({{"mirror", i.mirror}, {"offset", i.offset}, {"bytes", i.bytes}, {"expected_offset", i.expected_offset},
+                 {"close", i.close}, {"code", i.code}, {"bits", i.bits}, {"n", i.n}, {"atol", i.atol}, {"rtol", i.rtol}});
+  return a;
+}
+
+std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& j) {
+  std::vector<DeviceCheckItem> items;
+  if (!j.is_array()) return items;
+  for (const auto& e : j) {
+    if (!e.is_object()) continue;
+    DeviceCheckItem i;
+    i.mirror = e.value("mirror", -1);
+    i.offset = e.value("offset", std::size_t{0});
+    i.bytes = e.value("bytes", std::size_t{0});
+    i.expected_offset = e.value("expected_offset", std::size_t{0});
+    i.close = e.value("close", false);
+    i.code = e.value("code", uint8_t{0});
+    i.bits = e.value("bits", uint8_t{0});
+    i.n = e.value("n", std::size_t{0});
+    i.atol = e.value("atol", 0.0);
+    i.rtol = e.value("rtol", 0.0);
+    items.push_back(i);
+  }
+  return items;
+}
+
+int mirror_count(const ConcreteCase& c) {
+  int k = static_cast<int>(c.inputs.size());
+  for (const auto& o : c.outputs) k += o.inplace_input >= 0 ? 0 : 1;
+  return k;
+}
+
+std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c) {
+  constexpr std::size_t g = HostBuffer::kGuardBytes;
+  const BlobLayout l = buffers_layout(c);
+  std::vector<DeviceCheckItem> items;
+  auto same = [&](int mirror, std::size_t offset, std::size_t bytes, std::size_t expected) {
+    items.push_back(DeviceCheckItem{mirror, offset, bytes, expected, false, 0, 0, 0, 0, 0});
+  };
+  // A tensor's data within tolerance, its guards byte for byte.
+  auto close = [&](int mirror, std::size_t region, const ConcreteOutput& o) -> bool {
+    if (!is_floating(o.dtype)) return false;
+    const DLDataType dl = to_dlpack(o.dtype);
+    same(mirror, 0, g, l.offsets[region]);
+    same(mirror, g + o.nbytes(), g, l.offsets[region] + g + o.nbytes());
+    items.push_back(DeviceCheckItem{mirror, g, o.nbytes(), l.offsets[region] + g, true, dl.code, dl.bits, static_cast<std::size_t>(o.numel()),
+                                    o.tolerance.atol, o.tolerance.rtol});
+    return true;
+  };
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    const ConcreteOutput* target = nullptr;  // the in-place output that lands here
+    for (const auto& o : c.outputs)
+      if (o.inplace_input == static_cast<int>(i)) target = &o;
+    if (!target) {
+      same(static_cast<int>(i), 0, l.sizes[i], l.offsets[i]);  // unchanged, guards and all
+    } else if (!close(static_cast<int>(i), i, *target)) {
+      return std::nullopt;
+    }
+  }
+  int mirror = static_cast<int>(c.inputs.size());
+  for (std::size_t j = 0; j < c.outputs.size(); ++j) {
+    const auto& o = c.outputs[j];
+    if (o.inplace_input >= 0) continue;
+    if (!close(mirror++, c.inputs.size() + j, o)) return std::nullopt;
+  }
+  return items;
+}
+
+std::string DeviceChecker::watch(const ExecPlace& place, std::vector<DeviceCheckItem> items, UniqueFd expected, std::size_t expected_bytes) {
+  unwatch();
+  if (!place.rt) return "the checker has no device";
+  place_ = place;
+  auto blob = SealedBlob::adopt(std::move(expected), expected_bytes);
+  if (!blob) return "the reference's buffers: " + blob.error().message;
+  const auto& api = place_.rt->api();
+  if (!(api.struct_size >= offsetof(bb_device_runtime, mismatches) + sizeof(api.mismatches)) || !api.mismatches || !api.import_shareable)
+    return "the device runtime cannot compare on the device";
+  if (int e = api.malloc(&expected_, blob->size()); e != 0) {
+    expected_ = nullptr;
+    return "allocating the reference's buffers: " + place_.rt->describe(e);
+  }
+  expected_bytes_ = blob->size();
+  if (int e = api.memcpy_h2d(expected_, blob->data(), blob->size()); e != 0) return "copying the reference's buffers: " + place_.rt->describe(e);
+  for (const auto& i : items)
+    if (i.expected_offset + i.bytes > expected_bytes_) return "a check reaches past the reference's buffers";
+  items_ = std::move(items);
+  return "";
+}
+
+std::string DeviceChecker::watch_mirror(int k, std::size_t bytes, UniqueFd fd) {
+  if (!place_.rt) return "nothing is watched";
+  if (!fd) return "no descriptor came with the mirror";
+  if (mirrors_.count(k)) return fmt::format("mirror {} is watched already", k);
+  void* p = nullptr;
+  if (int e = place_.rt->api().import_shareable(fd.get(), bytes, &p); e != 0) return "mapping the mirror: " + place_.rt->describe(e);
+  mirrors_[k] = {p, bytes};
+  return "";
+}
+
+DeviceChecker::Verdict DeviceChecker::verify() {
+  Verdict v;
+  if (!place_.rt || !expected_) {
+    v.error = "nothing is watched";
+    return v;
+  }
+  const auto& api = place_.rt->api();
+  const auto* expected = static_cast<const uint8_t*>(expected_);
+  for (const auto& i : items_) {
+    auto m = mirrors_.find(i.mirror);
+    if (m == mirrors_.end() || i.offset + i.bytes > m->second.second) {
+      v.error = fmt::format("mirror {} is not watched whole", i.mirror);
+      return v;
+    }
+    const auto* got = static_cast<const uint8_t*>(m->second.first) + i.offset;
+    if (i.close) {
+      unsigned long long bad = 0;
+      if (int e = api.mismatches(i.code, i.bits, got, expected + i.expected_offset, i.n, i.atol, i.rtol, &bad); e != 0) {
+        v.error = "comparing on the device: " + place_.rt->describe(e);
+        return v;
+      }
+      if (bad) {
+        v.why = fmt::format("buffer {}: {} of {} elements not close", i.mirror, bad, i.n);
+        return v;
+      }
+    } else {
+      int differ = 0;
+      if (int e = api.bytes_differ(got, expected + i.expected_offset, i.bytes, &differ); e != 0) {
+        v.error = "comparing on the device: " + place_.rt->describe(e);
+        return v;
+      }
+      if (differ) {
+        v.why = fmt::format("buffer {}: bytes {}..{} differ", i.mirror, i.offset, i.offset + i.bytes);
+        return v;
+      }
+    }
+  }
+  v.ok = true;
+  return v;
+}
+
+void DeviceChecker::unwatch() {
+  if (place_.rt) {
+    for (auto& [k, m] : mirrors_) place_.rt->api().free(m.first);
+    if (expected_) place_.rt->api().free(expected_);
+  }
+  mirrors_.clear();
+  expected_ = nullptr;
+  expected_bytes_ = 0;
+  items_.clear();
+}
+
+}  // namespace bb

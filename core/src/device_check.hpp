@@ -1,0 +1,71 @@
+// The device's check of a timed block's buffers, in a worker that holds no plugin (the checker):
+// the implementation's worker hands over its device buffers as shareable memory (a file
+// descriptor each, through the host), the host hands over the reference's buffers (the sealed
+// blob it judges by), and after each block the checker compares them where they are: inputs and
+// guard bytes byte for byte, outputs within the case's tolerance (compare.hpp's rule, element for
+// element). Nothing crosses to the host but the answer. Only a "no" sends the buffers home, for
+// the host's own judgement and its message (output_checks.hpp): the device never passes a call
+// the host would fail, and the host never passes one the device failed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bound_call.hpp"
+#include "cases.hpp"
+#include "sealed_blob.hpp"
+
+namespace bb {
+
+// One comparison: bytes of mirror `mirror` from `offset`, against the reference's buffers blob
+// from `expected_offset`: byte for byte (`close` false), or `n` elements of a floating dtype
+// (DLPack code and bits) within atol and rtol.
+struct DeviceCheckItem {
+  int mirror = 0;
+  std::size_t offset = 0, bytes = 0, expected_offset = 0;
+  bool close = false;
+  uint8_t code = 0, bits = 0;
+  std::size_t n = 0;
+  double atol = 0, rtol = 0;
+};
+nlohmann::json to_json(const std::vector<DeviceCheckItem>& items);
+std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& j);
+
+// The checks of case c's buffers (buffers_layout: every input whole, every output whole, in
+// BoundCall's mirror order): nullopt where an output's dtype is not floating (the host judges).
+std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c);
+// How many device mirrors a call of case c has (an in-place output has none of its own).
+int mirror_count(const ConcreteCase& c);
+
+// The checker's side (a worker serving "watch", "watch_mirror", "verify", "unwatch").
+class DeviceChecker {
+ public:
+  ~DeviceChecker() { unwatch(); }
+  // The reference's buffers (a sealed blob of `expected_bytes` at least) copied to `place`'s
+  // device, and the checks to run; whatever was watched before is let go.
+  std::string watch(const ExecPlace& place, std::vector<DeviceCheckItem> items, UniqueFd expected, std::size_t expected_bytes);
+  // Mirror k of the implementation's call: `bytes` of shareable memory behind `fd`.
+  std::string watch_mirror(int k, std::size_t bytes, UniqueFd fd);
+  // "" when every check holds, else which failed; an error where the device could not say.
+  struct Verdict {
+    bool ok = false;
+    std::string why, error;
+  };
+  Verdict verify();
+  void unwatch();
+
+ private:
+  ExecPlace place_;
+  void* expected_ = nullptr;
+  std::size_t expected_bytes_ = 0;
+  std::vector<DeviceCheckItem> items_;
+  std::map<int, std::pair<void*, std::size_t>> mirrors_;  // k -> (mapping, bytes)
+};
+
+}  // namespace bb
