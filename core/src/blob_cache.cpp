@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <unistd.h>
+#include "host_info.hpp"
 
 namespace bb {
 
@@ -29,11 +29,7 @@ std::size_t BlobCache::bytes() const {
 }
 
 BlobCache& BlobCache::shared() {
-  static BlobCache cache([] {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    const std::size_t physical = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
-    return std::min<std::size_t>(physical / 8, std::size_t{8} << 30);
-  }());
+  static BlobCache cache(std::min<std::size_t>(physical_memory_bytes() / 8, std::size_t{8} << 30));
   return cache;
 }
 

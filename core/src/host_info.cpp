@@ -12,6 +12,11 @@
 
 namespace bb {
 
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+}
+
 nlohmann::json describe_host() {
   nlohmann::json h;
   char name[256] = {};

@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "executor.hpp"
+#include "host_info.hpp"
 #include "message_channel.hpp"
 
 namespace bb {
@@ -374,11 +375,7 @@ class IsolatedExecutor final : public Executor {
 
 }  // namespace
 
-std::size_t default_worker_memory_limit() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2;
-}
+std::size_t default_worker_memory_limit() { return physical_memory_bytes() / 2; }
 
 bool is_worker_process(long pid) {
   if (pid <= 0) return false;

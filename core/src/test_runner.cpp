@@ -355,13 +355,15 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
 Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   Steps step;
-  if (!s.bound->restore_pristine()) {  // on a device, from the copy kept there
+  if (s.bound->restore_pristine()) {  // on a device, from the copy kept there
+    step("restore_s");
+  } else {
     s.buffers->reset(c, s.inputs_of(s.pristine));
     step("reset_s");
     if (auto e = s.bound->upload(); !e.empty()) return reply_error(e);
+    step("upload_s");
   }
   s.bound->save_inplace();  // every timed call of an in-place op starts from the case's inputs
-  step("upload_s");
   const ProcessState before = capture_process_state();
   auto m = measure(s, timing);
   const LeftBehind left = restore_process_state(before);
