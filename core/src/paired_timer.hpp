@@ -27,11 +27,10 @@ struct BlockStop {
   double max_half_width = 0.01;  // relative: the rule's max_noise by default
   ResolutionFloor floor{};       // device pairings: kDeviceProcessFloor
 };
-// The most samples one block takes (below the rule's max_samples over min_blocks): a median of
-// 200 is steady, and the interval is judged across blocks. A cold device sample costs ~60 us of
-// flushing and bookkeeping whatever the kernel: 1000 made every block of a microsecond kernel
-// 60 ms, a timed test a second (docs/PERFORMANCE.md, "Fast answers").
-inline constexpr std::size_t kBlockSamples = 200;
+// The most samples one block takes (below the rule's max_samples over min_blocks). 200 made tiny
+// device kernels' blocks 2.5x cheaper, but CI once read a CPU self-speedup of 1.05-1.09 twice
+// with it (a loaded 2-core VM): back at 1000 until that is understood (docs/PERFORMANCE.md).
+inline constexpr std::size_t kBlockSamples = 1000;
 // The stop for `options`: its max_noise as the half-width.
 BlockStop block_stop(const TimingOptions& options);
 
