@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_pin.hpp"
 #include "sandbox.hpp"
 #include "sealed_blob.hpp"
 
@@ -57,6 +58,8 @@ class Executor {
   // Stops every process of the worker (and resumes them): the side of a pair that is not being
   // timed runs nothing. False where it could not be done (in-process; no worker running).
   virtual bool freeze(bool /*frozen*/) { return false; }
+  // The worker's processes and threads (cpu_pin.hpp); none in-process or with no worker running.
+  virtual WorkerTasks tasks() { return {}; }
 };
 
 std::unique_ptr<Executor> make_in_process_executor();

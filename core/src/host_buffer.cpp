@@ -27,7 +27,7 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
   if (nbytes > SIZE_MAX - 2 * kGuardBytes - kAlignment) throw std::bad_alloc();
   std::size_t total = kGuardBytes + nbytes + kGuardBytes;
-  total = (total + kAlignment - 1) / kAlignment * kAlignment;
+  total = (total + kPage - 1) / kPage * kPage;
   uint8_t* p = nullptr;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (total >= kHugePage) {
@@ -37,7 +37,7 @@ HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
     madvise(p, total, MADV_HUGEPAGE);  // a hint: refused or unsupported, nothing changes
   }
 #endif
-  if (!p) p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, total));
+  if (!p) p = static_cast<uint8_t*>(std::aligned_alloc(kPage, total));
   if (!p) throw std::bad_alloc();
   base_.reset(p);
   for (std::size_t i = 0; i < kGuardBytes; ++i) {

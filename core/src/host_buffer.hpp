@@ -13,6 +13,13 @@ class HostBuffer {
  public:
   static constexpr std::size_t kGuardBytes = 256;  // a multiple of 64: data stays 64-byte aligned
   static constexpr std::size_t kAlignment = 64;
+  // Every buffer starts on a page of its own, so its data sits at the same offset within a page
+  // (kGuardBytes) in every process: two workers timing one call read their tensors at the same
+  // addresses modulo 4 KiB. With heap placement, the offset between an input and an output
+  // differed from process to process, and with it the loads that falsely wait on a store 4 KiB
+  // apart: a scale timed against itself read up to 3.4% apart, steady over a whole pairing
+  // (docs/PERFORMANCE.md, "Self-speedup across processes").
+  static constexpr std::size_t kPage = 4096;
 
   HostBuffer() = default;
   explicit HostBuffer(std::size_t nbytes);

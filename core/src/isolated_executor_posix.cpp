@@ -117,6 +117,12 @@ class IsolatedExecutor final : public Executor {
     return kill(-pid_, frozen ? SIGSTOP : SIGCONT) == 0;
   }
 
+  WorkerTasks tasks() override {
+    if (pid_ <= 0) return {};
+    if (cgroup_.active()) return cgroup_.tasks();
+    return process_tree(pid_);  // no cgroup: the supervisor and what it started
+  }
+
   ExecOutcome execute(const nlohmann::json& request, double timeout_seconds, int fd) override {
     const auto t0 = std::chrono::steady_clock::now();
     ExecOutcome out = exchange(request, timeout_seconds, fd);

@@ -50,17 +50,19 @@ MedianRank median_interval_rank(std::size_t n, double confidence);
 std::optional<SpeedupInterval> paired_speedup(const std::vector<double>& baseline_medians, const std::vector<double>& impl_medians,
                                               double confidence = kSpeedupConfidence);
 
-// What separate processes on one device cannot resolve: the two sides of a pairing run in two
-// workers (two contexts, two sets of buffers), and an implementation timed against a copy of
-// itself read up to 130 ns apart on a 4.5 us kernel and 0.18% on a 190 us one, steady over
-// all 16 blocks (H100, docs/PERFORMANCE.md "Self-speedup across processes"). No number of
-// blocks averages that away, so a device interval is widened by the larger of `seconds` over
-// the faster side's median and `relative`.
+// What separate processes cannot resolve: the two sides of a pairing run in two workers (two
+// contexts, two sets of buffers, placed in memory each its own way), and an implementation timed
+// against a copy of itself read up to 130 ns apart on a 4.5 us kernel and 0.18% on a 190 us one,
+// steady over all 16 blocks (H100), and on the CPU, both sides pinned to one core (cpu_pin.hpp)
+// with their buffers at the same offsets within a page (host_buffer.hpp), up to 1.5% (130 ns)
+// apart on a 9 us call, steady over a whole pairing (2-core VM, under load; docs/PERFORMANCE.md
+// "Self-speedup across processes"). No number of blocks averages that away, so an interval is
+// widened by the larger of `seconds` over the faster side's median and `relative`.
 struct ResolutionFloor {
   double seconds = 0;
   double relative = 0;
 };
-inline constexpr ResolutionFloor kDeviceProcessFloor{200e-9, 0.003};
+inline constexpr ResolutionFloor kProcessFloor{200e-9, 0.003};
 SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, double impl_median, const ResolutionFloor& floor);
 // The relative width that floor adds for those medians (0 for no floor).
 double resolution_of(double baseline_median, double impl_median, const ResolutionFloor& floor);

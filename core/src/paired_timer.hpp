@@ -25,7 +25,7 @@ struct BlockStop {
   std::size_t min_blocks = kMinPairs;
   std::size_t max_blocks = kMaxPairs;
   double max_half_width = 0.01;  // relative: the rule's max_noise by default
-  ResolutionFloor floor{};       // device pairings: kDeviceProcessFloor
+  ResolutionFloor floor{};       // pairings: kProcessFloor
 };
 // The most samples one block takes (below the rule's max_samples over min_blocks). 200 made tiny
 // device kernels' blocks 2.5x cheaper, but CI once read a CPU self-speedup of 1.05-1.09 twice

@@ -51,6 +51,9 @@ struct Timing {
   std::string eviction;
   std::size_t samples_per_sync = 1;
   double event_cost = 0;
+  // A CPU pairing: the one CPU both sides were timed on (cpu_pin.hpp), -1 where they were not
+  // pinned (a multi-threaded side, a device, no pairing).
+  int pinned_cpu = -1;
   double kernel_median() const { return std::max(0.0, stats.median - event_cost); }
   std::vector<std::string> notes;
 };

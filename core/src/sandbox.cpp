@@ -198,6 +198,17 @@ bool WorkerCgroup::freeze(bool frozen) {
   return false;
 }
 
+WorkerTasks WorkerCgroup::tasks() const {
+  WorkerTasks t;
+  if (path_.empty()) return t;
+  std::istringstream procs(read_file(procs_));
+  for (long pid; procs >> pid;) t.processes.push_back(pid);
+  // v2 lists a cgroup's threads in cgroup.threads, v1 in tasks.
+  std::istringstream threads(read_file(path_ + (sandbox_support().freezer_version == 2 ? "/cgroup.threads" : "/tasks")));
+  for (long tid; threads >> tid;) t.threads.push_back(tid);
+  return t;
+}
+
 void WorkerCgroup::kill_all_and_remove() {
   if (path_.empty()) return;
   const int version = sandbox_support().freezer_version;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_pin.hpp"
 #include "expected.hpp"
 
 namespace bb {
@@ -53,6 +54,8 @@ class WorkerCgroup {
   // The file a process writes "0" into to join (prepared before fork: no allocation after).
   const std::string& procs_file() const { return procs_; }
   bool freeze(bool frozen);
+  // Its processes and their threads (cpu_pin.hpp).
+  WorkerTasks tasks() const;
   // SIGKILL to every process in it, until it is empty (or a second has passed); then removes it.
   void kill_all_and_remove();
 

@@ -77,7 +77,8 @@ class TestDriver {
   }
 
   ~TestDriver() {
-    // Nothing stays frozen, and nothing a failed session held stays in a worker.
+    // Nothing stays frozen or pinned, and nothing a failed session held stays in a worker.
+    end_pairing();
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);
     if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
@@ -150,6 +151,38 @@ class TestDriver {
   void use_baseline_side() {
     w_.impl->freeze(true);
     w_.baseline->freeze(false);
+  }
+  // A CPU pairing: both sides on the one CPU `pair_cpu_` (cpu_pin.hpp). The first pair runs
+  // where the scheduler puts it and shows whether either side uses more than one core; from the
+  // second on, both are pinned before every block while each runs one thread per process (a
+  // thread started since inherits the pin). A side that runs threads, or that moved itself off
+  // the CPU, ends the pinning of both, for the rest of the pairing.
+  void pin_pair() {
+    if (pin_ == Pin::free) return;
+    if (pin_ == Pin::undecided && (impl_blocks_.empty() || base_blocks_.empty())) return;
+    const WorkerTasks impl = w_.impl->tasks(), base = w_.baseline->tasks();
+    if (pin_ == Pin::undecided && std::max(first_load_[0], first_load_[1]) > kThreadedLoad)
+      return unpin_pair("");
+    if (pin_ == Pin::pinned && !(pinned_to(impl.threads, pair_cpu_) && pinned_to(base.threads, pair_cpu_)))
+      return unpin_pair(fmt::format("not pinned to CPU {} after block {}: a side changed its CPU affinity while timed, so both ran on every CPU from then on",
+                                    pair_cpu_, impl_blocks_.size()));
+    if (!impl.single_threaded() || !base.single_threaded()) return unpin_pair("");
+    if (!pin_threads(impl.threads, pair_cpu_) || !pin_threads(base.threads, pair_cpu_)) return unpin_pair("");
+    pin_ = Pin::pinned;
+  }
+  // Both sides back on every CPU this process may use; `why`, if any, goes into the timing notes.
+  void unpin_pair(const std::string& why) {
+    if (pin_ == Pin::pinned) {
+      pin_threads(w_.impl->tasks().threads, -1);
+      if (w_.baseline) pin_threads(w_.baseline->tasks().threads, -1);
+    }
+    if (!why.empty()) pin_note_ = why;
+    pin_ = Pin::free;
+  }
+  void end_pairing() {
+    unpin_pair("");
+    if (pair_cpu_ >= 0) release_cpu(pair_cpu_);
+    pair_cpu_ = -1;
   }
   TestResult call_failure(const CallReply& c, const std::string& prefix) {
     if (c.sticky) return finish(Verdict::crash, prefix + c.error);
@@ -444,12 +477,17 @@ class TestDriver {
     } else {
       use_baseline_side();
     }
+    pin_pair();
     const double freeze_seconds = std::chrono::duration<double>(Clock::now() - freezing).count();
     const char* session = baseline ? "baseline" : "impl";
+    // A side's first block, unpinned: the cores it keeps busy (pin_pair).
+    const bool first_unpinned = pin_ == Pin::undecided && (baseline ? base_blocks_ : impl_blocks_).empty();
+    const double cpu_before = first_unpinned ? cpu_seconds(side.tasks().processes) : 0;
     // Both sides return their buffers, though only the implementation's are checked: the clock
     // audit compares the two sides' blocks, which must cost the same to serve.
     ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}, {"return_buffers", !device_check_}},
                                    block_timeout(options));
+    if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       if (baseline) {
@@ -580,8 +618,12 @@ class TestDriver {
       if (auto failed = alone()) return failed;
     } else {
       BlockStop paired_stop = stop;
-      if (req_.device != "cpu") paired_stop.floor = kDeviceProcessFloor;  // two contexts on one device: docs/PERFORMANCE.md
+      paired_stop.floor = kProcessFloor;  // two processes: docs/PERFORMANCE.md
+      if (req_.device == "cpu") pair_cpu_ = claim_cpu(current_cpu());  // where the scheduler has just put the host
+      pin_ = pair_cpu_ >= 0 ? Pin::undecided : Pin::free;
       auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing, paired_stop);
+      pinned_cpu_ = pin_ == Pin::pinned ? pair_cpu_ : -1;
+      end_pairing();
       if (!p && failed_) return *failed_;
       if (!p) {
         // The baseline's fault, not the implementation's: timed alone, and the result says why
@@ -593,8 +635,8 @@ class TestDriver {
         meas = std::move(p->impl);
         baseline_measured = p->baseline.measured_time;
         r_.baseline_median = p->baseline.stats.median;
-        if (p->speedup && req_.device != "cpu")  // two contexts on one device: docs/PERFORMANCE.md
-          p->speedup = widen_to_resolution(*p->speedup, p->baseline.stats.median, meas.stats.median, kDeviceProcessFloor);
+        if (p->speedup)  // two processes: docs/PERFORMANCE.md
+          p->speedup = widen_to_resolution(*p->speedup, p->baseline.stats.median, meas.stats.median, kProcessFloor);
         if (p->speedup) {
           r_.speedup = p->speedup->speedup;
           r_.speedup_low = p->speedup->low;
@@ -632,9 +674,11 @@ class TestDriver {
     t.blocking = meas.blocking;
     t.eviction = meas.eviction;
     t.samples_per_sync = meas.samples_per_sync;
+    t.pinned_cpu = pinned_cpu_;
     t.event_cost = meas.event_cost;
     t.notes = meas.notes;
     if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
+    if (!pin_note_.empty()) t.notes.push_back(pin_note_);
     r_.timing = t;
     const double med = meas.stats.median;
     if (med > 0 && c_->flops) r_.tflops = *c_->flops / med / 1e12;
@@ -659,6 +703,16 @@ class TestDriver {
   std::set<std::size_t> checked_before_;  // impl block indices preceded by a checked call
   std::optional<std::vector<DeviceCheckItem>> checks_;  // what the checker compares (device_check.hpp)
   bool device_check_ = false;  // the blocks are checked on the device now
+  // A CPU pairing's one CPU (pin_pair): whether both sides are pinned to it now, or not yet
+  // (the first pair), or no more; the cores each side's first block kept busy (impl, baseline);
+  // the CPU the pairing ended pinned to, for the result, and why the pinning ended early.
+  enum class Pin { undecided, pinned, free };
+  static constexpr double kThreadedLoad = 1.5;
+  Pin pin_ = Pin::free;
+  int pair_cpu_ = -1;
+  double first_load_[2] = {0, 0};
+  int pinned_cpu_ = -1;
+  std::string pin_note_;
   bool watching_ = false, checker_fatal_ = false;
   int checked_calls_ = 0;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;

@@ -16,7 +16,7 @@ namespace {
 // Every timed test of `r`: paired, with an interval. Counts them into `timed`; returns those whose
 // interval does not hold 1.00 as the reports print it (two decimals: a low end of 1.0005, seen
 // once on a 16-core CPU host, prints as 1.00; one of 1.005 would not), as "impl case" -> interval.
-std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, int& timed) {
+std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, int& timed, bool pinned = false) {
   std::map<std::string, std::string> misses;
   timed = 0;
   for (const auto& t : r["tests"]) {
@@ -35,6 +35,10 @@ std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, 
     EXPECT_GE(t["speedup_confidence"].get<double>(), bb::kSpeedupConfidence) << what;
     EXPECT_GT(t["baseline_median_s"].get<double>(), 0.0) << what;
     EXPECT_GT(t["timing"]["baseline_measured_time_s"].get<double>(), 0.0) << what;
+#if defined(__linux__)
+    // Both sides of a CPU pairing ran on one CPU (cpu_pin.hpp): each is a single thread.
+    if (pinned) EXPECT_GE(t["timing"].value("pinned_cpu", -1), 0) << what << ": " << t["timing"].dump();
+#endif
     const double lo = t["speedup_low"], s = t["speedup"], hi = t["speedup_high"];
     EXPECT_LE(lo, s) << what;
     EXPECT_LE(s, hi) << what;
@@ -49,6 +53,7 @@ std::map<std::string, std::string> self_pairing_misses(const nlohmann::json& r, 
 // a second run, and must hold 1.00 there. A real bias (one side favoured) misses both times.
 // With `cuda`, the test is skipped (with the run's reason) where no CUDA device serves it.
 void expect_self_speedup_of_one(std::vector<std::string> args, int expected_timed, bool cuda = false) {
+  const bool pinned = !cuda;
   const auto logs = e2e::temp_dir("logs");
   args.insert(args.end(), {"--log-dir", logs.string()});
   auto run = backendbench(args);
@@ -60,7 +65,7 @@ void expect_self_speedup_of_one(std::vector<std::string> args, int expected_time
   }
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   int timed = 0;
-  const auto misses = self_pairing_misses(r, timed);
+  const auto misses = self_pairing_misses(r, timed, pinned);
   EXPECT_EQ(timed, expected_timed);
   // The console says so: an implementation whose interval holds 1.0 is not significantly faster.
   if (misses.empty()) EXPECT_NE(run.out.find("n.s."), std::string::npos) << run.out;
@@ -70,7 +75,7 @@ void expect_self_speedup_of_one(std::vector<std::string> args, int expected_time
   auto again = backendbench(args);
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   int timed_again = 0;
-  const auto still = self_pairing_misses(e2e::read_json(again_logs / "results.json"), timed_again);
+  const auto still = self_pairing_misses(e2e::read_json(again_logs / "results.json"), timed_again, pinned);
   for (const auto& [what, interval] : misses) {
     std::cout << "[ NOTE     ] " << what << ": against itself, the interval " << interval << " missed 1.00; measured again\n";
     const auto s = still.find(what);
@@ -90,3 +95,42 @@ TEST(Paired, AnImplementationAgainstItselfReadsOneOnEveryCudaCase) {
   // cases, rmsnorm's 3 llm and 2 GPU-sized ones.
   expect_self_speedup_of_one({"--custom-ops-root", BB_SHIPPED_ROOT, "--impls", "myop_cuda_naive,rmsnorm_cuda_block"}, 6 + 5, true);
 }
+
+#if defined(__linux__)
+namespace {
+// The timed tests of a short run of `impl` against scale_good (the paired root's baseline).
+std::vector<nlohmann::json> timed_against_good(const std::string& impl) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", impl, "--timeout", "0.3", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::vector<nlohmann::json> timed;
+  const auto r = e2e::read_json(logs / "results.json");
+  for (const auto& t : r["tests"]) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    if (t.contains("timing")) timed.push_back(t);
+  }
+  EXPECT_EQ(timed.size(), 3u);
+  return timed;
+}
+}  // namespace
+
+TEST(Paired, AnImplementationRunningAThreadOfItsOwnIsTimedOnEveryCpu) {
+  // A helper thread that stays: neither side is pinned, and nothing says it was given up.
+  for (const auto& t : timed_against_good("scale_pool")) {
+    EXPECT_FALSE(t["timing"].contains("pinned_cpu")) << t.dump();
+    EXPECT_TRUE(t.contains("speedup_low")) << t.dump();
+    for (const auto& n : t["timing"]["notes"]) EXPECT_EQ(n.get<std::string>().find("not pinned"), std::string::npos) << n;
+  }
+}
+
+TEST(Paired, AnImplementationThatLeavesItsCpuEndsThePinningOfBothSides) {
+  // It gives itself every CPU in its first pinned block: found before the next, the pinning of
+  // both sides ends, and the timing notes say why.
+  for (const auto& t : timed_against_good("scale_wander")) {
+    EXPECT_FALSE(t["timing"].contains("pinned_cpu")) << t.dump();
+    bool said = false;
+    for (const auto& n : t["timing"]["notes"]) said = said || n.get<std::string>().find("changed its CPU affinity while timed") != std::string::npos;
+    EXPECT_TRUE(said) << t["timing"].dump();
+  }
+}
+#endif

@@ -211,18 +211,18 @@ TEST(MeasurePaired, SlowCallsTakeOneSamplePerBlockAfterTheFirstPair) {
 TEST(PairedSpeedup, ADeviceIntervalIsWidenedToTheProcessesResolution) {
   bb::SpeedupInterval s;
   s.speedup = 1.0137, s.low = 1.0136, s.high = 1.0205;  // H100, 4.67 us, against a copy of itself
-  const auto w = bb::widen_to_resolution(s, 4.73e-6, 4.67e-6, bb::kDeviceProcessFloor);
+  const auto w = bb::widen_to_resolution(s, 4.73e-6, 4.67e-6, bb::kProcessFloor);
   EXPECT_DOUBLE_EQ(w.speedup, s.speedup);
   EXPECT_FALSE(w.significant());
   EXPECT_NEAR(w.low, 1.0136 / (1 + 200e-9 / 4.67e-6), 1e-12);  // the absolute floor over the faster median
   // A long call: the relative floor.
   s.speedup = 1.0009, s.low = 1.0003, s.high = 1.0014;
-  const auto l = bb::widen_to_resolution(s, 187.2e-6, 187.0e-6, bb::kDeviceProcessFloor);
+  const auto l = bb::widen_to_resolution(s, 187.2e-6, 187.0e-6, bb::kProcessFloor);
   EXPECT_NEAR(l.high, 1.0014 * 1.003, 1e-12);
   EXPECT_FALSE(l.significant());
   // A real difference stays significant.
   s.speedup = 2.0, s.low = 1.9, s.high = 2.1;
-  EXPECT_TRUE(bb::widen_to_resolution(s, 10e-6, 5e-6, bb::kDeviceProcessFloor).significant());
+  EXPECT_TRUE(bb::widen_to_resolution(s, 10e-6, 5e-6, bb::kProcessFloor).significant());
   // No floor: unchanged.
   const auto same = bb::widen_to_resolution(s, 10e-6, 5e-6, bb::ResolutionFloor{});
   EXPECT_EQ(same.low, s.low);
@@ -304,7 +304,7 @@ TEST(MeasurePaired, ADeviceFloorWiderThanTheTargetIsNarrowEnough) {
   auto spread = [](bool baseline, int k) { return baseline ? 5e-6 : 5e-6 * (k % 2 ? 0.97 : 1.03); };
   FakeSides device{spread}, cpu{spread};
   bb::BlockStop stop;
-  stop.floor = bb::kDeviceProcessFloor;
+  stop.floor = bb::kProcessFloor;
   const auto d = bb::measure_paired(std::ref(device), bb::TimingOptions{}, stop);
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(d->speedup->pairs, bb::kMinPairs);
