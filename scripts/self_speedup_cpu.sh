@@ -30,7 +30,7 @@ for i in $(seq 1 "$runs"); do
     --log-dir "$out/logs$i" ${EXTRA_ARGS:-} > "$out/run$i.log" 2>&1
 done
 [ -n "$load_pid" ] && { touch "$out/stop"; wait "$load_pid"; }
-python3 - "$out" "$runs" <<'PY'
+python3 - "$out" "$runs" <<'PY' | tee "$out/report.txt"
 import json, sys, statistics, collections
 out, runs = sys.argv[1], int(sys.argv[2])
 misses = collections.Counter(); total = collections.Counter(); worst = collections.defaultdict(float)

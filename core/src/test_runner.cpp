@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
@@ -130,6 +131,7 @@ struct TestRunner::Session {
   SealedBlob pristine;     // the case's inputs, as the host made them
   std::unique_ptr<CallBuffers> buffers;
   std::unique_ptr<BoundCall> bound;
+  std::vector<uint8_t> spacer;  // replace_buffers(): held until the next placement
   std::vector<const uint8_t*> inputs_of(const SealedBlob& blob) const {
     const BlobLayout l = inputs_layout(*c);
     std::vector<const uint8_t*> p;
@@ -139,6 +141,34 @@ struct TestRunner::Session {
   ~Session() {
     bound.reset();
     if (buffers && reference) buffers->scrub();
+  }
+
+  // CPU blocks: the call's buffers in fresh memory before every block. Where a process's
+  // buffers lie in physical memory (which cache sets, which DRAM banks and rows they share) is
+  // fixed for its life, and two workers timing the same code read up to 2-5% apart, steadily, on
+  // the 2-core VM under load (docs/PERFORMANCE.md, "Self-speedup across processes"). New
+  // buffers each block, taken after a spacer of a random number of pages, make that a block's
+  // draw: a pairing's blocks average it, and the interval covers it. Not above kReplaceMaxBytes
+  // (a block would pay more in page faults than it measures), not on a device (its mirrors are
+  // the runtime's).
+  static constexpr std::size_t kReplaceMaxBytes = std::size_t{64} << 20;
+  // `placed`: it did (the inputs are the case's, the outputs poisoned: no reset is needed).
+  std::string replace_buffers(std::mt19937_64& draw, bool& placed) {
+    placed = false;
+    if (bound->on_device()) return "";
+    std::size_t bytes = 0;
+    for (const auto& t : c->inputs) bytes += t.nbytes();
+    for (const auto& t : c->outputs) bytes += t.nbytes();
+    if (bytes > kReplaceMaxBytes) return "";
+    std::vector<uint8_t> next_spacer((1 + draw() % 64) * HostBuffer::kPage, uint8_t{1});  // touched: its pages are taken
+    auto fresh = std::make_unique<CallBuffers>(*c, inputs_of(pristine));
+    auto rebound = std::make_unique<BoundCall>(op, *c, *fresh, bound->place());
+    if (!rebound->setup_error().empty()) return rebound->setup_error();
+    bound = std::move(rebound);  // before the buffers it was bound to go
+    buffers = std::move(fresh);
+    spacer = std::move(next_spacer);
+    placed = true;
+    return "";
   }
 };
 
@@ -355,7 +385,11 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
 Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   Steps step;
-  if (s.bound->restore_pristine()) {  // on a device, from the copy kept there
+  bool placed = false;
+  if (auto e = s.replace_buffers(placement_draw_, placed); !e.empty()) return reply_error(e);
+  if (placed) {
+    step("place_s");
+  } else if (s.bound->restore_pristine()) {  // on a device, from the copy kept there
     step("restore_s");
   } else {
     s.buffers->reset(c, s.inputs_of(s.pristine));

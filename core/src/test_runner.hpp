@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <random>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,7 @@ class TestRunner {
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
   std::map<std::string, std::unique_ptr<Session>> sessions_;
+  std::mt19937_64 placement_draw_{std::random_device{}()};  // Session::replace_buffers
   DeviceChecker checker_;  // a checker worker's (no plugin in it): device_check.hpp
   bool poisoned_ = false;
   bool retired_ = false;
