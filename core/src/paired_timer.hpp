@@ -27,10 +27,12 @@ struct BlockStop {
   double max_half_width = 0.01;  // relative: the rule's max_noise by default
   ResolutionFloor floor{};       // pairings: kProcessFloor
 };
-// The most samples one block takes (below the rule's max_samples over min_blocks). 200 made tiny
-// device kernels' blocks 2.5x cheaper, but CI once read a CPU self-speedup of 1.05-1.09 twice
-// with it (a loaded 2-core VM): back at 1000 until that is understood (docs/PERFORMANCE.md).
-inline constexpr std::size_t kBlockSamples = 1000;
+// The most samples one block takes (below the rule's max_samples over min_blocks): 200 makes tiny
+// device kernels' blocks 2.5x cheaper than 1000. The CPU self-speedup misses once blamed on it
+// were per-process biases (cores, page offsets, placement: docs/PERFORMANCE.md, "Self-speedup
+// across processes on the CPU"), seen with 1000 as well; with those removed, 200 held 1.00 in
+// 60 of 60 cases on the loaded 2-core VM.
+inline constexpr std::size_t kBlockSamples = 200;
 // The stop for `options`: its max_noise as the half-width.
 BlockStop block_stop(const TimingOptions& options);
 
