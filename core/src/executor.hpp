@@ -58,6 +58,11 @@ class Executor {
   // Stops every process of the worker (and resumes them): the side of a pair that is not being
   // timed runs nothing. False where it could not be done (in-process; no worker running).
   virtual bool freeze(bool /*frozen*/) { return false; }
+  // Starts the worker now, from the calling thread, if none is running (else the first request
+  // does). A worker dies with the thread that started it (PR_SET_PDEATHSIG follows the thread,
+  // not the process): start it from a thread that outlives its use. False if it could not be
+  // started, or in-process.
+  virtual bool launch() { return false; }
   // The worker's processes and threads (cpu_pin.hpp); none in-process or with no worker running.
   virtual WorkerTasks tasks() { return {}; }
 };

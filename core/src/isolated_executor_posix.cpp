@@ -117,6 +117,8 @@ class IsolatedExecutor final : public Executor {
     return kill(-pid_, frozen ? SIGSTOP : SIGCONT) == 0;
   }
 
+  bool launch() override { return pid_ > 0 || start(); }
+
   WorkerTasks tasks() override {
     if (pid_ <= 0) return {};
     if (cgroup_.active()) return cgroup_.tasks();

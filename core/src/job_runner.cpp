@@ -141,7 +141,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     // baseline (the reference's worker itself when they are the same function on the same device).
     const std::string ref_key = fmt::format("{}|{}|{}", req.reference.library, static_cast<int>(req.reference.kind), req.reference_device);
     serve(workers.reference, workers.reference_key, ref_key, ctx, req.reference.library);
-    TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get()};
+    TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get(), workers.quiet};
     if (req.baseline) {
       const std::string base_key = fmt::format("{}|{}|{}", req.baseline->library, static_cast<int>(req.baseline->kind), job.device);
       if (base_key == ref_key) {

@@ -41,6 +41,8 @@ struct WorkerSet {
   // Holds no plugin: compares timed device blocks on the device (device_check.hpp); started on
   // first use and kept for the whole run. Null: every block's buffers come home.
   std::unique_ptr<Executor> checker;
+  // TestWorkers::quiet for every test of the slot.
+  std::function<void()> quiet;
 };
 
 // The walls of a worker that may see `library` (and no other of `libraries`); "" for a worker

@@ -58,7 +58,7 @@ struct RunSummary {
   double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)
   std::string finished_at;
   // Where the wall time went: {plan_s, devices_s, run_s, report_s} and each worker's
-  // {name, jobs, worker_starts, busy_s}.
+  // {name, jobs, worker_starts, started_ahead, busy_s}.
   nlohmann::json phases = nlohmann::json::object();
   nlohmann::json workers = nlohmann::json::array();
 };

@@ -38,6 +38,18 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
   }
 }
 
+std::optional<std::size_t> Scheduler::next_implementation(const std::vector<std::string>& kinds, std::size_t current) {
+  std::lock_guard lock(mutex_);
+  if (cancelled_) return std::nullopt;
+  std::optional<std::size_t> next;
+  for (std::size_t id = 0; id < jobs_.size(); ++id) {
+    if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
+    if (jobs_[id].op == jobs_[current].op && jobs_[id].impl == jobs_[current].impl) return std::nullopt;
+    if (!next) next = id;
+  }
+  return next;
+}
+
 void Scheduler::done(std::size_t id) {
   {
     std::lock_guard lock(mutex_);

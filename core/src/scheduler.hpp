@@ -24,6 +24,10 @@ class Scheduler {
   // serves it without a restart.
   std::optional<std::size_t> take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous = std::nullopt);
   void done(std::size_t job);
+  // Once no job of `current`'s implementation is left waiting for `kinds`: the first waiting
+  // job of another implementation, the one take() is likely to give this worker next (another
+  // worker may take it first, or a job it waits for may finish late). Nothing is taken.
+  std::optional<std::size_t> next_implementation(const std::vector<std::string>& kinds, std::size_t current);
   // Stops handing out jobs (an interrupted run); take() returns nullopt from now on.
   void cancel();
 

@@ -374,7 +374,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     pool.join();
     g_running_scheduler = nullptr;
     for (const auto& w : pool.stats())
-      summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"busy_s", w.busy_s}});
+      summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
   }
   phase_done("run_s");
 

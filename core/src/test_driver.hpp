@@ -7,6 +7,7 @@
 // back (docs/RELIABILITY.md).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -45,6 +46,10 @@ struct TestWorkers {
   // A worker that holds no plugin, which compares a device test's timed blocks on the device
   // (device_check.hpp); null: every block's buffers come back to the host.
   Executor* checker = nullptr;
+  // Called before the first timed block: work started ahead for later tests (the next
+  // implementation's worker: spare_worker.hpp) finishes first, so none of it runs beside a
+  // measurement. Null: nothing to wait for.
+  std::function<void()> quiet;
 };
 
 struct DriverLimits {

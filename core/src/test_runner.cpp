@@ -205,6 +205,12 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
   if (cmd == "audit") return audit();
+  if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
+    const std::string device = request.value("device", "cpu");
+    if (device == "cpu") return Message{CallReply{}.to_json(), {}};
+    auto place = place_for(device, request.value("device_index", 0));
+    return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
+  }
   if (cmd == "watch" || cmd == "watch_mirror" || cmd == "verify" || cmd == "unwatch") return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);

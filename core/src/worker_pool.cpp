@@ -1,5 +1,7 @@
 #include "worker_pool.hpp"
 
+#include "spare_worker.hpp"
+
 #include <chrono>
 
 namespace bb {
@@ -47,11 +49,15 @@ void WorkerPool::join() {
 
 void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   stats.name = slot.name;
-  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", "", nullptr};
+  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", "", nullptr, {}};
   if (ctx_.options.isolate) {
     workers.checker = make_executor_();
     workers.checker->set_walls(walls_for(ctx_, ""));  // it may see no library
   }
+  // The next implementation's worker, started during the last job of the current one
+  // (spare_worker.hpp); every test waits for it before timing.
+  SpareWorker spare;
+  workers.quiet = [&spare] { spare.settle(); };
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
@@ -67,18 +73,32 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     const Job& job = scheduler_.job(*id);
     const std::pair<int, int> now{job.op, job.impl};
     if (now != last) {
-      workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string()));
-      workers.impl->recycle();
+      if (auto ready = spare.take(now)) {
+        workers.impl = std::move(ready);  // the previous implementation's worker goes with its executor
+        ++stats.started_ahead;
+      } else {
+        workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string()));
+        workers.impl->recycle();
+      }
       ++stats.worker_starts;
     }
     last = now;
     previous = id;
+    if (ctx_.options.isolate && !spare.held())
+      if (auto next = scheduler_.next_implementation(slot.kinds, *id)) {
+        const Job& n = scheduler_.job(*next);
+        auto worker = make_executor_();
+        worker->set_walls(walls_for(ctx_, ctx_.plans[n.op].impls[n.impl].library.string()));
+        spare.start(std::move(worker), {n.op, n.impl}, {{"cmd", "warm"}, {"device", n.device}, {"device_index", slot.ordinal}},
+                    ctx_.options.test_timeout);
+      }
     run_job(job, slot.ordinal, workers, ctx_, events);
     scheduler_.done(*id);
     ++stats.jobs;
     stats.tests += job.tests.size();
     stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  spare.take({-1, -1});  // retired, if one is held
   for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker})
     if (*e) (*e)->recycle();
   std::lock_guard lock(mutex_);

@@ -56,6 +56,7 @@ struct WorkerStats {
   std::string name;
   std::size_t jobs = 0, tests = 0;
   std::size_t worker_starts = 0;  // fresh worker processes (one per implementation it served)
+  std::size_t started_ahead = 0;  // of those, started during the previous implementation's last job
   double busy_s = 0;              // seconds inside jobs
 };
 

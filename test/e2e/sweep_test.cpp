@@ -48,6 +48,12 @@ TEST(Sweep, SeveralWorkersGiveTheVerdictsOfOne) {
   for (const auto& t : three["tests"]) b.push_back(t["impl"].get<std::string>() + t["case"].get<std::string>());
   EXPECT_EQ(a, b);
   EXPECT_EQ(three["workers"].size(), 3u);
+  // One worker slot: every implementation's worker after the first was started during the last
+  // job of the one before it (spare_worker.hpp), hostile ones around it or not.
+  ASSERT_EQ(one["workers"].size(), 1u);
+  const auto& w = one["workers"][0];
+  EXPECT_GT(w["worker_starts"].get<int>(), 10) << w.dump();
+  EXPECT_EQ(w["started_ahead"].get<int>(), w["worker_starts"].get<int>() - 1) << w.dump();
 }
 
 TEST(Sweep, ShardsPartitionTheSweep) {

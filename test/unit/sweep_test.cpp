@@ -133,6 +133,28 @@ TEST(Sweep, SchedulerHonoursDevicesDependenciesAndAffinity) {
   EXPECT_EQ(a.take({"cpu"}, 2u), 1u);
 }
 
+// The next implementation's worker is started once the current one has no job left waiting:
+// the scheduler names the job it is likely to give next, and takes nothing.
+TEST(Sweep, SchedulerNamesTheNextImplementationOnceTheCurrentOneHasNoJobLeft) {
+  std::vector<bb::Job> jobs(5);
+  for (auto& j : jobs) j.device = "cpu";
+  jobs[0].impl = 5, jobs[1].impl = 5, jobs[2].impl = 6, jobs[3].impl = 7;
+  jobs[4].impl = 8, jobs[4].device = "cuda";
+  bb::Scheduler s(jobs);
+  ASSERT_EQ(s.take({"cpu"}), 0u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 0), std::nullopt) << "job 1 is still implementation 5's";
+  ASSERT_EQ(s.take({"cpu"}, 0u), 1u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 1), 2u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 1), 2u) << "naming it takes nothing";
+  ASSERT_EQ(s.take({"cpu"}, 1u), 2u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 2), 3u);
+  ASSERT_EQ(s.take({"cpu"}, 2u), 3u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 3), std::nullopt) << "the CUDA job is another worker's";
+  EXPECT_EQ(s.next_implementation({"cuda"}, 3), 4u);
+  s.cancel();
+  EXPECT_EQ(s.next_implementation({"cuda"}, 3), std::nullopt);
+}
+
 // A case with `devices:` is a test of the implementations on those devices only.
 TEST(Sweep, ACaseForSomeDevicesIsATestOfTheirImplementationsOnly) {
   auto p = plans();

@@ -1,0 +1,45 @@
+// The next implementation's worker, started while the current one's last job runs: its process
+// behind its own walls and, on a device, its context made (a "warm" request), so that the switch
+// to the next implementation finds it ready instead of paying the start (25 ms behind the walls
+// on the VM, 0.15-0.19 s with a CUDA context on the H100: docs/PERFORMANCE.md, "What a worker's
+// start costs"). None of it runs beside a measurement: a test settles the spare before its first
+// timed block (TestWorkers::quiet).
+#pragma once
+
+#include <future>
+#include <memory>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "executor.hpp"
+
+namespace bb {
+
+class SpareWorker {
+ public:
+  SpareWorker() = default;
+  ~SpareWorker();
+  SpareWorker(const SpareWorker&) = delete;
+  SpareWorker& operator=(const SpareWorker&) = delete;
+
+  // Starts `worker` (its walls already set) for `target` (op, implementation): its process
+  // from the calling thread, which must outlive it (Executor::launch), its first request,
+  // `warm`, on another thread. Any spare held before is retired.
+  void start(std::unique_ptr<Executor> worker, std::pair<int, int> target, nlohmann::json warm, double timeout_seconds);
+  bool held() const { return worker_ != nullptr; }
+  // Waits until the start has finished (whatever its outcome: a worker that failed to warm up
+  // says why at its first real request).
+  void settle();
+  // The worker, settled, if it was started for `target`; else null, and the spare is retired
+  // (another worker slot took that implementation, or the jobs came in another order).
+  std::unique_ptr<Executor> take(std::pair<int, int> target);
+
+ private:
+  void retire();
+  std::unique_ptr<Executor> worker_;
+  std::pair<int, int> target_{-1, -1};
+  std::future<void> started_;
+};
+
+}  // namespace bb

@@ -1,0 +1,80 @@
+// The next implementation's worker started ahead (spare_worker.hpp), with a fake executor: its
+// process started from the caller's thread, its first request on another, and handed over only
+// to the implementation it was started for.
+#include "spare_worker.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Seen {
+  std::atomic<int> launched{0}, executed{0}, recycled{0};
+  std::thread::id launched_on, executed_on;
+  nlohmann::json request;
+};
+
+class FakeExecutor final : public bb::Executor {
+ public:
+  FakeExecutor(Seen& seen, int delay_ms = 0) : seen_(seen), delay_ms_(delay_ms) {}
+  bb::ExecOutcome execute(const nlohmann::json& request, double, int) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+    seen_.request = request;
+    seen_.executed_on = std::this_thread::get_id();
+    ++seen_.executed;
+    return {};
+  }
+  bool launch() override {
+    seen_.launched_on = std::this_thread::get_id();
+    ++seen_.launched;
+    return true;
+  }
+  void recycle() override { ++seen_.recycled; }
+
+ private:
+  Seen& seen_;
+  int delay_ms_;
+};
+
+TEST(SpareWorker, StartsOnTheCallersThreadWarmsUpOnAnotherAndIsTakenByItsImplementation) {
+  Seen seen;
+  bb::SpareWorker spare;
+  EXPECT_FALSE(spare.held());
+  EXPECT_EQ(spare.take({0, 1}), nullptr);
+  spare.start(std::make_unique<FakeExecutor>(seen, 50), {0, 1}, {{"cmd", "warm"}, {"device", "cuda"}}, 10);
+  EXPECT_TRUE(spare.held());
+  EXPECT_EQ(seen.launched, 1);
+  EXPECT_EQ(seen.launched_on, std::this_thread::get_id()) << "a worker dies with the thread that started it";
+  spare.settle();  // waits the 50 ms warm-up out
+  EXPECT_EQ(seen.executed, 1);
+  EXPECT_NE(seen.executed_on, std::this_thread::get_id());
+  EXPECT_EQ(seen.request["cmd"], "warm");
+  auto taken = spare.take({0, 1});
+  ASSERT_NE(taken, nullptr);
+  EXPECT_FALSE(spare.held());
+  EXPECT_EQ(seen.recycled, 0);
+  spare.settle();  // nothing to wait for
+}
+
+TEST(SpareWorker, AnotherImplementationRetiresIt) {
+  Seen seen;
+  {
+    bb::SpareWorker spare;
+    spare.start(std::make_unique<FakeExecutor>(seen, 20), {0, 1}, {{"cmd", "warm"}}, 10);
+    EXPECT_EQ(spare.take({0, 2}), nullptr);  // the jobs came in another order
+    EXPECT_EQ(seen.executed, 1) << "settled before it was retired";
+    EXPECT_EQ(seen.recycled, 1);
+    EXPECT_FALSE(spare.held());
+    // A second start while one is held retires the first; the destructor retires the last.
+    spare.start(std::make_unique<FakeExecutor>(seen), {1, 0}, {{"cmd", "warm"}}, 10);
+    spare.start(std::make_unique<FakeExecutor>(seen), {1, 1}, {{"cmd", "warm"}}, 10);
+    EXPECT_EQ(seen.recycled, 2);
+  }
+  EXPECT_EQ(seen.recycled, 3);
+  EXPECT_EQ(seen.executed, 3);
+}
+
+}  // namespace
