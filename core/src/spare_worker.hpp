@@ -3,7 +3,9 @@
 // to the next implementation finds it ready instead of paying the start (25 ms behind the walls
 // on the VM, 0.15-0.19 s with a CUDA context on the H100: docs/PERFORMANCE.md, "What a worker's
 // start costs"). None of it runs beside a measurement: a test settles the spare before its first
-// timed block (TestWorkers::quiet).
+// timed block (TestWorkers::quiet). No plugin code runs in it before its turn: its library is
+// loaded by its first test's prepare, after the switch, so an implementation cannot start ahead
+// to disturb the one being timed.
 #pragma once
 
 #include <future>
