@@ -9,9 +9,10 @@
 //
 // Only single-threaded workers are pinned: an implementation that runs threads of its own (a
 // pool that stays, or threads started and joined within each call: its first block used more
-// than a core's time) is timed on every core its run may use, as it would be used. Neither side
-// can leave the core to its own advantage: its threads are pinned again before every block, and
-// a side found on other CPUs ends the pinning of both.
+// than a core's time) is timed on every core its run may use, as it would be used. A side found
+// on other CPUs before a block ends the pinning of both, with a note. What this does not see: a
+// plugin that moves itself off the CPU within a block and back before it ends (the affinity is
+// read between blocks); a cpuset cgroup per worker would enforce the pin.
 #pragma once
 
 #include <vector>
@@ -32,8 +33,9 @@ std::vector<long> threads_of(long pid);
 // a worker with no cgroup of its own.
 WorkerTasks process_tree(long pid);
 
-// CPU seconds the processes have used so far, their ended threads' and waited-for children's
-// included (/proc/<pid>/stat); a process that has ended counts nothing.
+// CPU seconds the processes have used so far, their ended threads' included (each process's
+// CPU-time clock, in nanoseconds; where it cannot be read, /proc/<pid>/stat's 10 ms ticks); a
+// process that has ended counts nothing.
 double cpu_seconds(const std::vector<long>& processes);
 
 // Whether every thread in `threads` may run on CPU `cpu` and on no other.

@@ -25,7 +25,7 @@ void HostBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
-  if (nbytes > SIZE_MAX - 2 * kGuardBytes - kAlignment) throw std::bad_alloc();
+  if (nbytes > SIZE_MAX - 2 * kGuardBytes - kPage) throw std::bad_alloc();
   std::size_t total = kGuardBytes + nbytes + kGuardBytes;
   total = (total + kPage - 1) / kPage * kPage;
   uint8_t* p = nullptr;

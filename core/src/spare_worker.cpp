@@ -1,5 +1,7 @@
 #include "spare_worker.hpp"
 
+#include <system_error>
+
 namespace bb {
 
 SpareWorker::~SpareWorker() { retire(); }
@@ -9,8 +11,19 @@ void SpareWorker::start(std::unique_ptr<Executor> worker, std::pair<int, int> ta
   worker_ = std::move(worker);
   target_ = target;
   Executor* w = worker_.get();
-  w->launch();  // here: the process must not die with the thread below (executor.hpp)
-  started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] { w->execute(warm, timeout_seconds); });
+  // Here: the process must not die with the thread below (executor.hpp). A worker that could not
+  // start, or a thread that could not, leaves no spare: the switch starts a worker as before.
+  if (!w->launch()) return retire();
+  try {
+    started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] {
+      try {
+        w->execute(warm, timeout_seconds);
+      } catch (...) {  // its first real request says what is wrong with it
+      }
+    });
+  } catch (const std::system_error&) {
+    retire();
+  }
 }
 
 void SpareWorker::settle() {

@@ -167,8 +167,8 @@ class TestDriver {
       return unpin_pair(fmt::format("not pinned to CPU {} after block {}: a side changed its CPU affinity while timed, so both ran on every CPU from then on",
                                     pair_cpu_, impl_blocks_.size()));
     if (!impl.single_threaded() || !base.single_threaded()) return unpin_pair("");
+    pin_ = Pin::pinned;  // from here on, a failure unpins whatever was pinned
     if (!pin_threads(impl.threads, pair_cpu_) || !pin_threads(base.threads, pair_cpu_)) return unpin_pair("");
-    pin_ = Pin::pinned;
   }
   // Both sides back on every CPU this process may use; `why`, if any, goes into the timing notes.
   void unpin_pair(const std::string& why) {

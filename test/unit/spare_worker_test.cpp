@@ -19,7 +19,7 @@ struct Seen {
 
 class FakeExecutor final : public bb::Executor {
  public:
-  FakeExecutor(Seen& seen, int delay_ms = 0) : seen_(seen), delay_ms_(delay_ms) {}
+  FakeExecutor(Seen& seen, int delay_ms = 0, bool starts = true) : seen_(seen), delay_ms_(delay_ms), starts_(starts) {}
   bb::ExecOutcome execute(const nlohmann::json& request, double, int) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     seen_.request = request;
@@ -30,13 +30,14 @@ class FakeExecutor final : public bb::Executor {
   bool launch() override {
     seen_.launched_on = std::this_thread::get_id();
     ++seen_.launched;
-    return true;
+    return starts_;
   }
   void recycle() override { ++seen_.recycled; }
 
  private:
   Seen& seen_;
   int delay_ms_;
+  bool starts_;
 };
 
 TEST(SpareWorker, StartsOnTheCallersThreadWarmsUpOnAnotherAndIsTakenByItsImplementation) {
@@ -78,3 +79,15 @@ TEST(SpareWorker, AnotherImplementationRetiresIt) {
 }
 
 }  // namespace
+
+TEST(SpareWorker, AWorkerThatCannotStartLeavesNoSpare) {
+  // Started from the helper thread instead, it would die with that thread (executor.hpp) and the
+  // next implementation's first request would read as its crash.
+  Seen seen;
+  bb::SpareWorker spare;
+  spare.start(std::make_unique<FakeExecutor>(seen, 0, false), {0, 1}, {{"cmd", "warm"}}, 10);
+  EXPECT_FALSE(spare.held());
+  EXPECT_EQ(seen.executed, 0);
+  EXPECT_EQ(seen.recycled, 1);
+  EXPECT_EQ(spare.take({0, 1}), nullptr);
+}
