@@ -1,6 +1,8 @@
 // Paired speedups, end to end: an implementation timed against itself (its op's baseline is the
 // implementation) must read 1.00 within its interval on every case, on the CPU and, where one
 // exists, on a CUDA device. What is asserted is the interval, never a time.
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -113,6 +115,27 @@ std::vector<nlohmann::json> timed_against_good(const std::string& impl) {
   return timed;
 }
 }  // namespace
+
+TEST(Paired, EveryCpuBlockPlacesItsBuffersAfresh) {
+  // Where a process's buffers lie is each block's draw, not the pairing's (test_runner.cpp's
+  // replace_buffers): the trace of every block's worker steps shows a placement, never a reset
+  // of the buffers the last block used.
+  const auto trace = e2e::temp_dir("trace") / "blocks.jsonl";
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  timed_against_good("scale_good");
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  std::ifstream in(trace);
+  int blocks = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("cmd", "") != "block") continue;
+    ++blocks;
+    const auto& steps = j["worker_steps"];
+    EXPECT_TRUE(steps.contains("place_s")) << line;
+    EXPECT_FALSE(steps.contains("reset_s")) << line;
+  }
+  EXPECT_GE(blocks, 3 * 2 * static_cast<int>(bb::kMinPairs)) << "3 timed cases, both sides, 8 pairs at least";
+}
 
 TEST(Paired, AnImplementationRunningAThreadOfItsOwnIsTimedOnEveryCpu) {
   // A helper thread that stays: neither side is pinned, and nothing says it was given up.
