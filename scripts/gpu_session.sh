@@ -3,7 +3,8 @@
 # fixtures, the self-speedup experiment, the GPU tests, the catalogue, the shipped sweep (or one
 # SHARD=i/n of it, default options), one op (SWEEP_ARGS), the fast-answer figures (fast: the ported
 # myop suite and one implementation's loop, scripts/bench_myop_suite.sh); logs under $OUT (or
-# gpu-logs/), text only.
+# gpu-logs/), text only. The GPU tests: Gpu.* end to end, and the unit tests that need a device
+# (Device*, GpuReference*: the shipped references on CUDA against their CPU code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -22,7 +23,8 @@ for step in ${STEPS:-micro attacks self gputests}; do
     micro) LD_BIND_NOW=1 timeout 60 $b/bb_micro_bench > "$out/micro.txt" 2>&1 ;;
     attacks) timeout "${ATTACKS_TIMEOUT:-200}" scripts/gpu_attacks.sh $b /tmp/atk > "$out/attacks.txt" 2>&1; cp /tmp/atk/run.log "$out/attacks_run.log" ;;
     self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; for f in /tmp/self/run_*.log; do tail -n 3 "$f"; done >> "$out/self.txt" ;;
-    gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1 ;;
+    gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1
+              timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_unit_tests --gtest_filter="${GPU_UNIT_FILTER:-Device*:GpuReference*}" >> "$out/gputests.txt" 2>&1 ;;
     sweep) timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
              ${SWEEP_ARGS:-} > "$out/sweep.txt" 2>&1; echo "exit $?" >> "$out/sweep.txt"
            cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null ;;

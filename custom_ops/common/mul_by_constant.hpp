@@ -2,13 +2,22 @@
 // reference and plain C++ kernel are written once here, and each op's files name its K.
 #pragma once
 
-#include <backendbench/plugin.hpp>
+#include "reference_devices.hpp"
 
 namespace ops {
 
-// The trusted reference: output = input * K in double precision.
+#ifdef BB_REFERENCE_CUDA
+template <int K>
+void mul_by_reference_cuda(bb::Call& c);  // cuda_mul_by_constant_reference.cuh, instantiated by <op>_reference_cuda.cu
+#endif
+
+// The trusted reference: output = input * K in double precision (on a CUDA device where the
+// buffers are there and the build has CUDA).
 template <int K>
 void mul_by_reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (reference_on_cuda(c)) return mul_by_reference_cuda<K>(c);
+#endif
   bb::dispatch_floating(c.input("input").dtype, [&](auto tag) {
     using T = decltype(tag);
     auto in = c.input<T>("input");

@@ -1,11 +1,18 @@
 // The trusted reference of inplace_rmsnorm_, in double precision, written over x.
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
 
 #include <cmath>
 #include <vector>
 
+namespace ops {
+void inplace_rmsnorm_reference_cuda(bb::Call& c);  // inplace_rmsnorm_reference_cuda.cu
+}
+
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::inplace_rmsnorm_reference_cuda(c);
+#endif
   const double eps = c.attr<double>("eps", 1e-6);
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -25,4 +32,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(inplace_rmsnorm_, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

@@ -1,10 +1,17 @@
 // The trusted reference of layernorm, in double precision (two passes: mean, then variance).
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
 
 #include <cmath>
 
+namespace ops {
+void layernorm_reference_cuda(bb::Call& c);  // layernorm_reference_cuda.cu
+}
+
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::layernorm_reference_cuda(c);
+#endif
   const double eps = c.attr<double>("eps", 1e-5);
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -33,4 +40,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(layernorm, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

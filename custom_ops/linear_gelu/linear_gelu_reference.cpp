@@ -1,11 +1,18 @@
 // The trusted reference of linear_gelu: out = gelu(x @ weight^T + bias) in double precision,
 // with the exact GELU (erf).
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
 
 #include <cmath>
 
+namespace ops {
+void linear_gelu_reference_cuda(bb::Call& c);  // linear_gelu_reference_cuda.cu
+}
+
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::linear_gelu_reference_cuda(c);
+#endif
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
     auto x = c.input<T>("x");
@@ -25,4 +32,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(linear_gelu, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

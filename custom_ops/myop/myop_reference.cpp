@@ -1,8 +1,16 @@
-// The trusted reference of myop: y = alpha * x, computed in double precision.
-#include <backendbench/plugin.hpp>
+// The trusted reference of myop: y = alpha * x, computed in double precision (on the CPU, or
+// where the buffers are on a CUDA device, by myop_reference_cuda.cu).
+#include "../common/reference_devices.hpp"
+
+namespace ops {
+void myop_reference_cuda(bb::Call& c);  // myop_reference_cuda.cu
+}
 
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::myop_reference_cuda(c);
+#endif
   const double alpha = c.attr<double>("alpha", 2.0);
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -19,4 +27,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(myop, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

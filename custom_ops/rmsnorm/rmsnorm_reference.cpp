@@ -1,10 +1,17 @@
 // The trusted reference of rmsnorm: double-precision accumulation and scaling.
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
 
 #include <cmath>
 
+namespace ops {
+void rmsnorm_reference_cuda(bb::Call& c);  // rmsnorm_reference_cuda.cu
+}
+
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::rmsnorm_reference_cuda(c);
+#endif
   const double eps = c.attr<double>("eps", 1e-6);
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -31,4 +38,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(rmsnorm, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "")

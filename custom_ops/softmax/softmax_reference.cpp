@@ -1,11 +1,18 @@
 // The trusted reference of softmax over the last dimension, in double precision.
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
 
 #include <cmath>
 #include <vector>
 
+namespace ops {
+void softmax_reference_cuda(bb::Call& c);  // softmax_reference_cuda.cu
+}
+
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::softmax_reference_cuda(c);
+#endif
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
     auto x = c.input<T>("x");
@@ -24,4 +31,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(softmax, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

@@ -1,8 +1,15 @@
 // The trusted reference of vector_add: out = x + y in double precision.
-#include <backendbench/plugin.hpp>
+#include "../common/reference_devices.hpp"
+
+namespace ops {
+void vector_add_reference_cuda(bb::Call& c);  // vector_add_reference_cuda.cu
+}
 
 namespace {
 void reference(bb::Call& c) {
+#ifdef BB_REFERENCE_CUDA
+  if (ops::reference_on_cuda(c)) return ops::vector_add_reference_cuda(c);
+#endif
   bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
     using T = decltype(tag);
     auto x = c.input<T>("x");
@@ -15,4 +22,4 @@ void reference(bb::Call& c) {
 }  // namespace
 
 BB_REFERENCE(vector_add, reference)
-BB_PLUGIN_INFO("1.0.0", "cpu", "float32,float64,float16,bfloat16")
+BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")

@@ -1,0 +1,53 @@
+// The shipped references compute on a CUDA device (their <op>_reference_cuda.cu) what their CPU
+// code computes: every case of every shipped op that runs on CUDA, the GPU-sized ones included,
+// is run through the test driver with the reference's CUDA version as the implementation under
+// test and its CPU version as the reference, and must PASS within the op's tolerances. Skipped
+// where no CUDA device answers, or where the build has no CUDA references.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cases.hpp"
+#include "manifest.hpp"
+#include "plugin_library.hpp"
+#include "test_driver.hpp"
+
+namespace fs = std::filesystem;
+
+TEST(GpuReference, ShippedReferencesComputeOnCudaWhatTheyComputeOnTheCpu) {
+  int compared = 0, ops_with_cuda = 0;
+  for (const auto& dir : fs::directory_iterator(BB_SHIPPED_ROOT)) {
+    const std::string op = dir.path().filename().string();
+    fs::path library;
+    for (const auto& f : fs::directory_iterator(dir.path()))
+      if (f.path().filename().string().ends_with("_reference.so")) library = f.path();
+    if (library.empty()) continue;
+    auto plugin = bb::load_plugin(library, op);
+    ASSERT_TRUE(plugin.ok()) << plugin.error().message;
+    const auto& devices = plugin->info.devices;
+    if (std::find(devices.begin(), devices.end(), "cuda") == devices.end()) continue;
+    ++ops_with_cuda;
+    auto manifest = bb::load_manifest(dir.path() / "gen_input.yaml", op);
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message;
+    auto cases = bb::expand_cases(*manifest);
+    ASSERT_TRUE(cases.ok()) << cases.error().message;
+    for (const auto& c : *cases) {
+      if (!c.runs_on("cuda")) continue;
+      bb::TestRequest req;
+      req.manifest = (dir.path() / "gen_input.yaml").string();
+      req.op = op;
+      req.case_index = c.index;
+      req.impl = {bb::Target::Kind::reference, library.string()};
+      req.reference = {bb::Target::Kind::reference, library.string()};
+      req.device = "cuda";
+      req.reference_device = "cpu";
+      const bb::TestResult r = bb::run_test_in_process(req);
+      if (r.verdict == bb::Verdict::skipped) GTEST_SKIP() << "no CUDA device: " << r.message;
+      EXPECT_EQ(r.verdict, bb::Verdict::pass) << op << " " << c.id << ": " << r.message;
+      ++compared;
+    }
+  }
+  if (ops_with_cuda == 0) GTEST_SKIP() << "built without CUDA: the shipped references run on the CPU only";
+  EXPECT_EQ(ops_with_cuda, 9);
+  EXPECT_GT(compared, 200);
+}
