@@ -71,19 +71,19 @@ Expected<DeviceRuntime*> DeviceRuntime::get(const std::string& name) {
   return it->second.value().get();
 }
 
-nlohmann::json describe_device_kind(const std::string& name, bool measure_peak) {
+nlohmann::json describe_device_kind(const std::string& name, bool measure_peak, const nlohmann::json& known_peaks) {
   auto rt = DeviceRuntime::get(name);
   if (!rt) return {{"name", name}, {"available", false}, {"reason", rt.error().message}};
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& p : (*rt)->devices()) {
     nlohmann::json measured, compute = nlohmann::json::array();
     if (measure_peak) {
-      auto peak = device_peak_bandwidth(**rt, p.ordinal);
+      auto peak = device_peak_bandwidth(**rt, p.ordinal, known_peaks);
       nlohmann::json strategies = nlohmann::json::array();
       if (peak)
         for (const auto& [name, gbps] : peak->strategies) strategies.push_back({{"strategy", name}, {"gbps", gbps}});
       measured = peak ? nlohmann::json{{"copy_gbps", peak->copy_gbps}, {"strategy", peak->strategy}, {"strategies", strategies},
-                                       {"cached", peak->cached}}
+                                       {"cached", peak->cached}, {"key", peak->key}}
                       : nlohmann::json{{"error", peak.error().message}};
       if (peak)
         for (const auto& c : peak->compute) compute.push_back({{"kind", c.kind}, {"strategy", c.strategy}, {"tflops", c.tflops}});

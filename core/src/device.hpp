@@ -36,7 +36,9 @@ class DeviceRuntime {
 std::vector<std::string> runtime_plugin_dirs();
 
 // What the worker reports about a device kind, for the host's SKIPPED reasons and results;
-// with measure_peak, each device's copy bandwidth too (device_peak.hpp).
-nlohmann::json describe_device_kind(const std::string& name, bool measure_peak = false);
+// with measure_peak, each device's copy bandwidth too (device_peak.hpp), unless `known_peaks`
+// (the host's cache of them) has it.
+nlohmann::json describe_device_kind(const std::string& name, bool measure_peak = false,
+                                    const nlohmann::json& known_peaks = nlohmann::json::object());
 
 }  // namespace bb

@@ -55,29 +55,67 @@ nlohmann::json peak_json(const DevicePeak& p) {
 }
 }  // namespace
 
-Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal) {
+bool usable_peak_entry(const nlohmann::json& entry, double theoretical_gbps) {
+  if (!entry.is_object()) return false;
+  const auto gbps = entry.find("copy_gbps");
+  if (gbps == entry.end() || !gbps->is_number()) return false;
+  const double v = gbps->get<double>();
+  if (!(v > 0)) return false;
+  return theoretical_gbps <= 0 || (v >= 0.5 * theoretical_gbps && v <= 1.05 * theoretical_gbps);
+}
+
+nlohmann::json read_device_peaks() { return read_cache(device_cache_dir() / "device_peaks.json"); }
+
+namespace {
+DevicePeak peak_from_entry(const nlohmann::json& e, const std::string& key) {
+  DevicePeak out{e.value("copy_gbps", 0.0), e.value("strategy", ""), {}, {}, true, key};
+  if (auto all = e.find("strategies"); all != e.end() && all->is_array())
+    for (const auto& f : *all)
+      if (f.is_object()) out.strategies.emplace_back(f.value("strategy", ""), f.value("gbps", 0.0));
+  if (auto all = e.find("compute"); all != e.end() && all->is_array())
+    for (const auto& f : *all)
+      if (f.is_object()) out.compute.push_back({f.value("kind", ""), f.value("strategy", ""), f.value("tflops", 0.0)});
+  return out;
+}
+}  // namespace
+
+void remember_device_peaks(const nlohmann::json& device_kind) {
+  const auto file = device_cache_dir() / "device_peaks.json";
+  nlohmann::json cache = read_cache(file);
+  bool changed = false;
+  for (const auto& d : device_kind.value("devices", nlohmann::json::array())) {
+    const nlohmann::json m = d.value("measured_bandwidth", nlohmann::json::object());
+    const std::string key = m.value("key", "");
+    if (key.empty() || m.value("cached", true) || !usable_peak_entry(m, d.value("peak_bandwidth_gbps", 0.0))) continue;
+    nlohmann::json entry = {{"copy_gbps", m.value("copy_gbps", 0.0)},
+                            {"strategy", m.value("strategy", "")},
+                            {"strategies", m.value("strategies", nlohmann::json::array())},
+                            {"compute", d.value("measured_compute", nlohmann::json::array())},
+                            {"theoretical_gbps", d.value("peak_bandwidth_gbps", 0.0)},
+                            {"device", d.value("name", "")}};
+    cache[key] = std::move(entry);
+    changed = true;
+  }
+  if (changed) write_cache(file, cache);
+}
+
+Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal, const nlohmann::json& known) {
   const auto& p = rt.devices().at(static_cast<size_t>(ordinal));
   // "v5": the best of several strategies, and the compute peaks with cuBLAS on random operands (older entries lack them).
   const std::string key =
       fmt::format("v5|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
   const auto file = device_cache_dir() / "device_peaks.json";
+  if (known.is_object())
+    if (auto it = known.find(key); it != known.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps)) return peak_from_entry(*it, key);
   nlohmann::json cache = read_cache(file);
-  if (auto it = cache.find(key); it != cache.end() && it->is_object() && it->value("copy_gbps", 0.0) > 0) {
-    DevicePeak out{it->value("copy_gbps", 0.0), it->value("strategy", ""), {}, {}, true};
-    if (auto all = it->find("strategies"); all != it->end() && all->is_array())
-      for (const auto& f : *all)
-        if (f.is_object()) out.strategies.emplace_back(f.value("strategy", ""), f.value("gbps", 0.0));
-    if (auto all = it->find("compute"); all != it->end() && all->is_array())
-      for (const auto& f : *all)
-        if (f.is_object()) out.compute.push_back({f.value("kind", ""), f.value("strategy", ""), f.value("tflops", 0.0)});
-    return out;
-  }
+  if (auto it = cache.find(key); it != cache.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps)) return peak_from_entry(*it, key);
 
   if (int e = rt.api().set_device(ordinal); e != 0) return make_error(fmt::format("set device {}: {}", ordinal, rt.describe(e)));
   bb_bandwidth_figure figures[16] = {};
   int count = 0;
   if (int e = rt.api().measure_bandwidth(figures, 16, &count); e != 0) return make_error("memory bandwidth: " + rt.describe(e));
   DevicePeak out;
+  out.key = key;
   for (int i = 0; i < count && i < 16; ++i) {
     figures[i].strategy[sizeof figures[i].strategy - 1] = '\0';
     out.strategies.emplace_back(figures[i].strategy, figures[i].gbps);

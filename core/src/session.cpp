@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "device.hpp"
+#include "device_peak.hpp"
 #include "discovery.hpp"
 #include "executor.hpp"
 #include "interrupt.hpp"
@@ -288,11 +289,16 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     const std::string kind = device_of(t.op, t.impl);
     if (kind.empty() || device_kinds.count(kind)) continue;
     executor->recycle();
-    ExecOutcome out = executor->execute({{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}}, 120.0);
+    // The probe cannot write the peaks' cache from behind its walls: the host gives it what the
+    // cache knows and keeps what it measured (device_peak.hpp).
+    ExecOutcome out = executor->execute(
+        {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}, {"known_peaks", o.performance ? read_device_peaks() : nlohmann::json::object()}},
+        120.0);
     executor->recycle();
     nlohmann::json d = out.status == ExecOutcome::Status::ok
                            ? out.reply
                            : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
+    if (out.status == ExecOutcome::Status::ok) remember_device_peaks(d);
     for (auto* rep : reporters) rep->device_described(d);
     device_kinds[kind] = d;
   }

@@ -244,3 +244,44 @@ TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
   EXPECT_GE(watched, 4);    // two mirrors (x, y) for each implementation's timed test
   EXPECT_GE(verified, 9);   // the good one's blocks (8 pairs at least) and the tired one's first
 }
+
+// The device's measured peaks are taken once and kept by the host across runs (the probe, behind
+// its walls, cannot write the cache); a cache entry raised beyond the theoretical bandwidth is
+// measured again, never believed.
+TEST(Gpu, TheDevicePeaksAreMeasuredOnceAcrossRunsAndAPoisonedEntryAgain) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  const auto cache = e2e::temp_dir("peaks");
+  ::setenv("BACKENDBENCH_CACHE_DIR", cache.c_str(), 1);
+  auto timed_run = [&](const std::string& name) {
+    const auto logs = e2e::temp_dir(name);
+    auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--impls", "scale_cuda_good", "--timeout",
+                             "0.2", "--min-time", "0.01"});
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    return e2e::read_json(logs / "results.json");
+  };
+  auto measured = [](const nlohmann::json& r) {
+    for (const auto& d : r["devices"])
+      if (d["name"] == "cuda") return d["devices"][0];
+    return nlohmann::json::object();
+  };
+  const auto first = timed_run("first");
+  if (auto why = cuda_unavailable(first); !why.empty()) {
+    ::unsetenv("BACKENDBENCH_CACHE_DIR");
+    GTEST_SKIP() << "no CUDA device: " << why;
+  }
+  const auto m1 = measured(first);
+  EXPECT_FALSE(m1["measured_bandwidth"]["cached"].get<bool>()) << m1.dump();
+  ASSERT_TRUE(std::filesystem::exists(cache / "device_peaks.json"));
+  const auto m2 = measured(timed_run("second"));
+  EXPECT_TRUE(m2["measured_bandwidth"]["cached"].get<bool>()) << m2.dump();
+  EXPECT_DOUBLE_EQ(m2["measured_bandwidth"]["copy_gbps"].get<double>(), m1["measured_bandwidth"]["copy_gbps"].get<double>());
+
+  // Poisoned: every entry ten times faster than it is.
+  auto peaks = e2e::read_json(cache / "device_peaks.json");
+  for (auto& [key, entry] : peaks.items()) entry["copy_gbps"] = entry["copy_gbps"].get<double>() * 10;
+  std::ofstream(cache / "device_peaks.json") << peaks.dump();
+  const auto m3 = measured(timed_run("third"));
+  ::unsetenv("BACKENDBENCH_CACHE_DIR");
+  EXPECT_FALSE(m3["measured_bandwidth"]["cached"].get<bool>()) << m3.dump();
+  EXPECT_LE(m3["measured_bandwidth"]["copy_gbps"].get<double>(), 1.05 * m3["peak_bandwidth_gbps"].get<double>()) << m3.dump();
+}

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "device_peak.hpp"
 
 namespace {
 
@@ -97,4 +98,47 @@ TEST(Device, HipLoadsAndReportsItsDevices) {
   ASSERT_FALSE(j["devices"].empty());
   EXPECT_GT(j["devices"][0]["multiprocessors"].get<int>(), 0);
   EXPECT_EQ(j["devices"][0]["arch"].get<std::string>().rfind("gfx", 0), 0u);
+}
+
+// A cached peak serves only within [0.5, 1.05] of the device's theoretical bandwidth: the peak is
+// the floor a timing must not beat, so a cache file raised (or lowered) by anyone is measured
+// again rather than believed.
+TEST(Device, ACachedPeakServesOnlyNearTheTheoreticalBandwidth) {
+  const nlohmann::json good = {{"copy_gbps", 3100.0}, {"strategy", "write-only kernel"}};
+  EXPECT_TRUE(bb::usable_peak_entry(good, 3352.0));
+  EXPECT_TRUE(bb::usable_peak_entry(good, 0.0));  // theoretical unknown: any positive figure
+  EXPECT_FALSE(bb::usable_peak_entry({{"copy_gbps", 31000.0}}, 3352.0));  // above the theoretical peak
+  EXPECT_TRUE(bb::usable_peak_entry({{"copy_gbps", 3352.0 * 1.05}}, 3352.0));
+  EXPECT_FALSE(bb::usable_peak_entry({{"copy_gbps", 3352.0 * 1.06}}, 3352.0));
+  EXPECT_FALSE(bb::usable_peak_entry({{"copy_gbps", 1000.0}}, 3352.0));  // below half of it
+  EXPECT_FALSE(bb::usable_peak_entry({{"copy_gbps", 0.0}}, 0.0));
+  EXPECT_FALSE(bb::usable_peak_entry({{"copy_gbps", "fast"}}, 3352.0));
+  EXPECT_FALSE(bb::usable_peak_entry(nlohmann::json::array(), 3352.0));
+}
+
+// The host, not the probe behind its walls, writes the cache: a probe's answer with a measured
+// peak is kept, one read from the cache or beyond the theoretical bandwidth is not.
+TEST(Device, TheHostKeepsThePeaksAProbeMeasured) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bb_peaks_host_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("BACKENDBENCH_CACHE_DIR", dir.c_str(), 1);
+  auto probe = [](const std::string& key, double gbps, bool cached) {
+    return nlohmann::json{{"name", "cuda"},
+                          {"available", true},
+                          {"devices", {{{"name", "GPU"}, {"peak_bandwidth_gbps", 3352.0},
+                                        {"measured_bandwidth", {{"copy_gbps", gbps}, {"strategy", "s"}, {"cached", cached}, {"key", key}}},
+                                        {"measured_compute", nlohmann::json::array()}}}}};
+  };
+  EXPECT_TRUE(bb::read_device_peaks().empty());
+  bb::remember_device_peaks(probe("v5|cuda|a", 3100.0, false));
+  bb::remember_device_peaks(probe("v5|cuda|b", 3100.0, true));    // from the cache: not written again
+  bb::remember_device_peaks(probe("v5|cuda|c", 99999.0, false));  // impossible: not kept
+  const auto peaks = bb::read_device_peaks();
+  ::unsetenv("BACKENDBENCH_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(peaks.contains("v5|cuda|a")) << peaks.dump();
+  EXPECT_DOUBLE_EQ(peaks["v5|cuda|a"]["copy_gbps"].get<double>(), 3100.0);
+  EXPECT_DOUBLE_EQ(peaks["v5|cuda|a"]["theoretical_gbps"].get<double>(), 3352.0);
+  EXPECT_FALSE(peaks.contains("v5|cuda|b"));
+  EXPECT_FALSE(peaks.contains("v5|cuda|c"));
 }
