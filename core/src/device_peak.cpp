@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -67,7 +68,8 @@ bool usable_peak_entry(const nlohmann::json& entry, double theoretical_gbps) {
 nlohmann::json read_device_peaks() { return read_cache(device_cache_dir() / "device_peaks.json"); }
 
 namespace {
-DevicePeak peak_from_entry(const nlohmann::json& e, const std::string& key) {
+// An entry as a DevicePeak; nullopt when a field has another type than expected.
+std::optional<DevicePeak> peak_from_entry(const nlohmann::json& e, const std::string& key) try {
   DevicePeak out{e.value("copy_gbps", 0.0), e.value("strategy", ""), {}, {}, true, key};
   if (auto all = e.find("strategies"); all != e.end() && all->is_array())
     for (const auto& f : *all)
@@ -76,6 +78,8 @@ DevicePeak peak_from_entry(const nlohmann::json& e, const std::string& key) {
     for (const auto& f : *all)
       if (f.is_object()) out.compute.push_back({f.value("kind", ""), f.value("strategy", ""), f.value("tflops", 0.0)});
   return out;
+} catch (const nlohmann::json::exception&) {
+  return std::nullopt;
 }
 }  // namespace
 
@@ -83,8 +87,14 @@ void remember_device_peaks(const nlohmann::json& device_kind) {
   const auto file = device_cache_dir() / "device_peaks.json";
   nlohmann::json cache = read_cache(file);
   bool changed = false;
-  for (const auto& d : device_kind.value("devices", nlohmann::json::array())) {
-    const nlohmann::json m = d.value("measured_bandwidth", nlohmann::json::object());
+  if (!device_kind.is_object()) return;
+  const auto devices = device_kind.find("devices");
+  if (devices == device_kind.end() || !devices->is_array()) return;
+  for (const auto& d : *devices) try {
+    if (!d.is_object()) continue;
+    const auto found = d.find("measured_bandwidth");
+    if (found == d.end() || !found->is_object()) continue;  // not measured (a run that times nothing)
+    const nlohmann::json& m = *found;
     const std::string key = m.value("key", "");
     if (key.empty() || m.value("cached", true) || !usable_peak_entry(m, d.value("peak_bandwidth_gbps", 0.0))) continue;
     nlohmann::json entry = {{"copy_gbps", m.value("copy_gbps", 0.0)},
@@ -95,6 +105,8 @@ void remember_device_peaks(const nlohmann::json& device_kind) {
                             {"device", d.value("name", "")}};
     cache[key] = std::move(entry);
     changed = true;
+  } catch (const nlohmann::json::exception&) {
+    // a field of another type than expected: that device's peak is not kept
   }
   if (changed) write_cache(file, cache);
 }
@@ -105,10 +117,11 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal,
   const std::string key =
       fmt::format("v5|{}|{}|{}|{}", rt.api().name, p.uuid, p.name, rt.api().runtime_version ? rt.api().runtime_version : "");
   const auto file = device_cache_dir() / "device_peaks.json";
-  if (known.is_object())
-    if (auto it = known.find(key); it != known.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps)) return peak_from_entry(*it, key);
-  nlohmann::json cache = read_cache(file);
-  if (auto it = cache.find(key); it != cache.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps)) return peak_from_entry(*it, key);
+  for (const nlohmann::json& source : {known, read_cache(file)})
+    if (source.is_object())
+      if (auto it = source.find(key); it != source.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps))
+        if (auto peak = peak_from_entry(*it, key)) return *peak;
+  nlohmann::json cache;
 
   if (int e = rt.api().set_device(ordinal); e != 0) return make_error(fmt::format("set device {}: {}", ordinal, rt.describe(e)));
   bb_bandwidth_figure figures[16] = {};

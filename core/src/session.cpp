@@ -298,7 +298,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     nlohmann::json d = out.status == ExecOutcome::Status::ok
                            ? out.reply
                            : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
-    if (out.status == ExecOutcome::Status::ok) remember_device_peaks(d);
+    if (out.status == ExecOutcome::Status::ok && o.performance) remember_device_peaks(d);
     for (auto* rep : reporters) rep->device_described(d);
     device_kinds[kind] = d;
   }

@@ -133,6 +133,12 @@ TEST(Device, TheHostKeepsThePeaksAProbeMeasured) {
   bb::remember_device_peaks(probe("v5|cuda|a", 3100.0, false));
   bb::remember_device_peaks(probe("v5|cuda|b", 3100.0, true));    // from the cache: not written again
   bb::remember_device_peaks(probe("v5|cuda|c", 99999.0, false));  // impossible: not kept
+  // Answers of a run that measured nothing, or with fields of other types, keep nothing and throw nothing.
+  bb::remember_device_peaks({{"name", "cuda"}, {"available", true}, {"devices", {{{"name", "GPU"}, {"measured_bandwidth", nullptr}}}}});
+  auto odd = probe("v5|cuda|d", 3100.0, false);
+  odd["devices"][0]["measured_bandwidth"]["cached"] = "no";
+  bb::remember_device_peaks(odd);
+  bb::remember_device_peaks(nlohmann::json::array());
   const auto peaks = bb::read_device_peaks();
   ::unsetenv("BACKENDBENCH_CACHE_DIR");
   std::filesystem::remove_all(dir);
@@ -141,4 +147,5 @@ TEST(Device, TheHostKeepsThePeaksAProbeMeasured) {
   EXPECT_DOUBLE_EQ(peaks["v5|cuda|a"]["theoretical_gbps"].get<double>(), 3352.0);
   EXPECT_FALSE(peaks.contains("v5|cuda|b"));
   EXPECT_FALSE(peaks.contains("v5|cuda|c"));
+  EXPECT_FALSE(peaks.contains("v5|cuda|d"));
 }
