@@ -45,8 +45,9 @@ constexpr double kSampleBlockMs = 2000;
 // that fills it waits for the blocked stream.
 constexpr std::size_t kMaxBlockedBatch = 200;
 // An idle GPU's clocks (memory's too, which no probe reads) take a while to come up: the
-// first measurement in a process warms up for at least this long. (It does not cure the slow
-// first case of a baseline worker seen on an H100: docs/PERFORMANCE.md, stability.)
+// first measurement in a process warms up for at least this long, unless the host saw the
+// device timed moments ago (TimingOptions::device_warm). (It does not cure the slow first case
+// of a baseline worker seen on an H100: docs/PERFORMANCE.md, stability.)
 constexpr double kFirstWarmup = 0.3;
 bool g_device_warm = false;
 
@@ -313,7 +314,8 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       }
       per_call += s->seconds;
       ++timed;
-    } while (seconds_since(t0) < (g_device_warm ? options.warmup_time : std::max(options.warmup_time, kFirstWarmup)) || timed == 0);
+    } while (seconds_since(t0) < (g_device_warm || options.device_warm ? options.warmup_time : std::max(options.warmup_time, kFirstWarmup)) ||
+             timed == 0);
     g_device_warm = true;
     per_call /= static_cast<double>(timed);
   }

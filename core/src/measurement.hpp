@@ -30,6 +30,9 @@ struct TimingOptions {
   double throttle_threshold = 0.75; // devices: a sample whose SM clock is below this fraction of
                                     // the maximum is discarded (0 turns the check off)
   double throttle_recovery_delay = 0.05;  // seconds to wait after a throttled sample
+  // Devices: the host saw a block timed on this device moments ago (kDeviceWarmFor), so its
+  // clocks are up: a process's first measurement needs no longer warm-up than the others.
+  bool device_warm = false;
 };
 
 // One sample, as a timer takes it.

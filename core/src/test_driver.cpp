@@ -26,6 +26,31 @@ namespace bb {
 
 namespace {
 
+// When a block last ended on each device ("cuda:0"), any worker's: a device timed within
+// kDeviceWarmFor has its clocks up, so a new worker's first block there skips the long warm-up
+// of a first measurement (TimingOptions::device_warm). Shared by the worker pool's threads.
+constexpr double kDeviceWarmFor = 0.5;
+class DeviceActivity {
+ public:
+  static DeviceActivity& shared() {
+    static DeviceActivity a;
+    return a;
+  }
+  bool warm(const std::string& device) {
+    std::lock_guard lock(mutex_);
+    auto it = last_.find(device);
+    return it != last_.end() && std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second).count() < kDeviceWarmFor;
+  }
+  void timed(const std::string& device) {
+    std::lock_guard lock(mutex_);
+    last_[device] = std::chrono::steady_clock::now();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::chrono::steady_clock::time_point> last_;
+};
+
 // The manifests and cases the host has read, shared by the worker pool's threads.
 struct OpCases {
   Manifest manifest;
@@ -485,8 +510,12 @@ class TestDriver {
     const double cpu_before = first_unpinned ? cpu_seconds(side.tasks().processes) : 0;
     // Both sides return their buffers, though only the implementation's are checked: the clock
     // audit compares the two sides' blocks, which must cost the same to serve.
-    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(options)}, {"return_buffers", !device_check_}},
+    const std::string device = fmt::format("{}:{}", req_.device, req_.device_index);
+    TimingOptions timing = options;
+    timing.device_warm = req_.device != "cpu" && DeviceActivity::shared().warm(device);
+    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_}},
                                    block_timeout(options));
+    if (req_.device != "cpu") DeviceActivity::shared().timed(device);
     if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {

@@ -99,7 +99,8 @@ nlohmann::json to_json(const TimingOptions& o) {
           {"max_noise", s.max_noise}, {"timeout", s.timeout}, {"warmup_time", o.warmup_time},
           {"min_sample_time", o.min_sample_time}, {"mode", timing_mode_name(o.mode)},
           {"blocking_kernel", o.blocking_kernel}, {"l2_discard", o.l2_discard},
-          {"throttle_threshold", o.throttle_threshold}, {"throttle_recovery_delay", o.throttle_recovery_delay}};
+          {"throttle_threshold", o.throttle_threshold}, {"throttle_recovery_delay", o.throttle_recovery_delay},
+          {"device_warm", o.device_warm}};
 }
 
 TimingOptions timing_options_from_json(const nlohmann::json& t) {
@@ -118,6 +119,7 @@ TimingOptions timing_options_from_json(const nlohmann::json& t) {
   o.l2_discard = t.value("l2_discard", o.l2_discard);
   o.throttle_threshold = t.value("throttle_threshold", o.throttle_threshold);
   o.throttle_recovery_delay = t.value("throttle_recovery_delay", o.throttle_recovery_delay);
+  o.device_warm = t.value("device_warm", o.device_warm);
   return o;
 }
 

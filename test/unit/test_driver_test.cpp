@@ -190,7 +190,9 @@ TEST(TestRunner, ProtocolRoundTrip) {
   o.mode = bb::TimingMode::hot;
   o.blocking_kernel = false;
   o.throttle_threshold = 0.5;
+  o.device_warm = true;
   auto o2 = bb::timing_options_from_json(bb::to_json(o));
+  EXPECT_TRUE(o2.device_warm);
   EXPECT_DOUBLE_EQ(o2.rule.max_noise, 0.005);
   EXPECT_EQ(o2.mode, bb::TimingMode::hot);
   EXPECT_FALSE(o2.blocking_kernel);
