@@ -99,6 +99,27 @@ std::string DeviceChecker::watch(const ExecPlace& place, std::vector<DeviceCheck
   return "";
 }
 
+std::string DeviceChecker::expect(UniqueFd expected) {
+  if (!place_.rt || !expected_) return "nothing is watched";
+  if (!expected) {  // the case's buffers, kept since watch()
+    other_in_use_ = false;
+    return "";
+  }
+  other_in_use_ = false;
+  auto blob = SealedBlob::adopt(std::move(expected), expected_bytes_);
+  if (!blob) return "the reference's buffers: " + blob.error().message;
+  const auto& api = place_.rt->api();
+  if (!other_) {
+    if (int e = api.malloc(&other_, expected_bytes_); e != 0) {
+      other_ = nullptr;
+      return "allocating the reference's other buffers: " + place_.rt->describe(e);
+    }
+  }
+  if (int e = api.memcpy_h2d(other_, blob->data(), expected_bytes_); e != 0) return "copying the reference's buffers: " + place_.rt->describe(e);
+  other_in_use_ = true;
+  return "";
+}
+
 std::string DeviceChecker::watch_mirror(int k, std::size_t bytes, UniqueFd fd) {
   if (!place_.rt) return "nothing is watched";
   if (!fd) return "no descriptor came with the mirror";
@@ -116,7 +137,7 @@ DeviceChecker::Verdict DeviceChecker::verify() {
     return v;
   }
   const auto& api = place_.rt->api();
-  const auto* expected = static_cast<const uint8_t*>(expected_);
+  const auto* expected = static_cast<const uint8_t*>(other_in_use_ ? other_ : expected_);
   for (const auto& i : items_) {
     auto m = mirrors_.find(i.mirror);
     if (m == mirrors_.end() || i.offset + i.bytes > m->second.second) {
@@ -154,9 +175,12 @@ void DeviceChecker::unwatch() {
   if (place_.rt) {
     for (auto& [k, m] : mirrors_) place_.rt->api().free(m.first);
     if (expected_) place_.rt->api().free(expected_);
+    if (other_) place_.rt->api().free(other_);
   }
   mirrors_.clear();
   expected_ = nullptr;
+  other_ = nullptr;
+  other_in_use_ = false;
   expected_bytes_ = 0;
   items_.clear();
 }

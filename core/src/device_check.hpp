@@ -43,7 +43,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
 // How many device mirrors a call of case c has (an in-place output has none of its own).
 int mirror_count(const ConcreteCase& c);
 
-// The checker's side (a worker serving "watch", "watch_mirror", "verify", "unwatch").
+// The checker's side (a worker serving "watch", "watch_mirror", "expect", "verify", "unwatch").
 class DeviceChecker {
  public:
   ~DeviceChecker() { unwatch(); }
@@ -52,6 +52,10 @@ class DeviceChecker {
   std::string watch(const ExecPlace& place, std::vector<DeviceCheckItem> items, UniqueFd expected, std::size_t expected_bytes);
   // Mirror k of the implementation's call: `bytes` of shareable memory behind `fd`.
   std::string watch_mirror(int k, std::size_t bytes, UniqueFd fd);
+  // Other buffers of the reference to compare with from now on (a checked call's): a sealed blob
+  // as large as the one watched, copied to a second device buffer; no descriptor: the case's
+  // buffers again (kept since watch: nothing is copied). The mirrors stay.
+  std::string expect(UniqueFd expected);
   // "" when every check holds, else which failed; an error where the device could not say.
   struct Verdict {
     bool ok = false;
@@ -62,7 +66,9 @@ class DeviceChecker {
 
  private:
   ExecPlace place_;
-  void* expected_ = nullptr;
+  void* expected_ = nullptr;  // the case's
+  void* other_ = nullptr;     // a checked call's (expect)
+  bool other_in_use_ = false;
   std::size_t expected_bytes_ = 0;
   std::vector<DeviceCheckItem> items_;
   std::map<int, std::pair<void*, std::size_t>> mirrors_;  // k -> (mapping, bytes)

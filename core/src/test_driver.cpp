@@ -434,12 +434,28 @@ class TestDriver {
     if (!want) return finish(Verdict::error, "reference: " + want.error().message);
     trace_host("checked_reference", t0);
     t0 = Clock::now();
-    auto got = impl_call(&*other, "while timed, a checked call on other inputs: ");
-    if (!got) return failed_;
-    trace_host("checked_impl", t0);
-    t0 = Clock::now();
-    const std::string why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want));
-    trace_host("checked_compare", t0);
+    const std::string prefix = "while timed, a checked call on other inputs: ";
+    std::string why;
+    if (device_check_ && expect(*want)) {  // compared where its buffers are: none come home
+      auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}, {"return_buffers", false}}, limits_.call_timeout, other->fd());
+      if (!out) return failed_;
+      const CallReply c = CallReply::from_json(out->reply);
+      if (!c.error.empty() || !c.left_behind.empty() || c.outside) return call_failure(c, prefix);
+      if (!c.changed_after_return.empty()) return finish(Verdict::fail, prefix + c.changed_after_return);
+      trace_host("checked_impl", t0);
+      t0 = Clock::now();
+      why = verify_checked(*want);
+      if (failed_) return failed_;
+      expect_case();  // the case's buffers again, for the blocks to come
+      trace_host("checked_compare", t0);
+    } else {
+      auto got = impl_call(&*other, prefix);
+      if (!got) return failed_;
+      trace_host("checked_impl", t0);
+      t0 = Clock::now();
+      why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, *want));
+      trace_host("checked_compare", t0);
+    }
     if (!why.empty())
       return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
                                                sparse ? "the case's inputs with a few elements changed" : "fresh input values", why));
@@ -471,6 +487,47 @@ class TestDriver {
       return false;
     }
     return out.reply.value("error", "").empty();
+  }
+
+  // The checker compares with `b` (a checked call's buffers) from now on. False when it cannot:
+  // the blocks then come home to be judged here.
+  bool expect(const SealedBlob& b) {
+    if (!device_check_) return false;
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout, b.fd());
+    if (checker_ok(out)) return true;
+    device_check_ = false;
+    return false;
+  }
+
+  // The checker compares with the case's buffers again (kept on its device since watch()).
+  void expect_case() {
+    if (!device_check_) return;
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout);
+    if (!checker_ok(out)) device_check_ = false;
+  }
+
+  // After a checked call compared on the device: "" when the checker found its buffers the
+  // reference's (`want`: inputs byte for byte, outputs within tolerance). A "no", or a checker
+  // that cannot say, brings them home for the host's own judgement and its message.
+  std::string verify_checked(const SealedBlob& want) {
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
+    const bool answered = checker_ok(out);
+    if (answered && out.reply.value("ok", false)) return "";
+    if (!answered) device_check_ = false;
+    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
+    if (!home) return "its worker died while sending its buffers";
+    auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
+    if (!got) return "its buffers: " + got.error().message;
+    if (std::string why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, want)); !why.empty()) return why;
+    const BlobLayout l = buffers_layout(*c_);
+    auto written = [&](std::size_t i) {  // an in-place output's input holds that output, compared above
+      return std::any_of(c_->outputs.begin(), c_->outputs.end(), [&](const ConcreteOutput& o) { return o.inplace_input == static_cast<int>(i); });
+    };
+    for (std::size_t i = 0; i < c_->inputs.size() && i < l.offsets.size(); ++i)
+      if (!written(i) && std::memcmp(got->data() + l.offsets[i], want.data() + l.offsets[i], l.sizes[i]) != 0)
+        return fmt::format("input '{}' changed during the call", c_->inputs[i].name);
+    if (!answered) return "";
+    return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
   }
 
   // After an implementation's block checked on the device: "" when the checker found it right.

@@ -211,7 +211,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     auto place = place_for(device, request.value("device_index", 0));
     return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
   }
-  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "verify" || cmd == "unwatch") return check(cmd, request, std::move(fd));
+  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "expect" || cmd == "verify" || cmd == "unwatch") return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
   if (cmd == "end") {
@@ -219,7 +219,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     return Message{nlohmann::json::object(), {}};
   }
   if (it == sessions_.end()) return reply_error(fmt::format("no session '{}' (prepare it first)", id));
-  if (cmd == "call") return call(*it->second, request.value("witnessed", true), std::move(fd));
+  if (cmd == "call") return call(*it->second, request.value("witnessed", true), std::move(fd), request.value("return_buffers", true));
   if (cmd == "block")
     return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
   if (cmd == "export") return export_mirror(*it->second, request);
@@ -288,8 +288,9 @@ Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
 }
 
 // One call on the session's buffers: inputs rewritten (the case's, or those that came with the
-// request), outputs poisoned, the call witnessed on a device; then its buffers go back.
-Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant) {
+// request), outputs poisoned, the call witnessed on a device; then its buffers go back, unless
+// `return_buffers` is false (the checker compares them on the device: device_check.hpp).
+Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   SealedBlob other;
   if (variant) {
@@ -335,6 +336,11 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant) {
     r.left_behind = left.describe();
   }
   if (!r.error.empty() || r.outside) return Message{r.to_json(), {}};
+  if (!return_buffers && !left.new_threads && !s.reference) {
+    nlohmann::json body = r.to_json();
+    body["steps"] = step.json();
+    return Message{body, {}};
+  }
   if (auto e = bound.download(); !e.empty()) return reply_error(e);
   step("download_s");
   if (left.new_threads) {
@@ -471,6 +477,8 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
                                     request.value("expected_bytes", std::size_t{0}));
   } else if (cmd == "watch_mirror") {
     error = checker_.watch_mirror(request.value("mirror", -1), request.value("bytes", std::size_t{0}), std::move(fd));
+  } else if (cmd == "expect") {
+    error = checker_.expect(std::move(fd));
   } else if (cmd == "verify") {
     const DeviceChecker::Verdict v = checker_.verify();
     error = v.error;

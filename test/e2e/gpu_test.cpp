@@ -93,7 +93,14 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", c), "PASS");
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_tired", "performance/big"), "FAIL");
   EXPECT_NE(message_of(r, "scale__scale_cuda_tired", "performance/big").find("wrong while timed"), std::string::npos);
-  EXPECT_EQ(r["tests"].size(), 16u * 3u);
+  // A result cache on the device keyed by sampled inputs: a checked call on sparsely changed
+  // inputs finds it out (compared on the host here: a small case).
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_samplecache", c), "PASS");
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_samplecache", "performance/big"), "FAIL");
+  EXPECT_NE(message_of(r, "scale__scale_cuda_samplecache", "performance/big").find("a call on the case's inputs with a few elements changed"),
+            std::string::npos)
+      << message_of(r, "scale__scale_cuda_samplecache", "performance/big");
+  EXPECT_EQ(r["tests"].size(), 17u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
@@ -222,7 +229,8 @@ TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
   setenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES", "0", 1);
   setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu"), "--log-dir", logs.string(), "--impls",
-                           "scale_cuda_tired,scale_cuda_good", "--test-timeout", "20", "--timeout", "0.2", "--min-time", "0.01"});
+                           "scale_cuda_tired,scale_cuda_good,scale_cuda_samplecache", "--test-timeout", "20", "--timeout", "0.2", "--min-time",
+                           "0.01"});
   unsetenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
   unsetenv("BACKENDBENCH_TRACE_BLOCKS");
   auto r = e2e::read_json(logs / "results.json");
@@ -233,16 +241,28 @@ TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
   EXPECT_NE(m.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << m;
   EXPECT_NE(m.find("left unwritten"), std::string::npos) << m;
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_good", "performance/big"), "PASS") << run.out << run.err;
-  int verified = 0, watched = 0;
+  // The checked calls are compared on the device too: a cache keyed by sampled inputs returns
+  // its kept result on sparsely changed inputs, the checker says no, its buffers come home.
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_samplecache", "performance/big"), "FAIL");
+  EXPECT_NE(message_of(r, "scale__scale_cuda_samplecache", "performance/big").find("a call on the case's inputs with a few elements changed"),
+            std::string::npos)
+      << message_of(r, "scale__scale_cuda_samplecache", "performance/big");
+  int verified = 0, watched = 0, expected = 0, checked_home = 0;
   std::ifstream lines(trace);
   for (std::string line; std::getline(lines, line);) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("side", "") != "checker") continue;
+    if (j.is_discarded()) continue;
+    // A checked call's buffers come home only for the cache's wrong one ("buffers" after it).
+    if (j.value("side", "") == "impl" && j.value("cmd", "") == "buffers") ++checked_home;
+    if (j.value("side", "") != "checker") continue;
     verified += j.value("cmd", "") == "verify";
     watched += j.value("cmd", "") == "watch_mirror";
+    expected += j.value("cmd", "") == "expect";
   }
-  EXPECT_GE(watched, 4);    // two mirrors (x, y) for each implementation's timed test
+  EXPECT_GE(watched, 6);    // two mirrors (x, y) for each implementation's timed test
   EXPECT_GE(verified, 9);   // the good one's blocks (8 pairs at least) and the tired one's first
+  EXPECT_GE(expected, 8);   // the good one's 4 checked calls: their buffers, then the case's again
+  EXPECT_LE(checked_home, 2);  // the tired one's wrong block, the cache's wrong checked call
 }
 
 // The device's measured peaks are taken once and kept by the host across runs (the probe, behind
