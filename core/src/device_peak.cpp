@@ -84,12 +84,12 @@ std::optional<DevicePeak> peak_from_entry(const nlohmann::json& e, const std::st
 }  // namespace
 
 void remember_device_peaks(const nlohmann::json& device_kind) {
-  const auto file = device_cache_dir() / "device_peaks.json";
-  nlohmann::json cache = read_cache(file);
-  bool changed = false;
   if (!device_kind.is_object()) return;
   const auto devices = device_kind.find("devices");
   if (devices == device_kind.end() || !devices->is_array()) return;
+  const auto file = device_cache_dir() / "device_peaks.json";
+  nlohmann::json cache = read_cache(file);
+  bool changed = false;
   for (const auto& d : *devices) try {
     if (!d.is_object()) continue;
     const auto found = d.find("measured_bandwidth");
@@ -121,7 +121,6 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal,
     if (source.is_object())
       if (auto it = source.find(key); it != source.end() && usable_peak_entry(*it, p.peak_bandwidth_gbps))
         if (auto peak = peak_from_entry(*it, key)) return *peak;
-  nlohmann::json cache;
 
   if (int e = rt.api().set_device(ordinal); e != 0) return make_error(fmt::format("set device {}: {}", ordinal, rt.describe(e)));
   bb_bandwidth_figure figures[16] = {};
@@ -146,7 +145,7 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal,
     compute[i].strategy[sizeof compute[i].strategy - 1] = '\0';
     if (compute[i].tflops > 0) out.compute.push_back({compute[i].kind, compute[i].strategy, compute[i].tflops});
   }
-  cache = read_cache(file);  // another worker may have written meanwhile
+  nlohmann::json cache = read_cache(file);  // another process may have written meanwhile
   nlohmann::json entry = peak_json(out);
   entry["theoretical_gbps"] = p.peak_bandwidth_gbps;
   entry["device"] = p.name;
