@@ -54,6 +54,13 @@ nlohmann::json peak_json(const DevicePeak& p) {
   for (const auto& c : p.compute) compute.push_back({{"kind", c.kind}, {"strategy", c.strategy}, {"tflops", c.tflops}});
   return {{"copy_gbps", p.copy_gbps}, {"strategy", p.strategy}, {"strategies", all}, {"compute", compute}};
 }
+// A cache entry: the peaks, and what they were measured on.
+nlohmann::json cache_entry(const DevicePeak& p, double theoretical_gbps, const std::string& device) {
+  nlohmann::json entry = peak_json(p);
+  entry["theoretical_gbps"] = theoretical_gbps;
+  entry["device"] = device;
+  return entry;
+}
 }  // namespace
 
 bool usable_peak_entry(const nlohmann::json& entry, double theoretical_gbps) {
@@ -97,13 +104,11 @@ void remember_device_peaks(const nlohmann::json& device_kind) {
     const nlohmann::json& m = *found;
     const std::string key = m.value("key", "");
     if (key.empty() || m.value("cached", true) || !usable_peak_entry(m, d.value("peak_bandwidth_gbps", 0.0))) continue;
-    nlohmann::json entry = {{"copy_gbps", m.value("copy_gbps", 0.0)},
-                            {"strategy", m.value("strategy", "")},
-                            {"strategies", m.value("strategies", nlohmann::json::array())},
-                            {"compute", d.value("measured_compute", nlohmann::json::array())},
-                            {"theoretical_gbps", d.value("peak_bandwidth_gbps", 0.0)},
-                            {"device", d.value("name", "")}};
-    cache[key] = std::move(entry);
+    nlohmann::json measured = m;  // the probe's answer carries the compute peaks beside the bandwidth
+    measured["compute"] = d.value("measured_compute", nlohmann::json::array());
+    const auto peak = peak_from_entry(measured, key);
+    if (!peak) continue;
+    cache[key] = cache_entry(*peak, d.value("peak_bandwidth_gbps", 0.0), d.value("name", ""));
     changed = true;
   } catch (const nlohmann::json::exception&) {
     // a field of another type than expected: that device's peak is not kept
@@ -146,10 +151,7 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal,
     if (compute[i].tflops > 0) out.compute.push_back({compute[i].kind, compute[i].strategy, compute[i].tflops});
   }
   nlohmann::json cache = read_cache(file);  // another process may have written meanwhile
-  nlohmann::json entry = peak_json(out);
-  entry["theoretical_gbps"] = p.peak_bandwidth_gbps;
-  entry["device"] = p.name;
-  cache[key] = entry;
+  cache[key] = cache_entry(out, p.peak_bandwidth_gbps, p.name);
   write_cache(file, cache);
   return out;
 }

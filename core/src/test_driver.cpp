@@ -363,9 +363,11 @@ class TestDriver {
   }
 
   // One call of the implementation on its session's buffers; `other`: inputs other than the
-  // case's. Its buffers, or the test's verdict.
-  Expected<SealedBlob> impl_call(const SealedBlob* other, const std::string& prefix) {
-    auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}}, limits_.call_timeout, other ? other->fd() : -1);
+  // case's. Its worker's reply (with its buffers where `return_buffers`), or the test's verdict
+  // in failed_.
+  Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, bool return_buffers) {
+    auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}, {"return_buffers", return_buffers}}, limits_.call_timeout,
+                        other ? other->fd() : -1);
     if (!out) return make_error("");
     const CallReply c = CallReply::from_json(out->reply);
     if (!c.error.empty() || !c.left_behind.empty() || c.outside) {
@@ -376,6 +378,12 @@ class TestDriver {
       failed_ = finish(Verdict::fail, prefix + c.changed_after_return);
       return make_error("");
     }
+    return out;
+  }
+  // The same, with its buffers.
+  Expected<SealedBlob> impl_call(const SealedBlob* other, const std::string& prefix) {
+    auto out = impl_call_reply(other, prefix, true);
+    if (!out) return make_error("");
     auto blob = SealedBlob::adopt(std::move(out->fd), buffers_layout(*c_).total);
     if (!blob) {
       failed_ = finish(Verdict::error, prefix + "its buffers: " + blob.error().message);
@@ -409,12 +417,12 @@ class TestDriver {
   }
 
   // ---- timing
-  // The buffers after a block's last call: its outputs must be the reference's, its inputs as
-  // they were, its guards whole. "" when so.
-  std::string check_block(UniqueFd fd) {
+  // The buffers after a call (a block's last, or a checked call): its outputs must be the
+  // reference's (`expected`), its inputs as they were (`inputs`), its guards whole. "" when so.
+  std::string check_buffers(UniqueFd fd, const SealedBlob& inputs, const SealedBlob& expected) {
     auto blob = SealedBlob::adopt(std::move(fd), buffers_layout(*c_).total);
-    if (!blob) return "its buffers after the block: " + blob.error().message;
-    if (auto j = judge_call(*c_, CallBuffersView(*c_, *blob), *inputs_, CallBuffersView(*c_, *expected_))) return j->message;
+    if (!blob) return "its buffers: " + blob.error().message;
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, *blob), inputs, CallBuffersView(*c_, expected))) return j->message;
     return "";
   }
 
@@ -436,17 +444,13 @@ class TestDriver {
     t0 = Clock::now();
     const std::string prefix = "while timed, a checked call on other inputs: ";
     std::string why;
-    if (device_check_ && expect(*want)) {  // compared where its buffers are: none come home
-      auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}, {"return_buffers", false}}, limits_.call_timeout, other->fd());
-      if (!out) return failed_;
-      const CallReply c = CallReply::from_json(out->reply);
-      if (!c.error.empty() || !c.left_behind.empty() || c.outside) return call_failure(c, prefix);
-      if (!c.changed_after_return.empty()) return finish(Verdict::fail, prefix + c.changed_after_return);
+    if (expect(&*want)) {  // compared on the device where the checker watches the case: no buffers come home
+      if (!impl_call_reply(&*other, prefix, false)) return failed_;
       trace_host("checked_impl", t0);
       t0 = Clock::now();
-      why = verify_checked(*want);
+      why = verify_on_device(*other, *want);
       if (failed_) return failed_;
-      expect_case();  // the case's buffers again, for the blocks to come
+      expect(nullptr);  // the case's buffers again, for the blocks to come
       trace_host("checked_compare", t0);
     } else {
       auto got = impl_call(&*other, prefix);
@@ -489,58 +493,29 @@ class TestDriver {
     return out.reply.value("error", "").empty();
   }
 
-  // The checker compares with `b` (a checked call's buffers) from now on. False when it cannot:
+  // The checker compares with `b` (a checked call's buffers) from now on, or with the case's
+  // buffers again (kept on its device since watch()) where `b` is null. False when it cannot:
   // the blocks then come home to be judged here.
-  bool expect(const SealedBlob& b) {
+  bool expect(const SealedBlob* b) {
     if (!device_check_) return false;
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout, b.fd());
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout, b ? b->fd() : -1);
     if (checker_ok(out)) return true;
     device_check_ = false;
     return false;
   }
 
-  // The checker compares with the case's buffers again (kept on its device since watch()).
-  void expect_case() {
-    if (!device_check_) return;
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout);
-    if (!checker_ok(out)) device_check_ = false;
-  }
-
-  // After a checked call compared on the device: "" when the checker found its buffers the
-  // reference's (`want`: inputs byte for byte, outputs within tolerance). A "no", or a checker
-  // that cannot say, brings them home for the host's own judgement and its message.
-  std::string verify_checked(const SealedBlob& want) {
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
-    const bool answered = checker_ok(out);
-    if (answered && out.reply.value("ok", false)) return "";
-    if (!answered) device_check_ = false;
-    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
-    if (!home) return "its worker died while sending its buffers";
-    auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
-    if (!got) return "its buffers: " + got.error().message;
-    if (std::string why = outputs_differ(*c_, CallBuffersView(*c_, *got), CallBuffersView(*c_, want)); !why.empty()) return why;
-    const BlobLayout l = buffers_layout(*c_);
-    auto written = [&](std::size_t i) {  // an in-place output's input holds that output, compared above
-      return std::any_of(c_->outputs.begin(), c_->outputs.end(), [&](const ConcreteOutput& o) { return o.inplace_input == static_cast<int>(i); });
-    };
-    for (std::size_t i = 0; i < c_->inputs.size() && i < l.offsets.size(); ++i)
-      if (!written(i) && std::memcmp(got->data() + l.offsets[i], want.data() + l.offsets[i], l.sizes[i]) != 0)
-        return fmt::format("input '{}' changed during the call", c_->inputs[i].name);
-    if (!answered) return "";
-    return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
-  }
-
-  // After an implementation's block checked on the device: "" when the checker found it right.
-  // A "no", or a checker that cannot say, brings the buffers home for the host's judgement; and
-  // a block the device found wrong is never right because its buffers changed since.
-  std::string verify_block() {
+  // After a call checked on the device (a block's last, or a checked call on `inputs`, whose
+  // reference's buffers are `expected`): "" when the checker found it right. A "no", or a
+  // checker that cannot say, brings the buffers home for the host's judgement; and a call the
+  // device found wrong is never right because its buffers changed since.
+  std::string verify_on_device(const SealedBlob& inputs, const SealedBlob& expected) {
     ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
     const bool answered = checker_ok(out);
     if (answered && out.reply.value("ok", false)) return "";
     if (!answered) device_check_ = false;  // the rest of the blocks come home
     auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
     if (!home) return "its worker died while sending its buffers";
-    if (std::string why = check_block(std::move(home->fd)); !why.empty()) return why;
+    if (std::string why = check_buffers(std::move(home->fd), inputs, expected); !why.empty()) return why;
     if (!answered) return "";
     return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
   }
@@ -605,7 +580,8 @@ class TestDriver {
     }
     const auto checking = Clock::now();
     if (!baseline && expected_ && !expected_->empty()) {
-      if (auto why = device_check_ && !out.fd ? verify_block() : check_block(std::move(out.fd)); !why.empty()) {
+      if (auto why = device_check_ && !out.fd ? verify_on_device(*inputs_, *expected_)
+                                                  : check_buffers(std::move(out.fd), *inputs_, *expected_); !why.empty()) {
         if (failed_) return make_error("block");  // its worker died meanwhile
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
         return make_error("block");
