@@ -125,6 +125,32 @@ bool BoundCall::restore_pristine() {
   return api.stream_synchronize(ex_.stream) == 0;
 }
 
+std::string BoundCall::generate_inputs(const std::vector<InputRecipe>& recipes) {
+  if (!ex_.rt) return "inputs are made on a device only";
+  const auto& api = ex_.rt->api();
+  if (api.struct_size < offsetof(bb_device_runtime, fill_scattered) + sizeof(api.fill_scattered) || !api.fill || !api.fill_scattered)
+    return "the device runtime cannot make inputs";
+  if (recipes.size() != c_.inputs.size()) return fmt::format("{} input recipes for {} inputs", recipes.size(), c_.inputs.size());
+  if (!restore_pristine()) return "the case's inputs are not kept on the device";
+  for (size_t i = 0; i < recipes.size(); ++i) {
+    void* data = static_cast<uint8_t*>(mirrors_[i].dev) + HostBuffer::kGuardBytes;
+    const auto n = static_cast<size_t>(c_.inputs[i].numel());
+    const int e = recipes[i].scatter > 0 ? api.fill_scattered(&recipes[i].fill, data, n, recipes[i].scatter) : api.fill(&recipes[i].fill, data, n);
+    if (e != 0) return fmt::format("making input '{}' on the device: {}", c_.inputs[i].name, ex_.rt->describe(e));
+  }
+  return "";
+}
+
+std::string BoundCall::poison_own_outputs() {
+  if (!ex_.rt || lost_) return "no device";
+  const auto& api = ex_.rt->api();
+  for (auto& m : mirrors_)
+    if (m.is_output && m.poison)
+      if (int e = api.memcpy_d2d(m.dev, m.poison, m.bytes, ex_.stream); e != 0) return "poisoning the outputs: " + ex_.rt->describe(e);
+  if (int e = api.stream_synchronize(ex_.stream); e != 0) return "poisoning the outputs: " + ex_.rt->describe(e);
+  return "";
+}
+
 void BoundCall::keep_pristine() {
   if (!ex_.rt || lost_) return;
   const auto& api = ex_.rt->api();

@@ -15,6 +15,7 @@
 #include "cases.hpp"
 #include "device.hpp"
 #include "host_buffer.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -104,6 +105,13 @@ class BoundCall {
   // device; the host's staging buffers are left as they are. False where it cannot be done
   // (the CPU, no copy kept, a device error): the caller resets and uploads instead.
   bool restore_pristine();
+  // The input mirrors made on the device as `recipes` say (one per input), starting from the
+  // case's inputs kept there (restore_pristine: guards whole, outputs poisoned). "" or why it
+  // cannot: the CPU, no copy kept, a runtime without fill, a device error.
+  std::string generate_inputs(const std::vector<InputRecipe>& recipes);
+  // Every output that is no input's rewritten with its poison, the inputs left as they are (a
+  // checked call's, written there by the checker). "" or the device's error.
+  std::string poison_own_outputs();
 
  private:
   void* place(HostBuffer& buf, bool keep_copy, bool is_output);

@@ -108,14 +108,50 @@ std::string DeviceChecker::expect(UniqueFd expected) {
   other_in_use_ = false;
   auto blob = SealedBlob::adopt(std::move(expected), expected_bytes_);
   if (!blob) return "the reference's buffers: " + blob.error().message;
-  const auto& api = place_.rt->api();
-  if (!other_) {
-    if (int e = api.malloc(&other_, expected_bytes_); e != 0) {
-      other_ = nullptr;
-      return "allocating the reference's other buffers: " + place_.rt->describe(e);
-    }
+  if (auto e = other_ready(); !e.empty()) return e;
+  if (int e = place_.rt->api().memcpy_h2d(other_, blob->data(), expected_bytes_); e != 0)
+    return "copying the reference's buffers: " + place_.rt->describe(e);
+  other_in_use_ = true;
+  return "";
+}
+
+std::string DeviceChecker::other_ready() {
+  if (other_) return "";
+  if (int e = place_.rt->api().malloc(&other_, expected_bytes_); e != 0) {
+    other_ = nullptr;
+    return "allocating the reference's other buffers: " + place_.rt->describe(e);
   }
-  if (int e = api.memcpy_h2d(other_, blob->data(), expected_bytes_); e != 0) return "copying the reference's buffers: " + place_.rt->describe(e);
+  return "";
+}
+
+std::string DeviceChecker::watch_reference(int k, std::size_t bytes, std::size_t offset, std::size_t size, UniqueFd fd) {
+  if (!place_.rt || !expected_) return "nothing is watched";
+  if (!fd) return "no descriptor came with the reference's mirror";
+  if (reference_.count(k)) return fmt::format("the reference's mirror {} is watched already", k);
+  if (size > bytes || offset + size > expected_bytes_) return fmt::format("the reference's mirror {} does not fit its region", k);
+  void* p = nullptr;
+  if (int e = place_.rt->api().import_shareable(fd.get(), bytes, &p); e != 0) return "mapping the reference's mirror: " + place_.rt->describe(e);
+  reference_[k] = {p, bytes, offset, size};
+  return "";
+}
+
+std::string DeviceChecker::stage(int inputs) {
+  if (!place_.rt || !expected_) return "nothing is watched";
+  other_in_use_ = false;
+  if (auto e = other_ready(); !e.empty()) return e;
+  const auto& api = place_.rt->api();
+  if (int e = api.memset(other_, 0, expected_bytes_, place_.stream); e != 0) return "clearing: " + place_.rt->describe(e);
+  for (const auto& [k, r] : reference_) {
+    if (int e = api.memcpy_d2d(static_cast<uint8_t*>(other_) + r.offset, r.ptr, r.size, place_.stream); e != 0)
+      return "copying the reference's buffers: " + place_.rt->describe(e);
+    if (k >= inputs) continue;
+    auto m = mirrors_.find(k);
+    if (m == mirrors_.end() || m->second.second < r.size) return fmt::format("mirror {} is not watched whole", k);
+    if (int e = api.memcpy_d2d(m->second.first, r.ptr, r.size, place_.stream); e != 0) return "copying the inputs: " + place_.rt->describe(e);
+  }
+  for (int k = 0; k < inputs; ++k)
+    if (!reference_.count(k)) return fmt::format("the reference's mirror {} is not watched", k);
+  if (int e = api.stream_synchronize(place_.stream); e != 0) return "staging: " + place_.rt->describe(e);
   other_in_use_ = true;
   return "";
 }
@@ -174,10 +210,12 @@ DeviceChecker::Verdict DeviceChecker::verify() {
 void DeviceChecker::unwatch() {
   if (place_.rt) {
     for (auto& [k, m] : mirrors_) place_.rt->api().free(m.first);
+    for (auto& [k, r] : reference_) place_.rt->api().free(r.ptr);
     if (expected_) place_.rt->api().free(expected_);
     if (other_) place_.rt->api().free(other_);
   }
   mirrors_.clear();
+  reference_.clear();
   expected_ = nullptr;
   other_ = nullptr;
   other_in_use_ = false;

@@ -6,6 +6,12 @@
 // element). Nothing crosses to the host but the answer. Only a "no" sends the buffers home, for
 // the host's own judgement and its message (output_checks.hpp): the device never passes a call
 // the host would fail, and the host never passes one the device failed.
+//
+// A checked call between timed blocks (test_driver.cpp) stays on the device too where the
+// reference runs there: the reference's worker makes the call's inputs on its device from the
+// host's secret (InputRecipe), the checker maps the reference's buffers, copies its inputs into
+// the implementation's and compares the implementation's call with the reference's. The
+// implementation's worker never sees the recipe, only the values, at its call.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +49,8 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
 // How many device mirrors a call of case c has (an in-place output has none of its own).
 int mirror_count(const ConcreteCase& c);
 
-// The checker's side (a worker serving "watch", "watch_mirror", "expect", "verify", "unwatch").
+// The checker's side (a worker serving "watch", "watch_mirror", "watch_reference", "stage",
+// "expect", "verify", "unwatch").
 class DeviceChecker {
  public:
   ~DeviceChecker() { unwatch(); }
@@ -56,6 +63,15 @@ class DeviceChecker {
   // as large as the one watched, copied to a second device buffer; no descriptor: the case's
   // buffers again (kept since watch: nothing is copied). The mirrors stay.
   std::string expect(UniqueFd expected);
+  // Mirror k of the reference's call (its session's buffers, shareable as the implementation's
+  // are): `bytes` of memory behind `fd`, and the region [offset, offset + size) of the blobs the
+  // checker compares with (buffers_layout) that its buffer fills.
+  std::string watch_reference(int k, std::size_t bytes, std::size_t offset, std::size_t size, UniqueFd fd);
+  // A checked call whose inputs the reference made on the device (no in-place output): the
+  // reference's buffers after its call become those compared with, as expect() with a blob makes
+  // them, and its first `inputs` mirrors (the inputs it made, guards and all) are copied into the
+  // implementation's, for its next call. Nothing crosses to the host.
+  std::string stage(int inputs);
   // "" when every check holds, else which failed; an error where the device could not say.
   struct Verdict {
     bool ok = false;
@@ -72,6 +88,12 @@ class DeviceChecker {
   std::size_t expected_bytes_ = 0;
   std::vector<DeviceCheckItem> items_;
   std::map<int, std::pair<void*, std::size_t>> mirrors_;  // k -> (mapping, bytes)
+  struct ReferenceMirror {
+    void* ptr;
+    std::size_t bytes, offset, size;
+  };
+  std::map<int, ReferenceMirror> reference_;  // k -> the reference's mirror k (watch_reference)
+  std::string other_ready();  // other_ allocated
 };
 
 }  // namespace bb

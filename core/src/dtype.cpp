@@ -1,5 +1,6 @@
 #include "dtype.hpp"
 
+#include <backendbench/detail/init_values.h>
 #include <backendbench/plugin.hpp>
 
 #include <cmath>
@@ -21,13 +22,6 @@ constexpr Entry kEntries[] = {
     {DType::bool_, "bool", 1},
 };
 
-template <typename I>
-I saturate(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
-}
 }  // namespace
 
 std::optional<DType> parse_dtype(std::string_view name) {
@@ -113,18 +107,8 @@ double load_element(DType t, const void* data, std::size_t i) {
 }
 
 void store_element(DType t, void* data, std::size_t i, double v) {
-  switch (t) {
-    case DType::float32: static_cast<float*>(data)[i] = static_cast<float>(v); return;
-    case DType::float64: static_cast<double*>(data)[i] = v; return;
-    case DType::float16: static_cast<uint16_t*>(data)[i] = float_to_half_bits(static_cast<float>(v)); return;
-    case DType::bfloat16: static_cast<uint16_t*>(data)[i] = float_to_bfloat16_bits(static_cast<float>(v)); return;
-    case DType::int8: static_cast<int8_t*>(data)[i] = saturate<int8_t>(v); return;
-    case DType::int16: static_cast<int16_t*>(data)[i] = saturate<int16_t>(v); return;
-    case DType::int32: static_cast<int32_t*>(data)[i] = saturate<int32_t>(v); return;
-    case DType::int64: static_cast<int64_t*>(data)[i] = saturate<int64_t>(v); return;
-    case DType::uint8: static_cast<uint8_t*>(data)[i] = saturate<uint8_t>(v); return;
-    case DType::bool_: static_cast<uint8_t*>(data)[i] = v != 0.0 ? 1 : 0; return;
-  }
+  const DLDataType d = to_dlpack(t);
+  gen::store(d.code, d.bits, data, i, v);  // the device runtimes' code too (init_values.h)
 }
 
 }  // namespace bb

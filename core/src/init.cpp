@@ -1,5 +1,7 @@
 #include "init.hpp"
 
+#include <backendbench/detail/init_values.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -10,26 +12,22 @@
 
 namespace bb {
 
-uint64_t random_bits(uint64_t seed, uint64_t counter) {
-  uint64_t z = seed + (counter + 1) * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z = z ^ (z >> 31);
-  // a second round decorrelates neighbouring counters further
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t random_bits(uint64_t seed, uint64_t counter) { return gen::random_bits(seed, counter); }
+double random_uniform01(uint64_t seed, uint64_t counter) { return gen::random_uniform01(seed, counter); }
+double random_normal(uint64_t seed, uint64_t counter) { return gen::random_normal(seed, counter); }
 
-double random_uniform01(uint64_t seed, uint64_t counter) {
-  return static_cast<double>(random_bits(seed, counter) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-double random_normal(uint64_t seed, uint64_t counter) {
-  const double u1 = 1.0 - random_uniform01(seed, 2 * counter);  // (0, 1]
-  const double u2 = random_uniform01(seed, 2 * counter + 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+std::optional<uint32_t> device_init_kind(InitKind k) {
+  switch (k) {
+    case InitKind::randn: return gen::kRandn;
+    case InitKind::uniform: return gen::kUniform;
+    case InitKind::randint: return gen::kRandint;
+    case InitKind::ones: return gen::kOnes;
+    case InitKind::zeros: return gen::kZeros;
+    case InitKind::arange: return gen::kArange;
+    case InitKind::full: return gen::kFull;
+    case InitKind::npy: return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -39,29 +37,18 @@ namespace {
 // thread would write: the inputs of a 64M-element case took 3.8 s on one core.
 template <typename F>
 void fill_by_index(DType dtype, void* data, std::size_t n, F value) {
+  const DLDataType d = to_dlpack(dtype);
   for_each_chunk(n, chunk_count(n), [&](std::size_t, std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) store_element(dtype, data, i, value(i));
+    for (std::size_t i = lo; i < hi; ++i) gen::store(d.code, d.bits, data, i, value(i));
   });
 }
 
 }  // namespace
 
 std::optional<double> init_value(const InitSpec& s, uint64_t seed, std::size_t i) {
-  switch (s.kind) {
-    case InitKind::randn: return s.a + s.b * random_normal(seed, i);
-    case InitKind::uniform: return s.a + (s.b - s.a) * random_uniform01(seed, i);
-    case InitKind::randint: {
-      const double lo = std::ceil(s.a);
-      const double span = std::ceil(s.b) - lo;  // [low, high)
-      return lo + std::floor(span * random_uniform01(seed, i));
-    }
-    case InitKind::ones: return 1.0;
-    case InitKind::zeros: return 0.0;
-    case InitKind::arange: return s.a + s.b * static_cast<double>(i);
-    case InitKind::full: return s.a;
-    case InitKind::npy: return std::nullopt;
-  }
-  return std::nullopt;
+  const auto kind = device_init_kind(s.kind);
+  if (!kind) return std::nullopt;
+  return gen::value(*kind, s.a, s.b, seed, i);
 }
 
 Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {

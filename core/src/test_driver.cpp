@@ -319,20 +319,27 @@ class TestDriver {
   }
 
   // The reference's buffers for `inputs` (the case's or another set), from its own worker.
-  Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
+  // The reference's session, once per test. Its buffers are shareable where its checked calls may
+  // be made on the device (checked_on_device).
+  Status prepare_reference() {
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
-    if (!prepared_reference_) {
-      ExecOutcome out = exec(*w_.reference, "reference", to_json(prepare_request("reference", req_.reference, req_.reference_device)),
-                             limits_.call_timeout, inputs_->fd());
-      if (out.status != ExecOutcome::Status::ok) {
-        reference_fatal_ = true;
-        return make_error(out.detail);
-      }
-      prepared_reference_ = true;
-      const CallReply c = CallReply::from_json(out.reply);
-      if (c.skipped) return make_error("skipped: " + c.error);
-      if (!c.error.empty()) return make_error(c.error);
+    if (prepared_reference_) return Ok{};
+    PrepareRequest p = prepare_request("reference", req_.reference, req_.reference_device);
+    p.shareable = checks_.has_value() && req_.reference_device == req_.device;
+    ExecOutcome out = exec(*w_.reference, "reference", to_json(p), limits_.call_timeout, inputs_->fd());
+    if (out.status != ExecOutcome::Status::ok) {
+      reference_fatal_ = true;
+      return make_error(out.detail);
     }
+    prepared_reference_ = true;
+    const CallReply c = CallReply::from_json(out.reply);
+    if (c.skipped) return make_error("skipped: " + c.error);
+    if (!c.error.empty()) return make_error(c.error);
+    return Ok{};
+  }
+
+  Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
+    if (auto s = prepare_reference(); !s) return s.error();
     ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}},
                            limits_.call_timeout, other ? other->fd() : -1);
     if (out.status != ExecOutcome::Status::ok) {
@@ -365,9 +372,10 @@ class TestDriver {
   // One call of the implementation on its session's buffers; `other`: inputs other than the
   // case's. Its worker's reply (with its buffers where `return_buffers`), or the test's verdict
   // in failed_.
-  Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, bool return_buffers) {
-    auto out = ask_impl({{"cmd", "call"}, {"session", "impl"}, {"witnessed", true}, {"return_buffers", return_buffers}}, limits_.call_timeout,
-                        other ? other->fd() : -1);
+  Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, const CallRequest& how) {
+    nlohmann::json request = to_json(how);
+    request["session"] = "impl";
+    auto out = ask_impl(request, limits_.call_timeout, other ? other->fd() : -1);
     if (!out) return make_error("");
     const CallReply c = CallReply::from_json(out->reply);
     if (!c.error.empty() || !c.left_behind.empty() || c.outside) {
@@ -382,7 +390,7 @@ class TestDriver {
   }
   // The same, with its buffers.
   Expected<SealedBlob> impl_call(const SealedBlob* other, const std::string& prefix) {
-    auto out = impl_call_reply(other, prefix, true);
+    auto out = impl_call_reply(other, prefix, CallRequest{});
     if (!out) return make_error("");
     auto blob = SealedBlob::adopt(std::move(out->fd), buffers_layout(*c_).total);
     if (!blob) {
@@ -429,8 +437,15 @@ class TestDriver {
   // A checked call on other inputs, placed among the timed blocks where the host's secret says.
   std::optional<TestResult> checked_call(int which) {
     const bool sparse = which > 0;
+    const std::string salt = fmt::format("checked{}", which);
+    if (auto on_device = checked_on_device(salt, sparse)) {
+      if (failed_) return failed_;
+      if (on_device->empty()) return std::nullopt;
+      return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
+                                               sparse ? "the case's inputs with a few elements changed" : "fresh input values", *on_device));
+    }
     auto t0 = Clock::now();
-    auto other = inputs_blob(fmt::format("checked{}", which), secret_, sparse);
+    auto other = inputs_blob(salt, secret_, sparse);
     if (!other) return finish(Verdict::error, "other inputs: " + other.error().message);
     trace_host("checked_inputs", t0);
     t0 = Clock::now();
@@ -445,7 +460,9 @@ class TestDriver {
     const std::string prefix = "while timed, a checked call on other inputs: ";
     std::string why;
     if (expect(&*want)) {  // compared on the device where the checker watches the case: no buffers come home
-      if (!impl_call_reply(&*other, prefix, false)) return failed_;
+      CallRequest keep;
+      keep.return_buffers = false;
+      if (!impl_call_reply(&*other, prefix, keep)) return failed_;
       trace_host("checked_impl", t0);
       t0 = Clock::now();
       why = verify_on_device(*other, *want);
@@ -464,6 +481,101 @@ class TestDriver {
       return finish(Verdict::fail, fmt::format("wrong while timed: a call on {} between two timed blocks: {}",
                                                sparse ? "the case's inputs with a few elements changed" : "fresh input values", why));
     return std::nullopt;
+  }
+
+  // The inputs of a checked call as the reference's worker makes them on its device: what
+  // inputs_blob makes on the host for (salt, secret, sparse), seed for seed and, through the
+  // shared generators, bit for bit. nullopt where an input cannot be made there (.npy).
+  std::optional<std::vector<InputRecipe>> checked_recipes(const std::string& salt, uint64_t secret, bool sparse) const {
+    std::vector<InputRecipe> recipes;
+    for (const auto& t : c_->inputs) {
+      const auto kind = device_init_kind(t.init.kind);
+      if (!kind) return std::nullopt;
+      const DLDataType d = to_dlpack(t.dtype);
+      InputRecipe in;
+      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, mix_seed(secret, salt + ":" + t.name), d.code, d.bits};
+      const auto n = static_cast<uint64_t>(t.numel());
+      in.scatter = sparse ? std::max<uint64_t>(1, n / kSparseEvery) : 0;
+      recipes.push_back(in);
+    }
+    return recipes;
+  }
+
+  // The checker maps the reference's buffers, once per test (checked_on_device).
+  bool watch_reference() {
+    if (reference_watched_) return true;
+    if (!prepare_reference()) return false;
+    const BlobLayout l = buffers_layout(*c_);
+    for (int k = 0; k < mirror_count(*c_); ++k) {
+      ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "export"}, {"session", "reference"}, {"mirror", k}}, limits_.call_timeout);
+      if (out.status != ExecOutcome::Status::ok) {
+        reference_fatal_ = true;
+        return false;
+      }
+      if (!out.reply.value("error", "").empty() || !out.fd) return false;  // not shareable: the host carries the checked calls
+      out = exec(*w_.checker, "checker",
+                 {{"cmd", "watch_reference"}, {"mirror", k}, {"bytes", out.reply.value("bytes", std::size_t{0})},
+                  {"offset", l.offsets[static_cast<size_t>(k)]}, {"size", l.sizes[static_cast<size_t>(k)]}},
+                 limits_.call_timeout, out.fd.get());
+      if (!checker_ok(out)) return false;
+    }
+    reference_watched_ = true;
+    return true;
+  }
+
+  // A checked call made and compared on the device, where the checker watches the case and the
+  // reference runs on the same device (device_check.hpp): the reference's worker makes the call's
+  // inputs from the host's secret and calls the reference; the checker copies those inputs into
+  // the implementation's buffers and, after its call, compares. Nothing crosses to the host but a
+  // "no", whose inputs and reference buffers the host then makes itself, for its own judgement.
+  // nullopt where it cannot be done (the host's blobs carry the call); else "" or why it was wrong.
+  std::optional<std::string> checked_on_device(const std::string& salt, bool sparse) {
+    const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
+    if (!device_check_ || !stage_on_device_ || in_place || req_.reference_device != req_.device) return std::nullopt;
+    const auto recipes = checked_recipes(salt, secret_, sparse);
+    auto t0 = Clock::now();
+    w_.impl->freeze(true);  // the reference runs alone
+    if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
+    if (!recipes || !watch_reference()) {
+      stage_on_device_ = false;
+      return std::nullopt;
+    }
+    CallRequest reference;
+    reference.witnessed = false;
+    reference.return_buffers = false;
+    reference.generate = *recipes;
+    nlohmann::json request = to_json(reference);
+    request["session"] = "reference";
+    ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
+    if (out.status != ExecOutcome::Status::ok) reference_fatal_ = true;
+    if (out.status != ExecOutcome::Status::ok || !CallReply::from_json(out.reply).error.empty() || !CallReply::from_json(out.reply).left_behind.empty()) {
+      stage_on_device_ = false;  // the host's blobs say what went wrong
+      return std::nullopt;
+    }
+    out = exec(*w_.checker, "checker", {{"cmd", "stage"}, {"inputs", c_->inputs.size()}}, limits_.call_timeout);
+    if (!checker_ok(out)) {
+      stage_on_device_ = false;
+      return std::nullopt;
+    }
+    trace_host("checked_staged", t0);
+    t0 = Clock::now();
+    CallRequest impl;
+    impl.staged = true;
+    impl.return_buffers = false;
+    if (!impl_call_reply(nullptr, "while timed, a checked call on other inputs: ", impl)) return "";  // failed_ says why
+    trace_host("checked_impl", t0);
+    t0 = Clock::now();
+    std::string why = verify_on_device([&](UniqueFd home) -> std::string {
+      auto other = inputs_blob(salt, secret_, sparse);  // the same values, made on the host
+      if (!other) return "other inputs: " + other.error().message;
+      auto want = reference_buffers(&*other);
+      if (!want) return "";  // no judgement without the reference: the device's "no" stands
+      return check_buffers(std::move(home), *other, *want);
+    });
+    if (failed_) return "";
+    expect(nullptr);  // the case's buffers again, for the blocks to come
+    trace_host("checked_compare", t0);
+    return why;
   }
 
   // The checker watches the implementation's buffers against the reference's: true when it does.
@@ -509,13 +621,19 @@ class TestDriver {
   // checker that cannot say, brings the buffers home for the host's judgement; and a call the
   // device found wrong is never right because its buffers changed since.
   std::string verify_on_device(const SealedBlob& inputs, const SealedBlob& expected) {
+    return verify_on_device([&](UniqueFd home) { return check_buffers(std::move(home), inputs, expected); });
+  }
+  // The same, where `judge` judges the buffers brought home (a staged checked call's inputs and
+  // reference buffers are made on the host only then).
+  template <typename Judge>
+  std::string verify_on_device(Judge judge) {
     ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
     const bool answered = checker_ok(out);
     if (answered && out.reply.value("ok", false)) return "";
     if (!answered) device_check_ = false;  // the rest of the blocks come home
     auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
     if (!home) return "its worker died while sending its buffers";
-    if (std::string why = check_buffers(std::move(home->fd), inputs, expected); !why.empty()) return why;
+    if (std::string why = judge(std::move(home->fd)); !why.empty()) return why;
     if (!answered) return "";
     return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
   }
@@ -777,6 +895,7 @@ class TestDriver {
   int pinned_cpu_ = -1;
   std::string pin_note_;
   bool watching_ = false, checker_fatal_ = false;
+  bool stage_on_device_ = true, reference_watched_ = false;  // checked_on_device
   int checked_calls_ = 0;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
 };

@@ -211,15 +211,20 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     auto place = place_for(device, request.value("device_index", 0));
     return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
   }
-  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "expect" || cmd == "verify" || cmd == "unwatch") return check(cmd, request, std::move(fd));
+  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "expect" || cmd == "verify" ||
+      cmd == "unwatch")
+    return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
   if (cmd == "end") {
-    if (it != sessions_.end()) sessions_.erase(it);
+    if (it != sessions_.end()) {
+      if (it->second->reference && it->second->bound) it->second->bound->wipe_device();  // results kept there by a made call
+      sessions_.erase(it);
+    }
     return Message{nlohmann::json::object(), {}};
   }
   if (it == sessions_.end()) return reply_error(fmt::format("no session '{}' (prepare it first)", id));
-  if (cmd == "call") return call(*it->second, request.value("witnessed", true), std::move(fd), request.value("return_buffers", true));
+  if (cmd == "call") return call(*it->second, call_request_from_json(request), std::move(fd));
   if (cmd == "block")
     return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
   if (cmd == "export") return export_mirror(*it->second, request);
@@ -287,10 +292,12 @@ Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
   });
 }
 
-// One call on the session's buffers: inputs rewritten (the case's, or those that came with the
-// request), outputs poisoned, the call witnessed on a device; then its buffers go back, unless
-// `return_buffers` is false (the checker compares them on the device: device_check.hpp).
-Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant, bool return_buffers) {
+// One call on the session's buffers: inputs rewritten (the case's, those that came with the
+// request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
+// call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
+// checker compares them on the device: device_check.hpp).
+Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
+  const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
   const ConcreteCase& c = *s.c;
   SealedBlob other;
   if (variant) {
@@ -302,6 +309,16 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant, bool retu
   const auto inputs = s.inputs_of(other.empty() ? s.pristine : other);
   BoundCall& bound = *s.bound;
   auto restore = [&]() -> std::string {
+    if (req.generate) {
+      std::string e = bound.generate_inputs(*req.generate);
+      step("generate_s");
+      return e;
+    }
+    if (req.staged) {
+      std::string e = bound.poison_own_outputs();
+      step("poison_s");
+      return e;
+    }
     if (other.empty() && bound.restore_pristine()) {  // the case's inputs, kept on the device
       step("restore_s");
       return "";
@@ -336,7 +353,9 @@ Message TestRunner::call(Session& s, bool witnessed, UniqueFd variant, bool retu
     r.left_behind = left.describe();
   }
   if (!r.error.empty() || r.outside) return Message{r.to_json(), {}};
-  if (!return_buffers && !left.new_threads && !s.reference) {
+  // A reference's results go home, unless its call made its inputs on the device: the checker
+  // reads them there (and the session's end wipes them).
+  if (!return_buffers && !left.new_threads && (!s.reference || req.generate)) {
     nlohmann::json body = r.to_json();
     body["steps"] = step.json();
     return Message{body, {}};
@@ -477,6 +496,11 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
                                     request.value("expected_bytes", std::size_t{0}));
   } else if (cmd == "watch_mirror") {
     error = checker_.watch_mirror(request.value("mirror", -1), request.value("bytes", std::size_t{0}), std::move(fd));
+  } else if (cmd == "watch_reference") {
+    error = checker_.watch_reference(request.value("mirror", -1), request.value("bytes", std::size_t{0}), request.value("offset", std::size_t{0}),
+                                     request.value("size", std::size_t{0}), std::move(fd));
+  } else if (cmd == "stage") {
+    error = checker_.stage(request.value("inputs", 0));
   } else if (cmd == "expect") {
     error = checker_.expect(std::move(fd));
   } else if (cmd == "verify") {

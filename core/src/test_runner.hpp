@@ -73,7 +73,7 @@ class TestRunner {
 
   // The steps, as named in worker_protocol.hpp.
   Message prepare(const PrepareRequest& req, UniqueFd inputs);
-  Message call(Session& s, bool witnessed, UniqueFd variant, bool return_buffers = true);
+  Message call(Session& s, const CallRequest& req, UniqueFd variant);
   Message block(Session& s, const TimingOptions& timing, bool return_buffers);
   Message audit();
   Message export_mirror(Session& s, const nlohmann::json& request);

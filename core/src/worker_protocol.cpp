@@ -73,6 +73,40 @@ PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
   return r;
 }
 
+nlohmann::json to_json(const CallRequest& r) {
+  nlohmann::json j = {{"cmd", "call"}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
+  if (r.generate) {
+    j["generate"] = nlohmann::json::array();
+    for (const auto& g : *r.generate)
+      j["generate"].push_back({{"kind", g.fill.kind}, {"a", g.fill.a}, {"b", g.fill.b}, {"seed", g.fill.seed},
+                               {"code", g.fill.code}, {"bits", g.fill.bits}, {"scatter", g.scatter}});
+  }
+  return j;
+}
+
+CallRequest call_request_from_json(const nlohmann::json& j) {
+  CallRequest r;
+  r.witnessed = j.value("witnessed", true);
+  r.return_buffers = j.value("return_buffers", true);
+  r.staged = j.value("staged", false);
+  if (auto it = j.find("generate"); it != j.end() && it->is_array()) {
+    r.generate.emplace();
+    for (const auto& g : *it) {
+      InputRecipe in;
+      in.fill.struct_size = sizeof(bb_fill_spec);
+      in.fill.kind = g.value("kind", uint32_t{0});
+      in.fill.a = g.value("a", 0.0);
+      in.fill.b = g.value("b", 0.0);
+      in.fill.seed = g.value("seed", uint64_t{0});
+      in.fill.code = g.value("code", uint8_t{0});
+      in.fill.bits = g.value("bits", uint8_t{0});
+      in.scatter = g.value("scatter", uint64_t{0});
+      r.generate->push_back(in);
+    }
+  }
+  return r;
+}
+
 nlohmann::json CallReply::to_json() const {
   return {{"error", error}, {"sticky", sticky}, {"outside", outside}, {"left_behind", left_behind},
           {"changed_after_return", changed_after_return}, {"skipped", skipped}};

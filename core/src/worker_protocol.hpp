@@ -4,7 +4,8 @@
 // A worker serves sessions: one bound call (a function, a case, a device) each, prepared once
 // and then called or timed any number of times.
 //   prepare {session, target, case, device} + the case's inputs (blob)  ->  {} or {error}
-//   call    {session, witnessed}     [+ other inputs (blob)]            ->  {...} + its buffers (blob)
+//   call    {session, witnessed, return_buffers?, generate?|staged?}
+//                                    [+ other inputs (blob)]            ->  {...} + its buffers (blob) where return_buffers
 //   block   {session, timing}                                           ->  {measurement, tampered?} + buffers after the last call (blob)
 //   audit   {}                                                          ->  {watched, tampered?}: the worker's own code as loaded (worker_integrity.hpp)
 //   end     {session}
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <backendbench/device_runtime.h>
 
 #include "cases.hpp"
 #include "measurement.hpp"
@@ -59,6 +62,27 @@ struct PrepareRequest {
 };
 nlohmann::json to_json(const PrepareRequest& r);
 PrepareRequest prepare_request_from_json(const nlohmann::json& j);
+
+// An input made on its device (backendbench/detail/init_values.h): every element by `fill`, or,
+// where `scatter` > 0, the case's values with `scatter` elements drawn by fill.seed changed to
+// theirs (a checked call's sparse change).
+struct InputRecipe {
+  bb_fill_spec fill{};
+  uint64_t scatter = 0;
+};
+
+// One call of a session. Its inputs are the case's, or those of the blob that comes with it, or,
+// with `generate`, made on the device (one recipe per input: a reference's checked call, whose
+// worker holds no plugin under test), or, `staged`, as the checker left them in the device
+// buffers (the implementation's side of that checked call: only its outputs are poisoned).
+struct CallRequest {
+  bool witnessed = true;
+  bool return_buffers = true;
+  bool staged = false;
+  std::optional<std::vector<InputRecipe>> generate;
+};
+nlohmann::json to_json(const CallRequest& r);
+CallRequest call_request_from_json(const nlohmann::json& j);
 
 // What a call did, besides its buffers.
 struct CallReply {

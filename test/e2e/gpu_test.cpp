@@ -67,11 +67,15 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
     EXPECT_EQ(t["verdict"], "CRASH") << t.dump();
     EXPECT_NE(t["message"].get<std::string>().find("assert"), std::string::npos) << t.dump();
   }
-  // Device memory hoarded: the hoarding call passes, what needs memory after it cannot have it;
-  // the next implementation (illegal, in a fresh worker) has the device back.
+  // Device memory hoarded: the hoarding call passes; what needs memory after it in that worker
+  // fails with out-of-memory ERROR, unless another process (a worker retiring, the checker) gave
+  // memory back meanwhile, which the hoarder did not take (then it computes right: PASS); the
+  // next implementation (illegal, in a fresh worker) has the device back.
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", "correctness/small[n=16]"), "PASS");
-  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_hoard", c), "ERROR");
-  EXPECT_NE(message_of(r, "scale__scale_cuda_hoard", c).find("out of memory"), std::string::npos) << message_of(r, "scale__scale_cuda_hoard", c);
+  const std::string hoarded = verdict_of(r, "scale__scale_cuda_hoard", c);
+  EXPECT_TRUE(hoarded == "PASS" || hoarded == "ERROR") << hoarded;
+  if (hoarded == "ERROR")
+    EXPECT_NE(message_of(r, "scale__scale_cuda_hoard", c).find("out of memory"), std::string::npos) << message_of(r, "scale__scale_cuda_hoard", c);
   // Attacks on the grader (docs/RELIABILITY.md): a reply forged inside the worker is not
   // believed (the host judges the buffers), the reference is not readable from the worker.
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
@@ -263,6 +267,44 @@ TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
   EXPECT_GE(verified, 9);   // the good one's blocks (8 pairs at least) and the tired one's first
   EXPECT_GE(expected, 8);   // the good one's 4 checked calls: their buffers, then the case's again
   EXPECT_LE(checked_home, 2);  // the tired one's wrong block, the cache's wrong checked call
+}
+
+// Where the reference computes on the CUDA device, a timed test's checked calls never leave it:
+// the reference's worker makes the call's inputs there from the host's secret (the host's values,
+// init_values.h), the checker stages them into the implementation's buffers and compares its
+// call with the reference's. A right implementation passes, the sampled-input cache is FAIL on
+// the sparsely changed inputs, explained by the host from the values it then makes itself.
+TEST(Gpu, CheckedCallsAreMadeOnTheDeviceWhereTheReferenceRunsThere) {
+  if (!std::filesystem::exists(e2e::fixture_root("gpu_device_ref"))) GTEST_SKIP() << "built without CUDA: no GPU fixtures";
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "requests.jsonl";
+  setenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES", "0", 1);
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu_device_ref"), "--log-dir", logs.string(), "--test-timeout", "20",
+                           "--timeout", "0.2", "--min-time", "0.01"});
+  unsetenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_good")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_samplecache", "performance/big"), "FAIL") << run.out << run.err;
+  const std::string m = message_of(r, "scale__scale_cuda_samplecache", "performance/big");
+  EXPECT_NE(m.find("wrong while timed: a call on the case's inputs with a few elements changed"), std::string::npos) << m;
+  int staged = 0, made = 0, good_staged_impl = 0, good_home = 0;
+  std::ifstream lines(trace);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    const bool good = j.value("impl", "").find("scale_cuda_good") != std::string::npos;
+    if (j.value("side", "") == "checker" && j.value("cmd", "") == "stage") ++staged;
+    if (j.value("side", "") == "reference" && j.value("cmd", "") == "call" && j["worker_steps"].contains("generate_s")) ++made;
+    if (good && j.value("side", "") == "impl" && j.value("cmd", "") == "call" && j["worker_steps"].contains("poison_s")) ++good_staged_impl;
+    if (good && j.value("side", "") == "impl" && j.value("cmd", "") == "buffers") ++good_home;
+  }
+  EXPECT_GE(good_staged_impl, 4);  // the right one's 4 checked calls, all on the device
+  EXPECT_GE(staged, 5);            // and the cache's, up to its wrong one
+  EXPECT_EQ(made, staged);         // each made by the reference's worker first
+  EXPECT_EQ(good_home, 0);         // nothing of the right one came home
 }
 
 // The device's measured peaks are taken once and kept by the host across runs (the probe, behind

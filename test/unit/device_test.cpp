@@ -2,11 +2,13 @@
 // tests are skipped with the reason the runtime gave.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "device.hpp"
 #include "device_peak.hpp"
+#include "init.hpp"
 
 namespace {
 
@@ -82,6 +84,61 @@ TEST(Device, CudaMemoryStreamsAndEvents) {
   api.free(a);
   api.free(b);
   api.stream_destroy(stream);
+}
+
+// A GPU case's inputs made on its device are the host's bytes: every initialiser a device can
+// make, on every dtype, with values that round to half subnormals, overflow 16-bit floats and
+// saturate integers; and a checked call's sparse change (fill_scattered) over them.
+TEST(Device, InputsMadeOnTheCudaDeviceAreTheHostsBytes) {
+  std::string why;
+  bb::DeviceRuntime* rt = runtime_or_skip("cuda", why);
+  if (!rt) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto& api = rt->api();
+  ASSERT_EQ(api.set_device(0), 0);
+  const int64_t n = (int64_t{1} << 20) + 3;
+  void* dev = nullptr;
+  ASSERT_EQ(api.malloc(&dev, static_cast<std::size_t>(n) * 8), 0);
+  struct Init {
+    bb::InitKind kind;
+    double a, b;
+  };
+  const Init inits[] = {{bb::InitKind::randn, 0.0, 1.0},         {bb::InitKind::randn, 3.0, 30000.0},  // beyond half's range
+                        {bb::InitKind::uniform, -1e-6, 1e-6},     // half subnormals
+                        {bb::InitKind::uniform, -300.0, 300.0},   // saturates int8 and uint8
+                        {bb::InitKind::uniform, -3e38, 3e38},     // bfloat16 rounds to infinity
+                        {bb::InitKind::randint, -5.0, 5.0},       {bb::InitKind::randint, 0.0, 2.0},
+                        {bb::InitKind::ones, 0, 0},               {bb::InitKind::zeros, 0, 0},
+                        {bb::InitKind::arange, -7.5, 0.25},       {bb::InitKind::full, 65519.0, 0}};
+  int compared = 0;
+  for (bb::DType d : bb::all_dtypes())
+    for (const Init& init : inits) {
+      bb::ConcreteTensor t{"x", {n}, d, bb::InitSpec{init.kind, init.a, init.b, {}, 0}};
+      const uint64_t seed = 0x5eed + static_cast<uint64_t>(compared);
+      std::vector<uint8_t> host(t.nbytes()), back(t.nbytes());
+      ASSERT_TRUE(bb::fill_tensor(t, host.data(), seed, std::filesystem::temp_directory_path()).ok());
+      const DLDataType dl = bb::to_dlpack(d);
+      bb_fill_spec spec{sizeof(bb_fill_spec), *bb::device_init_kind(init.kind), init.a, init.b, seed, dl.code, dl.bits};
+      ASSERT_EQ(api.fill(&spec, dev, static_cast<std::size_t>(n)), 0) << bb::dtype_name(d);
+      ASSERT_EQ(api.memcpy_d2h(back.data(), dev, back.size()), 0);
+      const auto first = std::mismatch(host.begin(), host.end(), back.begin());
+      EXPECT_TRUE(first.first == host.end()) << bb::dtype_name(d) << " " << bb::init_kind_name(init.kind) << "(" << init.a << ", " << init.b
+                                             << "): first differing byte " << (first.first - host.begin());
+      // The sparse change: about one element in 4096 drawn from another seed, at least one.
+      const uint64_t other = seed ^ 0xc0ffee, count = std::max<uint64_t>(1, static_cast<uint64_t>(n) / 4096);
+      for (uint64_t j = 0; j < count; ++j) {
+        const uint64_t k = bb::random_bits(other, j) % static_cast<uint64_t>(n);
+        bb::store_element(d, host.data(), k, *bb::init_value(t.init, other, k));
+      }
+      spec.seed = other;
+      ASSERT_EQ(api.fill_scattered(&spec, dev, static_cast<std::size_t>(n), count), 0);
+      ASSERT_EQ(api.memcpy_d2h(back.data(), dev, back.size()), 0);
+      EXPECT_TRUE(host == back) << bb::dtype_name(d) << " " << bb::init_kind_name(init.kind) << ": the scattered change differs";
+      ++compared;
+    }
+  EXPECT_EQ(compared, static_cast<int>(bb::all_dtypes().size() * std::size(inits)));
+  bb_fill_spec unknown{sizeof(bb_fill_spec), 99, 0, 0, 0, kDLFloat, 32};
+  EXPECT_NE(api.fill(&unknown, dev, 16), 0);  // a kind it does not know: an error, nothing written
+  api.free(dev);
 }
 
 TEST(Device, HipLoadsAndReportsItsDevices) {

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include <backendbench/detail/init_values.h>
 #include <backendbench/plugin.hpp>
 
 #include "init.hpp"
@@ -153,4 +155,54 @@ TEST(Init, OneElementIsTheValueTheWholeFillWrites) {
       }
     }
   EXPECT_FALSE(bb::init_value(bb::InitSpec{bb::InitKind::npy, 0, 0, "x.npy", 0}, 1, 0).has_value());
+}
+
+// The generators' own logarithm and cosine (detail/init_values.h, shared with the device
+// runtimes, no libm) are libm's to within a few units in the last place: the normal draws keep
+// their distribution, and the host's and the device's bits are one code's.
+TEST(Init, TheGeneratorsOwnLogAndCosineAreAccurate) {
+  double worst_log = 0, worst_cos = 0;
+  for (uint64_t i = 0; i < 200000; ++i) {
+    const double u = 1.0 - bb::random_uniform01(5, i);  // (0, 1]
+    const double want = std::log(u);
+    if (want != 0) worst_log = std::max(worst_log, std::fabs(bb::gen::log_pos(u) - want) / std::fabs(want));
+    else EXPECT_EQ(bb::gen::log_pos(u), 0.0);
+    const double v = bb::random_uniform01(6, i);
+    worst_cos = std::max(worst_cos, std::fabs(bb::gen::cos_turn(v) - std::cos(6.283185307179586 * v)));
+  }
+  EXPECT_LT(worst_log, 1e-15);  // a few units in the last place
+  EXPECT_LT(worst_cos, 4e-15);  // most of it the 2 pi v product libm's argument rounds
+  EXPECT_EQ(bb::gen::log_pos(1.0), 0.0);
+  EXPECT_NEAR(bb::gen::log_pos(0x1p-53), -53 * 0.6931471805599453, 1e-13);
+  for (double v : {0.0, 0.25, 0.5, 0.75}) EXPECT_NEAR(bb::gen::cos_turn(v), std::cos(6.283185307179586 * v), 1e-15) << v;
+  // Pinned: a change here changes every user's normal inputs, which must be deliberate.
+  EXPECT_EQ(bb::random_normal(0, 0), -0x1.e88fba130d563p-3);
+  EXPECT_EQ(bb::random_normal(1234, 7), 0x1.eaa126b6696bfp-3);
+}
+
+// The stores the device runtimes share round as plugin.hpp's conversions do, for floats of
+// every magnitude (subnormal halves, overflow to infinity, NaN), and saturate integers.
+TEST(Init, TheSharedStoresRoundAsThePluginHeader) {
+  int checked = 0;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) {  // a prime stride: every exponent, many mantissas
+    const float f = bb::gen::float_of(static_cast<uint32_t>(u));
+    ASSERT_EQ(bb::gen::half_bits(f), bb::float_to_half_bits(f)) << std::hex << u;
+    ASSERT_EQ(bb::gen::bfloat16_bits(f), bb::float_to_bfloat16_bits(f)) << std::hex << u;
+    ++checked;
+  }
+  for (float f : {0.0f, -0.0f, 5.9604645e-8f, 2.9802322e-8f, 8.940697e-8f, 6.1035156e-5f, 65504.0f, 65520.0f, 1e30f})
+    EXPECT_EQ(bb::gen::half_bits(f), bb::float_to_half_bits(f)) << f;
+  EXPECT_GT(checked, 65000);
+  int8_t i8 = 0;
+  EXPECT_TRUE(bb::gen::store(kDLInt, 8, &i8, 0, 1e9));
+  EXPECT_EQ(i8, 127);
+  int64_t i64 = 0;
+  EXPECT_TRUE(bb::gen::store(kDLInt, 64, &i64, 0, 1e300));
+  EXPECT_EQ(i64, INT64_MAX);
+  EXPECT_TRUE(bb::gen::store(kDLInt, 64, &i64, 0, std::nan("")));
+  EXPECT_EQ(i64, 0);
+  uint8_t u8 = 9;
+  EXPECT_TRUE(bb::gen::store(kDLUInt, 8, &u8, 0, -4.0));
+  EXPECT_EQ(u8, 0);
+  EXPECT_FALSE(bb::gen::store(kDLUInt, 32, &u8, 0, 1.0));  // no dtype of the host's
 }

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 4
+#define BB_DEVICE_RUNTIME_VERSION 5
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -59,6 +59,19 @@ typedef struct bb_device_range {
   void* ptr;
   size_t bytes;
 } bb_device_range;
+
+/* An input made on the device (see fill): the host's initialiser `kind` (randn 0, uniform 1,
+ * randint 2, ones 3, zeros 4, arange 5, full 6; detail/init_values.h) with its parameters a, b
+ * and the tensor's seed, stored as the dtype of DLPack code and bits. */
+typedef struct bb_fill_spec {
+  uint32_t struct_size;
+  uint32_t kind;
+  double a;
+  double b;
+  uint64_t seed;
+  uint8_t code;
+  uint8_t bits;
+} bb_fill_spec;
 
 typedef struct bb_device_runtime {
   uint32_t struct_size;
@@ -161,6 +174,15 @@ typedef struct bb_device_runtime {
    * no fused multiply-add). On the runtime's own stream; blocks until known. */
   int (*mismatches)(uint8_t code, uint8_t bits, const void* actual, const void* expected, size_t n, double atol, double rtol,
                     unsigned long long* count);
+
+  /* Version 5: inputs made on the device, the host's bytes (detail/init_values.h). */
+
+  /* Elements [0, n) of `dst` as the host's fill_tensor makes them from spec. Blocks until done;
+   * an error for a kind or dtype it does not know. */
+  int (*fill)(const bb_fill_spec* spec, void* dst, size_t n);
+  /* The sparse change of a checked call: element random_bits(seed, j) % n of `dst`, for every
+   * j < count, set to its value by spec (the others kept). Blocks until done. */
+  int (*fill_scattered)(const bb_fill_spec* spec, void* dst, size_t n, uint64_t count);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);
