@@ -35,7 +35,7 @@ void write_guards(HostBuffer& b) {
 CallBuffers::CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     inputs.emplace_back(c.inputs[i].nbytes());
-    parallel_copy(inputs.back().data(), input_data[i], c.inputs[i].nbytes());
+    if (i < input_data.size() && input_data[i]) parallel_copy(inputs.back().data(), input_data[i], c.inputs[i].nbytes());
   }
   for (const auto& o : c.outputs) {
     if (o.inplace_input >= 0) {
@@ -125,13 +125,12 @@ bool BoundCall::restore_pristine() {
   return api.stream_synchronize(ex_.stream) == 0;
 }
 
-std::string BoundCall::generate_inputs(const std::vector<InputRecipe>& recipes) {
+std::string BoundCall::make_inputs(const std::vector<InputRecipe>& recipes) {
   if (!ex_.rt) return "inputs are made on a device only";
   const auto& api = ex_.rt->api();
   if (api.struct_size < offsetof(bb_device_runtime, fill_scattered) + sizeof(api.fill_scattered) || !api.fill || !api.fill_scattered)
     return "the device runtime cannot make inputs";
   if (recipes.size() != c_.inputs.size()) return fmt::format("{} input recipes for {} inputs", recipes.size(), c_.inputs.size());
-  if (!restore_pristine()) return "the case's inputs are not kept on the device";
   for (size_t i = 0; i < recipes.size(); ++i) {
     void* data = static_cast<uint8_t*>(mirrors_[i].dev) + HostBuffer::kGuardBytes;
     const auto n = static_cast<size_t>(c_.inputs[i].numel());
@@ -139,6 +138,11 @@ std::string BoundCall::generate_inputs(const std::vector<InputRecipe>& recipes) 
     if (e != 0) return fmt::format("making input '{}' on the device: {}", c_.inputs[i].name, ex_.rt->describe(e));
   }
   return "";
+}
+
+std::string BoundCall::generate_inputs(const std::vector<InputRecipe>& recipes) {
+  if (!restore_pristine()) return "the case's inputs are not kept on the device";
+  return make_inputs(recipes);
 }
 
 std::string BoundCall::poison_own_outputs() {

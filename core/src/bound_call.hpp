@@ -32,8 +32,8 @@ struct CallBuffers {
   std::vector<HostBuffer> inputs;
   std::vector<HostBuffer> outputs;  // an empty buffer for an in-place output
 
-  // Inputs copied from `input_data` (one pointer per input, c.inputs[i].nbytes() each);
-  // outputs poisoned.
+  // Inputs copied from `input_data` (one pointer per input, c.inputs[i].nbytes() each; none, or
+  // null: left as allocated, for inputs made on the device); outputs poisoned.
   CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
   // Inputs rewritten from `input_data`, outputs poisoned again; guards are rewritten too.
   void reset(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
@@ -109,6 +109,9 @@ class BoundCall {
   // case's inputs kept there (restore_pristine: guards whole, outputs poisoned). "" or why it
   // cannot: the CPU, no copy kept, a runtime without fill, a device error.
   std::string generate_inputs(const std::vector<InputRecipe>& recipes);
+  // The input mirrors' data made on the device as `recipes` say, guards as they are (a session's
+  // first inputs, before keep_pristine).
+  std::string make_inputs(const std::vector<InputRecipe>& recipes);
   // Every output that is no input's rewritten with its poison, the inputs left as they are (a
   // checked call's, written there by the checker). "" or the device's error.
   std::string poison_own_outputs();

@@ -82,17 +82,27 @@ std::string DeviceChecker::watch(const ExecPlace& place, std::vector<DeviceCheck
   unwatch();
   if (!place.rt) return "the checker has no device";
   place_ = place;
-  auto blob = SealedBlob::adopt(std::move(expected), expected_bytes);
-  if (!blob) return "the reference's buffers: " + blob.error().message;
   const auto& api = place_.rt->api();
   if (!(api.struct_size >= offsetof(bb_device_runtime, mismatches) + sizeof(api.mismatches)) || !api.mismatches || !api.import_shareable)
     return "the device runtime cannot compare on the device";
-  if (int e = api.malloc(&expected_, blob->size()); e != 0) {
+  SealedBlob blob;
+  if (expected) {
+    auto adopted = SealedBlob::adopt(std::move(expected), expected_bytes);
+    if (!adopted) return "the reference's buffers: " + adopted.error().message;
+    blob = std::move(*adopted);
+    expected_bytes = blob.size();
+  }
+  if (int e = api.malloc(&expected_, expected_bytes); e != 0) {
     expected_ = nullptr;
     return "allocating the reference's buffers: " + place_.rt->describe(e);
   }
-  expected_bytes_ = blob->size();
-  if (int e = api.memcpy_h2d(expected_, blob->data(), blob->size()); e != 0) return "copying the reference's buffers: " + place_.rt->describe(e);
+  expected_bytes_ = expected_bytes;
+  if (blob.empty()) {  // the reference's buffers on the device come later (keep_case)
+    if (int e = api.memset(expected_, 0, expected_bytes_, place_.stream); e != 0) return "clearing: " + place_.rt->describe(e);
+    if (int e = api.stream_synchronize(place_.stream); e != 0) return "clearing: " + place_.rt->describe(e);
+  } else if (int e = api.memcpy_h2d(expected_, blob.data(), blob.size()); e != 0) {
+    return "copying the reference's buffers: " + place_.rt->describe(e);
+  }
   for (const auto& i : items)
     if (i.expected_offset + i.bytes > expected_bytes_) return "a check reaches past the reference's buffers";
   items_ = std::move(items);
@@ -135,14 +145,26 @@ std::string DeviceChecker::watch_reference(int k, std::size_t bytes, std::size_t
   return "";
 }
 
+std::string DeviceChecker::keep_case() {
+  if (!place_.rt || !expected_) return "nothing is watched";
+  if (reference_.empty()) return "the reference's buffers are not watched";
+  other_in_use_ = false;
+  return copy_reference(expected_, 0);
+}
+
 std::string DeviceChecker::stage(int inputs) {
   if (!place_.rt || !expected_) return "nothing is watched";
   other_in_use_ = false;
   if (auto e = other_ready(); !e.empty()) return e;
+  if (auto e = copy_reference(other_, inputs); !e.empty()) return e;
+  other_in_use_ = true;
+  return "";
+}
+
+std::string DeviceChecker::copy_reference(void* to, int inputs) {
   const auto& api = place_.rt->api();
-  if (int e = api.memset(other_, 0, expected_bytes_, place_.stream); e != 0) return "clearing: " + place_.rt->describe(e);
   for (const auto& [k, r] : reference_) {
-    if (int e = api.memcpy_d2d(static_cast<uint8_t*>(other_) + r.offset, r.ptr, r.size, place_.stream); e != 0)
+    if (int e = api.memcpy_d2d(static_cast<uint8_t*>(to) + r.offset, r.ptr, r.size, place_.stream); e != 0)
       return "copying the reference's buffers: " + place_.rt->describe(e);
     if (k >= inputs) continue;
     auto m = mirrors_.find(k);
@@ -151,8 +173,7 @@ std::string DeviceChecker::stage(int inputs) {
   }
   for (int k = 0; k < inputs; ++k)
     if (!reference_.count(k)) return fmt::format("the reference's mirror {} is not watched", k);
-  if (int e = api.stream_synchronize(place_.stream); e != 0) return "staging: " + place_.rt->describe(e);
-  other_in_use_ = true;
+  if (int e = api.stream_synchronize(place_.stream); e != 0) return "copying the reference's buffers: " + place_.rt->describe(e);
   return "";
 }
 

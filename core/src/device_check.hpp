@@ -50,12 +50,13 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
 int mirror_count(const ConcreteCase& c);
 
 // The checker's side (a worker serving "watch", "watch_mirror", "watch_reference", "stage",
-// "expect", "verify", "unwatch").
+// "keep_case", "expect", "verify", "unwatch").
 class DeviceChecker {
  public:
   ~DeviceChecker() { unwatch(); }
   // The reference's buffers (a sealed blob of `expected_bytes` at least) copied to `place`'s
-  // device, and the checks to run; whatever was watched before is let go.
+  // device, and the checks to run; whatever was watched before is let go. No blob: room for
+  // `expected_bytes`, filled from the reference's mirrors on the device (keep_case).
   std::string watch(const ExecPlace& place, std::vector<DeviceCheckItem> items, UniqueFd expected, std::size_t expected_bytes);
   // Mirror k of the implementation's call: `bytes` of shareable memory behind `fd`.
   std::string watch_mirror(int k, std::size_t bytes, UniqueFd fd);
@@ -72,6 +73,9 @@ class DeviceChecker {
   // them, and its first `inputs` mirrors (the inputs it made, guards and all) are copied into the
   // implementation's, for its next call. Nothing crosses to the host.
   std::string stage(int inputs);
+  // A device case (the reference made its inputs there too): the reference's buffers after its
+  // call on the case's inputs become the case's, compared with from now on.
+  std::string keep_case();
   // "" when every check holds, else which failed; an error where the device could not say.
   struct Verdict {
     bool ok = false;
@@ -94,6 +98,9 @@ class DeviceChecker {
   };
   std::map<int, ReferenceMirror> reference_;  // k -> the reference's mirror k (watch_reference)
   std::string other_ready();  // other_ allocated
+  // The reference's mirrors into `to` (laid out as the blobs), its first `inputs` into the
+  // implementation's mirrors too.
+  std::string copy_reference(void* to, int inputs);
 };
 
 }  // namespace bb

@@ -236,6 +236,12 @@ class TestDriver {
   // element in 64 of the case's inputs to such values.
   Expected<SealedBlob> inputs_blob(const std::string& salt, uint64_t secret, bool sparse) {
     const BlobLayout l = inputs_layout(*c_);
+    const SealedBlob* base = nullptr;
+    if (sparse) {
+      auto b = host_inputs();
+      if (!b) return b.error();
+      base = *b;
+    }
     std::string error;
     auto blob = SealedBlob::create(l.total, [&](uint8_t* p) {
       for (size_t i = 0; i < c_->inputs.size() && error.empty(); ++i) {
@@ -250,13 +256,12 @@ class TestDriver {
           if (auto s = fill_tensor(t, at, seed, data_->manifest.dir()); !s) error = s.error().message;
           continue;
         }
-        // The case's inputs (made once, in inputs_) with a few elements at secret places changed
+        // The case's inputs (made once: host_inputs) with a few elements at secret places changed
         // to fresh values (one in kSparseEvery, at least one): a cache keyed by k sampled
         // elements notices the change with odds of about k in kSparseEvery, so it must read
         // nearly every element to tell these inputs from the case's. Only those elements are
         // made (an .npy input's fresh values are its file's: the same, as before).
-        const BlobLayout base = inputs_layout(*c_);
-        parallel_copy(at, inputs_->data() + base.offsets[i], t.nbytes());
+        parallel_copy(at, base->data() + l.offsets[i], t.nbytes());
         const auto n = static_cast<uint64_t>(t.numel());
         for (uint64_t j = 0; n > 0 && j < std::max<uint64_t>(1, n / kSparseEvery); ++j) {
           const uint64_t k = random_bits(seed, j) % n;
@@ -268,15 +273,60 @@ class TestDriver {
     return blob;
   }
 
+  // Whether the checker compares this test's buffers on the device (checks_), and whether the
+  // whole case stays there (device_case_): a device case of checker size, every input made by a
+  // generator the device has (not .npy), no in-place output, the reference on the same device,
+  // no determinism check (it compares two calls' buffers on the host). Its inputs are then made
+  // by each worker on its device (the host's bits: init_values.h), the reference's buffers stay
+  // on the device for the checker, and the host makes either only to explain a "no".
+  void plan_checks() {
+    if (!w_.checker || !req_.check || req_.device == "cpu" || buffers_layout(*c_).total < limits_.device_check_min_bytes) return;
+    const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
+    device_case_ = !in_place && input_recipes("", 0, false).has_value() && req_.reference_device == req_.device &&
+                   req_.reference.kind != Target::Kind::identity && !req_.check_determinism;
+    if (req_.time || device_case_) checks_ = device_checks(*c_);
+    if (!checks_) device_case_ = false;
+  }
+
   std::optional<TestResult> make_inputs() {
     enter("inputs_s");
-    if ((inputs_ = BlobCache::shared().find(inputs_key()))) return std::nullopt;
+    plan_checks();
+    if (device_case_) return std::nullopt;  // each worker makes them on its device
+    if (auto in = host_inputs(); !in) return finish(Verdict::error, "inputs: " + in.error().message);
+    return std::nullopt;
+  }
+  // The case's inputs in host memory, made once per run (blob_cache.hpp); a device case's only
+  // where the host must judge.
+  Expected<const SealedBlob*> host_inputs() {
+    if (inputs_ || (inputs_ = BlobCache::shared().find(inputs_key()))) return inputs_.get();
     const auto t0 = Clock::now();
     auto blob = inputs_blob("", 0, false);
     trace_host("inputs", t0);
-    if (!blob) return finish(Verdict::error, "inputs: " + blob.error().message);
+    if (!blob) return blob.error();
     inputs_ = BlobCache::shared().keep(inputs_key(), std::move(*blob));
-    return std::nullopt;
+    return inputs_.get();
+  }
+  // The reference's buffers for the case's inputs in host memory, likewise.
+  Expected<const SealedBlob*> host_expected() {
+    if (expected_ || (expected_ = BlobCache::shared().find(expected_key()))) return expected_.get();
+    if (auto in = host_inputs(); !in) return in.error();
+    auto blob = reference_buffers(nullptr);
+    if (!blob) return blob.error();
+    expected_ = BlobCache::shared().keep(expected_key(), std::move(*blob));
+    return expected_.get();
+  }
+  // A worker's prepare request for the case: its inputs made on the device, or the host's blob.
+  Expected<ExecOutcome> send_prepare(Executor& e, const char* side, PrepareRequest p) {
+    int fd = -1;
+    if (device_case_) {
+      p.generate = input_recipes("", 0, false);
+    } else {
+      auto in = host_inputs();
+      if (!in) return in.error();
+      fd = (*in)->fd();
+    }
+    if (std::string(side) == "impl") return ask_impl(to_json(p), limits_.call_timeout, fd);
+    return exec(e, side, to_json(p), limits_.call_timeout, fd);
   }
   // The case, whichever implementation is under test.
   std::string inputs_key() const {
@@ -303,14 +353,10 @@ class TestDriver {
 
   std::optional<TestResult> prepare() {
     enter("setup_s");
-    // Timed on a device with buffers worth not sending home after every block: the checker
-    // compares them where they are (device_check.hpp), if the case's outputs can be.
-    if (w_.checker && req_.time && req_.check && req_.device != "cpu" && buffers_layout(*c_).total >= limits_.device_check_min_bytes)
-      checks_ = device_checks(*c_);
     PrepareRequest p = prepare_request("impl", req_.impl, req_.device);
-    p.shareable = checks_.has_value();
-    auto out = ask_impl(to_json(p), limits_.call_timeout, inputs_->fd());
-    if (!out) return failed_;
+    p.shareable = checks_.has_value();  // the checker maps its buffers (plan_checks)
+    auto out = send_prepare(*w_.impl, "impl", p);
+    if (!out) return failed_ ? failed_ : finish(Verdict::error, "inputs: " + out.error().message);
     prepared_impl_ = true;
     const CallReply c = CallReply::from_json(out->reply);
     if (c.skipped) return finish(Verdict::skipped, c.error);
@@ -326,7 +372,9 @@ class TestDriver {
     if (prepared_reference_) return Ok{};
     PrepareRequest p = prepare_request("reference", req_.reference, req_.reference_device);
     p.shareable = checks_.has_value() && req_.reference_device == req_.device;
-    ExecOutcome out = exec(*w_.reference, "reference", to_json(p), limits_.call_timeout, inputs_->fd());
+    auto sent = send_prepare(*w_.reference, "reference", p);
+    if (!sent) return sent.error();
+    ExecOutcome& out = *sent;
     if (out.status != ExecOutcome::Status::ok) {
       reference_fatal_ = true;
       return make_error(out.detail);
@@ -358,6 +406,7 @@ class TestDriver {
 
   std::optional<TestResult> reference() {
     enter("reference_s");
+    if (device_case_) return reference_on_device();
     if ((expected_ = BlobCache::shared().find(expected_key()))) return std::nullopt;  // another implementation's test made it
     auto blob = reference_buffers(nullptr);
     if (!blob) {
@@ -366,6 +415,31 @@ class TestDriver {
       return finish(Verdict::error, "reference: " + m);
     }
     expected_ = BlobCache::shared().keep(expected_key(), std::move(*blob));
+    return std::nullopt;
+  }
+
+  // A device case's reference: its call on the inputs its worker made, its buffers kept on the
+  // device for the checker (check()).
+  std::optional<TestResult> reference_on_device() {
+    if (auto s = prepare_reference(); !s) {
+      const std::string& m = s.error().message;
+      if (m.rfind("skipped: ", 0) == 0) return finish(Verdict::skipped, "reference: " + m.substr(9));
+      return finish(Verdict::error, "reference: " + m);
+    }
+    CallRequest keep;
+    keep.witnessed = false;
+    keep.return_buffers = false;
+    nlohmann::json request = to_json(keep);
+    request["session"] = "reference";
+    ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
+    if (out.status != ExecOutcome::Status::ok) {
+      reference_fatal_ = true;
+      return finish(Verdict::error, "reference: " + out.detail);
+    }
+    if (out.reply.value("fatal", false)) reference_fatal_ = true;
+    const CallReply c = CallReply::from_json(out.reply);
+    if (!c.error.empty()) return finish(Verdict::error, "reference: " + c.error);
+    if (!c.left_behind.empty()) return finish(Verdict::error, "reference: the call " + c.left_behind);
     return std::nullopt;
   }
 
@@ -402,10 +476,15 @@ class TestDriver {
 
   std::optional<TestResult> check() {
     enter("check_s");
+    if (device_case_ && (device_check_ = watch())) return check_on_device();
+    auto in = host_inputs();
+    if (!in) return finish(Verdict::error, "inputs: " + in.error().message);
+    auto want = host_expected();
+    if (!want) return finish(Verdict::error, "reference: " + want.error().message);
     auto got = impl_call(nullptr, "");
     if (!got) return failed_;
     const auto t0 = Clock::now();
-    auto j = judge_call(*c_, CallBuffersView(*c_, *got), *inputs_, CallBuffersView(*c_, *expected_));
+    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want));
     trace_host("judge", t0);
     if (j) {
       r_.mismatch = j->mismatch;
@@ -413,6 +492,37 @@ class TestDriver {
     }
     first_ = std::move(*got);
     return std::nullopt;
+  }
+
+  // A device case's first call, compared by the checker with the reference's buffers kept on the
+  // device. A "no" brings the buffers home, with the case's inputs and the reference's buffers
+  // made on the host, for the host's verdict and message: the device never passes a call the
+  // host would fail, and a call it failed is never PASS.
+  std::optional<TestResult> check_on_device() {
+    CallRequest keep;
+    keep.return_buffers = false;
+    if (!impl_call_reply(nullptr, "", keep)) return failed_;
+    auto t0 = Clock::now();
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
+    const bool answered = checker_ok(out);
+    trace_host("check_on_device", t0);
+    if (answered && out.reply.value("ok", false)) return std::nullopt;
+    if (!answered) device_check_ = false;
+    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
+    if (!home) return failed_;
+    auto in = host_inputs();
+    if (!in) return finish(Verdict::error, "inputs: " + in.error().message);
+    auto want = host_expected();
+    if (!want) return finish(Verdict::error, "reference: " + want.error().message);
+    auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
+    if (!got) return finish(Verdict::error, "its buffers: " + got.error().message);
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want))) {
+      r_.mismatch = j->mismatch;
+      return finish(j->verdict, j->message);
+    }
+    if (!answered) return std::nullopt;
+    return finish(Verdict::fail, fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check",
+                                             out.reply.value("why", "they differ")));
   }
 
   std::optional<TestResult> determinism() {
@@ -483,17 +593,18 @@ class TestDriver {
     return std::nullopt;
   }
 
-  // The inputs of a checked call as the reference's worker makes them on its device: what
-  // inputs_blob makes on the host for (salt, secret, sparse), seed for seed and, through the
-  // shared generators, bit for bit. nullopt where an input cannot be made there (.npy).
-  std::optional<std::vector<InputRecipe>> checked_recipes(const std::string& salt, uint64_t secret, bool sparse) const {
+  // Inputs as a worker makes them on its device: what inputs_blob makes on the host for (salt,
+  // secret, sparse), seed for seed and, through the shared generators, bit for bit (salt "": the
+  // case's). nullopt where an input cannot be made there (.npy).
+  std::optional<std::vector<InputRecipe>> input_recipes(const std::string& salt, uint64_t secret, bool sparse) const {
     std::vector<InputRecipe> recipes;
     for (const auto& t : c_->inputs) {
       const auto kind = device_init_kind(t.init.kind);
       if (!kind) return std::nullopt;
       const DLDataType d = to_dlpack(t.dtype);
       InputRecipe in;
-      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, mix_seed(secret, salt + ":" + t.name), d.code, d.bits};
+      const uint64_t seed = salt.empty() ? mix_seed(c_->seed, t.name) : mix_seed(secret, salt + ":" + t.name);
+      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, seed, d.code, d.bits};
       const auto n = static_cast<uint64_t>(t.numel());
       in.scatter = sparse ? std::max<uint64_t>(1, n / kSparseEvery) : 0;
       recipes.push_back(in);
@@ -532,7 +643,7 @@ class TestDriver {
   std::optional<std::string> checked_on_device(const std::string& salt, bool sparse) {
     const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
     if (!device_check_ || !stage_on_device_ || in_place || req_.reference_device != req_.device) return std::nullopt;
-    const auto recipes = checked_recipes(salt, secret_, sparse);
+    const auto recipes = input_recipes(salt, secret_, sparse);
     auto t0 = Clock::now();
     w_.impl->freeze(true);  // the reference runs alone
     if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
@@ -580,11 +691,13 @@ class TestDriver {
 
   // The checker watches the implementation's buffers against the reference's: true when it does.
   bool watch() {
-    if (!checks_ || !expected_) return false;
+    if (watch_tried_) return device_check_;
+    watch_tried_ = true;
+    if (!checks_ || (!device_case_ && !expected_)) return false;
     ExecOutcome out = exec(*w_.checker, "checker",
                            {{"cmd", "watch"}, {"device", req_.device}, {"device_index", req_.device_index}, {"checks", to_json(*checks_)},
                             {"expected_bytes", buffers_layout(*c_).total}},
-                           limits_.call_timeout, expected_->fd());
+                           limits_.call_timeout, device_case_ ? -1 : expected_->fd());
     if (!checker_ok(out)) return false;
     watching_ = true;
     for (int k = 0; k < mirror_count(*c_); ++k) {
@@ -593,6 +706,11 @@ class TestDriver {
       if (!exported->reply.value("error", "").empty() || !exported->fd) return false;
       out = exec(*w_.checker, "checker", {{"cmd", "watch_mirror"}, {"mirror", k}, {"bytes", exported->reply.value("bytes", std::size_t{0})}},
                  limits_.call_timeout, exported->fd.get());
+      if (!checker_ok(out)) return false;
+    }
+    if (device_case_) {  // the case's reference buffers, from the reference's device memory
+      if (!watch_reference()) return false;
+      out = exec(*w_.checker, "checker", {{"cmd", "keep_case"}}, limits_.call_timeout);
       if (!checker_ok(out)) return false;
     }
     return true;
@@ -697,9 +815,15 @@ class TestDriver {
       return make_error("block");
     }
     const auto checking = Clock::now();
-    if (!baseline && expected_ && !expected_->empty()) {
-      if (auto why = device_check_ && !out.fd ? verify_on_device(*inputs_, *expected_)
-                                                  : check_buffers(std::move(out.fd), *inputs_, *expected_); !why.empty()) {
+    if (!baseline && req_.check && (device_case_ || (expected_ && !expected_->empty()))) {
+      auto judge_home = [&](UniqueFd home) -> std::string {
+        auto in = host_inputs();
+        if (!in) return "the case's inputs: " + in.error().message;
+        auto want = host_expected();
+        if (!want) return "the reference: " + want.error().message;
+        return check_buffers(std::move(home), **in, **want);
+      };
+      if (auto why = device_check_ && !out.fd ? verify_on_device(judge_home) : judge_home(std::move(out.fd)); !why.empty()) {
         if (failed_) return make_error("block");  // its worker died meanwhile
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
         return make_error("block");
@@ -776,8 +900,9 @@ class TestDriver {
     bool paired = req_.baseline && pairing_note.empty();
     if (paired) {
       use_baseline_side();
-      ExecOutcome out = exec(*w_.baseline, "baseline", to_json(prepare_request("baseline", *req_.baseline, req_.device)),
-                             limits_.call_timeout, inputs_->fd());
+      auto sent = send_prepare(*w_.baseline, "baseline", prepare_request("baseline", *req_.baseline, req_.device));
+      if (!sent) return finish(Verdict::error, "inputs: " + sent.error().message);
+      ExecOutcome& out = *sent;
       const CallReply c = CallReply::from_json(out.reply);
       if (out.status != ExecOutcome::Status::ok) baseline_fatal_ = true, pairing_note = "baseline: its worker: " + out.detail;
       else if (!c.error.empty()) pairing_note = "baseline: " + c.error;
@@ -896,6 +1021,8 @@ class TestDriver {
   std::string pin_note_;
   bool watching_ = false, checker_fatal_ = false;
   bool stage_on_device_ = true, reference_watched_ = false;  // checked_on_device
+  bool device_case_ = false;  // plan_checks
+  bool watch_tried_ = false;
   int checked_calls_ = 0;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
 };

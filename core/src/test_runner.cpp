@@ -192,6 +192,8 @@ class Steps {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
+constexpr const char* kOnDeviceOnly = "the case's inputs were made on the device and live there only: restoring them failed";
+
 Message reply_error(std::string error, bool sticky = false) {
   CallReply r;
   r.error = std::move(error);
@@ -211,7 +213,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     auto place = place_for(device, request.value("device_index", 0));
     return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
   }
-  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "expect" || cmd == "verify" ||
+  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
       cmd == "unwatch")
     return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
@@ -259,15 +261,22 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
     r.skipped = true;
     return Message{r.to_json(), {}};
   }
-  auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(*s->c).total);
-  if (!blob) return reply_error("the case's inputs: " + blob.error().message);
-  s->pristine = std::move(*blob);
+  // The case's inputs: from the host's blob, or made on the device (then kept there only).
+  if (!req.generate || !s->fn) {
+    auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(*s->c).total);
+    if (!blob) return reply_error("the case's inputs: " + blob.error().message);
+    s->pristine = std::move(*blob);
+  }
   step("load_s");
-  s->buffers = std::make_unique<CallBuffers>(*s->c, s->inputs_of(s->pristine));
+  s->buffers = std::make_unique<CallBuffers>(*s->c, s->pristine.empty() ? std::vector<const uint8_t*>{} : s->inputs_of(s->pristine));
   step("buffers_s");
   s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place, req.shareable);
   step("bind_s");
   if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
+  if (s->pristine.empty()) {
+    if (auto e = s->bound->make_inputs(*req.generate); !e.empty()) return reply_error(e);
+    step("generate_s");
+  }
   s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
   step("pristine_s");
   sessions_[req.session] = std::move(s);
@@ -306,7 +315,8 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
     other = std::move(*blob);
   }
   Steps step;
-  const auto inputs = s.inputs_of(other.empty() ? s.pristine : other);
+  const SealedBlob& source = other.empty() ? s.pristine : other;
+  const auto inputs = source.empty() ? std::vector<const uint8_t*>{} : s.inputs_of(source);
   BoundCall& bound = *s.bound;
   auto restore = [&]() -> std::string {
     if (req.generate) {
@@ -323,6 +333,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
       step("restore_s");
       return "";
     }
+    if (other.empty() && s.pristine.empty()) return std::string(kOnDeviceOnly);
     s.buffers->reset(c, inputs);
     step("reset_s");
     std::string e = bound.upload();
@@ -353,9 +364,9 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
     r.left_behind = left.describe();
   }
   if (!r.error.empty() || r.outside) return Message{r.to_json(), {}};
-  // A reference's results go home, unless its call made its inputs on the device: the checker
-  // reads them there (and the session's end wipes them).
-  if (!return_buffers && !left.new_threads && (!s.reference || req.generate)) {
+  // A reference's results stay on the device only where the host asks: the checker reads them
+  // there (and the session's end wipes them).
+  if (!return_buffers && !left.new_threads) {
     nlohmann::json body = r.to_json();
     body["steps"] = step.json();
     return Message{body, {}};
@@ -422,6 +433,8 @@ Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_b
     step("place_s");
   } else if (s.bound->restore_pristine()) {  // on a device, from the copy kept there
     step("restore_s");
+  } else if (s.pristine.empty()) {
+    return reply_error(kOnDeviceOnly);
   } else {
     s.buffers->reset(c, s.inputs_of(s.pristine));
     step("reset_s");
@@ -501,6 +514,8 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
                                      request.value("size", std::size_t{0}), std::move(fd));
   } else if (cmd == "stage") {
     error = checker_.stage(request.value("inputs", 0));
+  } else if (cmd == "keep_case") {
+    error = checker_.keep_case();
   } else if (cmd == "expect") {
     error = checker_.expect(std::move(fd));
   } else if (cmd == "verify") {

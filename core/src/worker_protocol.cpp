@@ -55,7 +55,7 @@ nlohmann::json to_json(const PrepareRequest& r) {
   return {{"cmd", "prepare"},       {"session", r.session},   {"manifest", r.manifest},
           {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
           {"random_cases", r.random_cases}, {"target", to_json(r.target)}, {"device", r.device},
-          {"device_index", r.device_index}, {"shareable", r.shareable}};
+          {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
 }
 
 PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
@@ -70,17 +70,39 @@ PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
   r.device = j.value("device", "cpu");
   r.device_index = j.value("device_index", 0);
   r.shareable = j.value("shareable", false);
+  if (auto it = j.find("generate"); it != j.end() && it->is_array()) r.generate = input_recipes_from_json(*it);
+  return r;
+}
+
+nlohmann::json to_json(const std::vector<InputRecipe>& r) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& g : r)
+    j.push_back({{"kind", g.fill.kind}, {"a", g.fill.a}, {"b", g.fill.b}, {"seed", g.fill.seed}, {"code", g.fill.code}, {"bits", g.fill.bits},
+                 {"scatter", g.scatter}});
+  return j;
+}
+
+std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j) {
+  std::vector<InputRecipe> r;
+  if (!j.is_array()) return r;
+  for (const auto& g : j) {
+    InputRecipe in;
+    in.fill.struct_size = sizeof(bb_fill_spec);
+    in.fill.kind = g.value("kind", uint32_t{0});
+    in.fill.a = g.value("a", 0.0);
+    in.fill.b = g.value("b", 0.0);
+    in.fill.seed = g.value("seed", uint64_t{0});
+    in.fill.code = g.value("code", uint8_t{0});
+    in.fill.bits = g.value("bits", uint8_t{0});
+    in.scatter = g.value("scatter", uint64_t{0});
+    r.push_back(in);
+  }
   return r;
 }
 
 nlohmann::json to_json(const CallRequest& r) {
   nlohmann::json j = {{"cmd", "call"}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
-  if (r.generate) {
-    j["generate"] = nlohmann::json::array();
-    for (const auto& g : *r.generate)
-      j["generate"].push_back({{"kind", g.fill.kind}, {"a", g.fill.a}, {"b", g.fill.b}, {"seed", g.fill.seed},
-                               {"code", g.fill.code}, {"bits", g.fill.bits}, {"scatter", g.scatter}});
-  }
+  if (r.generate) j["generate"] = to_json(*r.generate);
   return j;
 }
 
@@ -89,21 +111,7 @@ CallRequest call_request_from_json(const nlohmann::json& j) {
   r.witnessed = j.value("witnessed", true);
   r.return_buffers = j.value("return_buffers", true);
   r.staged = j.value("staged", false);
-  if (auto it = j.find("generate"); it != j.end() && it->is_array()) {
-    r.generate.emplace();
-    for (const auto& g : *it) {
-      InputRecipe in;
-      in.fill.struct_size = sizeof(bb_fill_spec);
-      in.fill.kind = g.value("kind", uint32_t{0});
-      in.fill.a = g.value("a", 0.0);
-      in.fill.b = g.value("b", 0.0);
-      in.fill.seed = g.value("seed", uint64_t{0});
-      in.fill.code = g.value("code", uint8_t{0});
-      in.fill.bits = g.value("bits", uint8_t{0});
-      in.scatter = g.value("scatter", uint64_t{0});
-      r.generate->push_back(in);
-    }
-  }
+  if (auto it = j.find("generate"); it != j.end() && it->is_array()) r.generate = input_recipes_from_json(*it);
   return r;
 }
 

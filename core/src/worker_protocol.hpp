@@ -49,6 +49,16 @@ BlobLayout inputs_layout(const ConcreteCase& c);
 // output (an in-place output has an empty region: its data is its input's).
 BlobLayout buffers_layout(const ConcreteCase& c);
 
+// An input made on its device (backendbench/detail/init_values.h): every element by `fill`, or,
+// where `scatter` > 0, the case's values with `scatter` elements drawn by fill.seed changed to
+// theirs (a checked call's sparse change).
+struct InputRecipe {
+  bb_fill_spec fill{};
+  uint64_t scatter = 0;
+};
+nlohmann::json to_json(const std::vector<InputRecipe>& r);
+std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j);
+
 struct PrepareRequest {
   std::string session;
   std::string manifest, op;
@@ -59,17 +69,12 @@ struct PrepareRequest {
   std::string device = "cpu";
   int device_index = 0;
   bool shareable = false;  // the call's device buffers in memory the checker can map (device_check.hpp)
+  // The case's inputs made on the device (one recipe per input) rather than sent in a blob: a
+  // device case whose buffers the checker compares there (test_driver.cpp).
+  std::optional<std::vector<InputRecipe>> generate;
 };
 nlohmann::json to_json(const PrepareRequest& r);
 PrepareRequest prepare_request_from_json(const nlohmann::json& j);
-
-// An input made on its device (backendbench/detail/init_values.h): every element by `fill`, or,
-// where `scatter` > 0, the case's values with `scatter` elements drawn by fill.seed changed to
-// theirs (a checked call's sparse change).
-struct InputRecipe {
-  bb_fill_spec fill{};
-  uint64_t scatter = 0;
-};
 
 // One call of a session. Its inputs are the case's, or those of the blob that comes with it, or,
 // with `generate`, made on the device (one recipe per input: a reference's checked call, whose
