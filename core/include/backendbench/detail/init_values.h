@@ -140,18 +140,23 @@ BB_HD inline double cos_turn(double u) {
   const double k = floor_exact(add(t, 0.5));
   const double x = mul(add(t, -k), 1.5707963267948966);
   const double x2 = mul(x, x);
-  // Taylor series to x^18 and x^19: |x| <= 0.786, the next terms are below 2^-60
-  double c = 1.0 / 6402373705728000.0;       // 1/18!
-  c = add(mul(c, x2), -1.0 / 20922789888000.0);  // 1/16!
-  c = add(mul(c, x2), 1.0 / 87178291200.0);
-  c = add(mul(c, x2), -1.0 / 479001600.0);
-  c = add(mul(c, x2), 1.0 / 3628800.0);
-  c = add(mul(c, x2), -1.0 / 40320.0);
-  c = add(mul(c, x2), 1.0 / 720.0);
-  c = add(mul(c, x2), -1.0 / 24.0);
-  c = add(mul(c, x2), 1.0 / 2.0);
-  const double cos_x = add(1.0, -mul(c, x2));
-  double s = 1.0 / 121645100408832000.0;     // 1/19!
+  // Taylor series to x^18 and x^19: |x| <= 0.786, the next terms are below 2^-60. Only the one
+  // the quadrant needs is evaluated.
+  const int quadrant = static_cast<int>(k) & 3;
+  if ((quadrant & 1) == 0) {
+    double c = 1.0 / 6402373705728000.0;           // 1/18!
+    c = add(mul(c, x2), -1.0 / 20922789888000.0);  // 1/16!
+    c = add(mul(c, x2), 1.0 / 87178291200.0);
+    c = add(mul(c, x2), -1.0 / 479001600.0);
+    c = add(mul(c, x2), 1.0 / 3628800.0);
+    c = add(mul(c, x2), -1.0 / 40320.0);
+    c = add(mul(c, x2), 1.0 / 720.0);
+    c = add(mul(c, x2), -1.0 / 24.0);
+    c = add(mul(c, x2), 1.0 / 2.0);
+    const double cos_x = add(1.0, -mul(c, x2));
+    return quadrant == 0 ? cos_x : -cos_x;
+  }
+  double s = 1.0 / 121645100408832000.0;          // 1/19!
   s = add(mul(s, x2), -1.0 / 355687428096000.0);  // 1/17!
   s = add(mul(s, x2), 1.0 / 1307674368000.0);
   s = add(mul(s, x2), -1.0 / 6227020800.0);
@@ -161,12 +166,7 @@ BB_HD inline double cos_turn(double u) {
   s = add(mul(s, x2), -1.0 / 120.0);
   s = add(mul(s, x2), 1.0 / 6.0);
   const double sin_x = add(x, -mul(mul(s, x2), x));
-  switch (static_cast<int>(k) & 3) {
-    case 0: return cos_x;
-    case 1: return -sin_x;
-    case 2: return -cos_x;
-    default: return sin_x;
-  }
+  return quadrant == 1 ? -sin_x : sin_x;
 }
 
 // N(0, 1) by Box-Muller from counters 2i and 2i + 1.
