@@ -79,6 +79,23 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
       }
       break;
     }
+    case InitKind::randn: {
+      // Two normals per Box-Muller pair: its radius (the logarithm) made once for both, the very
+      // values init_value gives element by element.
+      const DLDataType d = to_dlpack(t.dtype);
+      for_each_chunk(n, chunk_count(n), [&](std::size_t, std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi;) {
+          const uint64_t pair = i >> 1;
+          const double r = gen::normal_radius(seed, pair);
+          for (bool second : {false, true}) {
+            if ((i & 1) != static_cast<std::size_t>(second) || i >= hi) continue;
+            gen::store(d.code, d.bits, data, i, gen::add(s.a, gen::mul(s.b, gen::normal_of_pair(seed, pair, r, second))));
+            ++i;
+          }
+        }
+      });
+      break;
+    }
     default:
       fill_by_index(t.dtype, data, n, [&](std::size_t i) { return *init_value(s, seed, i); });
       break;

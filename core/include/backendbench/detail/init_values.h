@@ -133,16 +133,17 @@ BB_HD inline double log_pos(double x) {
   return add(mul(de, ln2_hi), add(mul(de, ln2_lo), log_m));
 }
 
-// cos(2 pi u) for u in [0, 1), to about 1e-16: 4u = k + r with k an integer and |r| <= 1/2
-// (exact), x = r pi/2 in [-pi/4, pi/4], and the quadrant k picks +-cos x or +-sin x.
-BB_HD inline double cos_turn(double u) {
+// cos(2 pi u) (sin(2 pi u) where `sine`) for u in [0, 1), to about 1e-16: 4u = k + r with k an
+// integer and |r| <= 1/2 (exact), x = r pi/2 in [-pi/4, pi/4], and the quadrant k (k - 1 for the
+// sine: sin t = cos(t - pi/2)) picks +-cos x or +-sin x.
+BB_HD inline double cos_turn(double u, bool sine = false) {
   const double t = mul(u, 4.0);  // exact
   const double k = floor_exact(add(t, 0.5));
   const double x = mul(add(t, -k), 1.5707963267948966);
   const double x2 = mul(x, x);
   // Taylor series to x^18 and x^19: |x| <= 0.786, the next terms are below 2^-60. Only the one
   // the quadrant needs is evaluated.
-  const int quadrant = static_cast<int>(k) & 3;
+  const int quadrant = (static_cast<int>(k) + (sine ? 3 : 0)) & 3;
   if ((quadrant & 1) == 0) {
     double c = 1.0 / 6402373705728000.0;           // 1/18!
     c = add(mul(c, x2), -1.0 / 20922789888000.0);  // 1/16!
@@ -169,11 +170,18 @@ BB_HD inline double cos_turn(double u) {
   return quadrant == 1 ? -sin_x : sin_x;
 }
 
-// N(0, 1) by Box-Muller from counters 2i and 2i + 1.
+// N(0, 1) by Box-Muller: normals 2j and 2j + 1 are r cos(2 pi u2) and r sin(2 pi u2) of one
+// pair of uniforms (counters 2j and 2j + 1), r = sqrt(-2 log u1). A fill makes the pair's radius
+// once for both (normal_radius, normal_of_pair); any element alone is random_normal.
+BB_HD inline double normal_radius(uint64_t seed, uint64_t pair) {
+  const double u1 = add(1.0, -random_uniform01(seed, 2 * pair));  // (0, 1], exact
+  return sqrt_rn(mul(-2.0, log_pos(u1)));
+}
+BB_HD inline double normal_of_pair(uint64_t seed, uint64_t pair, double radius, bool second) {
+  return mul(radius, cos_turn(random_uniform01(seed, 2 * pair + 1), second));
+}
 BB_HD inline double random_normal(uint64_t seed, uint64_t counter) {
-  const double u1 = add(1.0, -random_uniform01(seed, 2 * counter));  // (0, 1], exact
-  const double u2 = random_uniform01(seed, 2 * counter + 1);
-  return mul(sqrt_rn(mul(-2.0, log_pos(u1))), cos_turn(u2));
+  return normal_of_pair(seed, counter >> 1, normal_radius(seed, counter >> 1), (counter & 1) != 0);
 }
 
 // Element i of initialiser `kind` with parameters a, b (randn: mean, std; uniform, randint:
