@@ -101,6 +101,7 @@ class BoundCall {
   // Keeps a device copy of what the input mirrors hold now (the case's inputs, just uploaded),
   // so that restore_pristine() can start a call or block from them without the host.
   void keep_pristine();
+  bool keeps_pristine() const { return pristine_; }
   // Every input mirror rewritten from that copy and every output poisoned, by copies on the
   // device; the host's staging buffers are left as they are. False where it cannot be done
   // (the CPU, no copy kept, a device error): the caller resets and uploads instead.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -282,8 +283,10 @@ class TestDriver {
   void plan_checks() {
     if (!w_.checker || !req_.check || req_.device == "cpu" || buffers_layout(*c_).total < limits_.device_check_min_bytes) return;
     const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
+    // A reference library only: its buffers are believed on the device unseen (an
+    // implementation serving as the reference could leave poison there for a twin to match).
     device_case_ = !in_place && input_recipes("", 0, false).has_value() && req_.reference_device == req_.device &&
-                   req_.reference.kind != Target::Kind::identity && !req_.check_determinism;
+                   req_.reference.kind == Target::Kind::reference && !req_.check_determinism;
     if (req_.time || device_case_) checks_ = device_checks(*c_);
     if (!checks_) device_case_ = false;
   }
@@ -321,12 +324,23 @@ class TestDriver {
     if (device_case_) {
       p.generate = input_recipes("", 0, false);
     } else {
+      p.generate.reset();
       auto in = host_inputs();
       if (!in) return in.error();
       fd = (*in)->fd();
     }
-    if (std::string(side) == "impl") return ask_impl(to_json(p), limits_.call_timeout, fd);
-    return exec(e, side, to_json(p), limits_.call_timeout, fd);
+    Expected<ExecOutcome> out = std::string(side) == "impl" ? ask_impl(to_json(p), limits_.call_timeout, fd)
+                                                            : Expected<ExecOutcome>(exec(e, side, to_json(p), limits_.call_timeout, fd));
+    if (out && p.generate && out->status == ExecOutcome::Status::ok) {
+      const CallReply c = CallReply::from_json(out->reply);
+      if (!c.error.empty() && !c.skipped && !out->reply.value("fatal", false)) {
+        // It could not make them (a runtime without fill, memory): the host's, and the case
+        // goes the host's way from here on.
+        device_case_ = false;
+        return send_prepare(e, side, p);
+      }
+    }
+    return out;
   }
   // The case, whichever implementation is under test.
   std::string inputs_key() const {
@@ -477,6 +491,7 @@ class TestDriver {
   std::optional<TestResult> check() {
     enter("check_s");
     if (device_case_ && (device_check_ = watch())) return check_on_device();
+    if (failed_) return failed_;  // the implementation's worker died while the checker was set up
     auto in = host_inputs();
     if (!in) return finish(Verdict::error, "inputs: " + in.error().message);
     auto want = host_expected();
@@ -600,7 +615,7 @@ class TestDriver {
     std::vector<InputRecipe> recipes;
     for (const auto& t : c_->inputs) {
       const auto kind = device_init_kind(t.init.kind);
-      if (!kind) return std::nullopt;
+      if (!kind || !std::isfinite(t.init.a) || !std::isfinite(t.init.b)) return std::nullopt;  // JSON has no inf or NaN
       const DLDataType d = to_dlpack(t.dtype);
       InputRecipe in;
       const uint64_t seed = salt.empty() ? mix_seed(c_->seed, t.name) : mix_seed(secret, salt + ":" + t.name);
@@ -651,6 +666,7 @@ class TestDriver {
       stage_on_device_ = false;
       return std::nullopt;
     }
+    w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
     CallRequest reference;
     reference.witnessed = false;
     reference.return_buffers = false;
@@ -658,7 +674,7 @@ class TestDriver {
     nlohmann::json request = to_json(reference);
     request["session"] = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
-    if (out.status != ExecOutcome::Status::ok) reference_fatal_ = true;
+    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_fatal_ = true;
     if (out.status != ExecOutcome::Status::ok || !CallReply::from_json(out.reply).error.empty() || !CallReply::from_json(out.reply).left_behind.empty()) {
       stage_on_device_ = false;  // the host's blobs say what went wrong
       return std::nullopt;
@@ -678,9 +694,15 @@ class TestDriver {
     t0 = Clock::now();
     std::string why = verify_on_device([&](UniqueFd home) -> std::string {
       auto other = inputs_blob(salt, secret_, sparse);  // the same values, made on the host
-      if (!other) return "other inputs: " + other.error().message;
+      if (!other) {
+        failed_ = finish(Verdict::error, "other inputs: " + other.error().message);
+        return "";
+      }
       auto want = reference_buffers(&*other);
-      if (!want) return "";  // no judgement without the reference: the device's "no" stands
+      if (!want) {  // no judgement without the reference: never a pass
+        failed_ = finish(Verdict::error, "reference: " + want.error().message);
+        return "";
+      }
       return check_buffers(std::move(home), *other, *want);
     });
     if (failed_) return "";
@@ -818,13 +840,20 @@ class TestDriver {
     if (!baseline && req_.check && (device_case_ || (expected_ && !expected_->empty()))) {
       auto judge_home = [&](UniqueFd home) -> std::string {
         auto in = host_inputs();
-        if (!in) return "the case's inputs: " + in.error().message;
+        if (!in) {
+          failed_ = finish(Verdict::error, "inputs: " + in.error().message);
+          return "";
+        }
         auto want = host_expected();
-        if (!want) return "the reference: " + want.error().message;
+        if (!want) {  // no judgement without the reference: never a pass
+          failed_ = finish(Verdict::error, "reference: " + want.error().message);
+          return "";
+        }
         return check_buffers(std::move(home), **in, **want);
       };
-      if (auto why = device_check_ && !out.fd ? verify_on_device(judge_home) : judge_home(std::move(out.fd)); !why.empty()) {
-        if (failed_) return make_error("block");  // its worker died meanwhile
+      const std::string why = device_check_ && !out.fd ? verify_on_device(judge_home) : judge_home(std::move(out.fd));
+      if (failed_) return make_error("block");  // its worker died meanwhile, or no judgement could be made
+      if (!why.empty()) {
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: after the last timed call of block {}: {}", impl_blocks_.size() + 1, why));
         return make_error("block");
       }

@@ -278,6 +278,7 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
     step("generate_s");
   }
   s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
+  if (s->pristine.empty() && !s->bound->keeps_pristine()) return reply_error("the inputs made on the device could not be kept there");
   step("pristine_s");
   sessions_[req.session] = std::move(s);
   nlohmann::json body = CallReply{}.to_json();
