@@ -657,7 +657,10 @@ class TestDriver {
   // nullopt where it cannot be done (the host's blobs carry the call); else "" or why it was wrong.
   std::optional<std::string> checked_on_device(const std::string& salt, bool sparse) {
     const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
-    if (!device_check_ || !stage_on_device_ || in_place || req_.reference_device != req_.device) return std::nullopt;
+    // A reference library only, as for a device case (plan_checks): its buffers are compared with unseen.
+    if (!device_check_ || !stage_on_device_ || in_place || req_.reference_device != req_.device ||
+        req_.reference.kind != Target::Kind::reference)
+      return std::nullopt;
     const auto recipes = input_recipes(salt, secret_, sparse);
     auto t0 = Clock::now();
     w_.impl->freeze(true);  // the reference runs alone
