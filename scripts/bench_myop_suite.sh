@@ -9,7 +9,8 @@
 # ROOT: another port of the suite (BUILD/bench_roots/myop_suite_cuda on a GPU machine), or any
 # root, with ARGS selecting from it (ROOT=build/custom_ops ARGS="--ops myop --impls myop_cuda_vec":
 # a kernel engineer's loop); ARGS: more flags for each run; KEEP: where each run's results.json
-# and console output are kept (MODE-RUN.json, MODE-RUN.txt).
+# and console output are kept (MODE-RUN.json, MODE-RUN.txt), and with TRACE=1 its timeline
+# (MODE-RUN.trace: BACKENDBENCH_TRACE_BLOCKS, docs/RUNNING.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -29,8 +30,9 @@ for mode in timed correctness-only; do
   for r in $(seq 1 "$runs"); do
     rm -rf "$logs/run"
     start=$(date +%s.%N)
+    trace=""; [ -n "${KEEP:-}" ] && [ -n "${TRACE:-}" ] && { mkdir -p "$KEEP"; trace="$KEEP/$mode-$r.trace"; rm -f "$trace"; }
     # shellcheck disable=SC2086
-    "$build/backendbench" --custom-ops-root "$root" --log-dir "$logs/run" "${flags[@]}" ${ARGS:-} > "$logs/out.txt" 2>&1 || true
+    BACKENDBENCH_TRACE_BLOCKS="$trace" "$build/backendbench" --custom-ops-root "$root" --log-dir "$logs/run" "${flags[@]}" ${ARGS:-} > "$logs/out.txt" 2>&1 || true
     end=$(date +%s.%N)
     wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf("%.3f", b - a)}')
     walls+=("$wall")

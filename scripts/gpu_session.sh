@@ -3,7 +3,8 @@
 # fixtures, the self-speedup experiment, the GPU tests, the catalogue, the shipped sweep (or one
 # SHARD=i/n of it, default options), one op (SWEEP_ARGS), the fast-answer figures (fast: the ported
 # myop suite and one implementation's loop, scripts/bench_myop_suite.sh); logs under $OUT (or
-# gpu-logs/), text only. The GPU tests: Gpu.* end to end, and the unit tests that need a device
+# gpu-logs/), text only; TRACE=1: each fast run's and the sweep's timeline too (fast.tgz,
+# sweep_trace.gz: BACKENDBENCH_TRACE_BLOCKS). The GPU tests: Gpu.* end to end, and the unit tests that need a device
 # (Device*, GpuReference*: the shipped references on CUDA against their CPU code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +26,16 @@ for step in ${STEPS:-micro attacks self gputests}; do
     self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; for f in /tmp/self/run_*.log; do tail -n 3 "$f"; done >> "$out/self.txt" ;;
     gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1
               timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_unit_tests --gtest_filter="${GPU_UNIT_FILTER:-Device*:GpuReference*}" >> "$out/gputests.txt" 2>&1 ;;
-    sweep) timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
+    sweep) rm -f /tmp/sweep.trace
+           BACKENDBENCH_TRACE_BLOCKS="${TRACE:+/tmp/sweep.trace}" timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
              ${SWEEP_ARGS:-} > "$out/sweep.txt" 2>&1; echo "exit $?" >> "$out/sweep.txt"
-           cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null ;;
+           cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null
+           [ -f /tmp/sweep.trace ] && gzip -c /tmp/sweep.trace > "$out/sweep_trace.gz" ;;
     fast) for spec in "$b/bench_roots/myop_suite_cuda|" "$b/custom_ops|--ops myop --impls myop_cuda_vec"; do
             ROOT="${spec%%|*}" ARGS="${spec#*|}" RUNS="${FAST_RUNS:-3}" KEEP="$out/fast/$(basename "${spec%%|*}")" timeout "${FAST_TIMEOUT:-300}" \
               scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1
-          done ;;
+          done
+          (cd "$out" && tar czf fast.tgz fast && rm -rf fast) ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
   echo "$step: rc $? in $(( $(date +%s) - t0 )) s"

@@ -22,6 +22,7 @@
 #include "provenance.hpp"
 #include "sandbox.hpp"
 #include "scheduler.hpp"
+#include "trace.hpp"
 #include "worker_pool.hpp"
 
 namespace bb {
@@ -223,6 +224,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     const auto now = std::chrono::steady_clock::now();
     summary.phases[name] = std::chrono::duration<double>(now - phase_start).count();
     phase_start = now;
+    trace_line({{"side", "session"}, {"cmd", name}});
   };
   auto finish = [&](int code) {
     if (const int n = ignored_worker_signals())
@@ -244,6 +246,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     summary.finished_at = now_iso8601();
     summary.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (auto* r : reporters) r->run_finished(summary);
+    trace_line({{"side", "session"}, {"cmd", "reported"}});
     return code;
   };
   auto fatal = [&](const std::string& message) {

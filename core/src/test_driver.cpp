@@ -22,6 +22,7 @@
 #include "paired_timer.hpp"
 #include "parallel.hpp"
 #include "test_runner.hpp"
+#include "trace.hpp"
 
 namespace bb {
 
@@ -883,23 +884,12 @@ class TestDriver {
     return std::nullopt;
   }
 
-  // BACKENDBENCH_TRACE_BLOCKS=FILE: a JSON line per timed block, per request to a worker and per
-  // step of host-side work appended to FILE (diagnosis: where a test's time goes, and paired
-  // timing, docs/PERFORMANCE.md's self-speedup figures).
-  static bool tracing() {
-    static const char* path = std::getenv("BACKENDBENCH_TRACE_BLOCKS");
-    return path && *path;
-  }
+  // BACKENDBENCH_TRACE_BLOCKS (trace.hpp): this test's lines carry its implementation and case.
   void trace(nlohmann::json line) const {
     if (!tracing()) return;
     line["impl"] = req_.impl.library;
     line["case"] = c_ ? c_->id : "";
-    static std::mutex mu;
-    std::lock_guard<std::mutex> lock(mu);
-    if (FILE* f = std::fopen(std::getenv("BACKENDBENCH_TRACE_BLOCKS"), "ae")) {
-      std::fprintf(f, "%s\n", line.dump().c_str());
-      std::fclose(f);
-    }
+    trace_line(std::move(line));
   }
   void trace_block(bool baseline, const Measurement& m, double host_seconds, double check_seconds, double freeze_seconds,
                    const nlohmann::json& steps) const {

@@ -1,6 +1,7 @@
 #include "worker_pool.hpp"
 
 #include "spare_worker.hpp"
+#include "trace.hpp"
 
 #include <chrono>
 
@@ -92,7 +93,10 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
         spare.start(std::move(worker), {n.op, n.impl}, {{"cmd", "warm"}, {"device", n.device}, {"device_index", slot.ordinal}},
                     ctx_.options.test_timeout);
       }
+    const auto& impl_name = ctx_.plans[job.op].impls[job.impl].name;
+    trace_line({{"side", slot.name}, {"cmd", "job"}, {"impl", impl_name}, {"tests", job.tests.size()}});
     run_job(job, slot.ordinal, workers, ctx_, events);
+    trace_line({{"side", slot.name}, {"cmd", "job_done"}, {"impl", impl_name}});
     scheduler_.done(*id);
     ++stats.jobs;
     stats.tests += job.tests.size();
@@ -101,6 +105,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   spare.take({-1, -1});  // retired, if one is held
   for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker})
     if (*e) (*e)->recycle();
+  trace_line({{"side", slot.name}, {"cmd", "workers_ended"}});
   std::lock_guard lock(mutex_);
   if (--running_ == 0) events_.close();
 }
