@@ -4,7 +4,7 @@
 # SHARD=i/n of it, default options), one op (SWEEP_ARGS), the fast-answer figures (fast: the ported
 # myop suite and one implementation's loop, scripts/bench_myop_suite.sh); logs under $OUT (or
 # gpu-logs/), text only; TRACE=1: each fast run's and the sweep's timeline too (fast.tgz,
-# sweep_trace.gz: BACKENDBENCH_TRACE_BLOCKS). The GPU tests: Gpu.* end to end, and the unit tests that need a device
+# sweep.tgz: BACKENDBENCH_TRACE_BLOCKS). MICRO_FILTER: some of the micro-benchmarks. The GPU tests: Gpu.* end to end, and the unit tests that need a device
 # (Device*, GpuReference*: the shipped references on CUDA against their CPU code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ echo "built at $(date -u +%T)"
 for step in ${STEPS:-micro attacks self gputests}; do
   t0=$(date +%s)
   case $step in
-    micro) LD_BIND_NOW=1 timeout 60 $b/bb_micro_bench > "$out/micro.txt" 2>&1 ;;
+    micro) LD_BIND_NOW=1 timeout 60 $b/bb_micro_bench ${MICRO_FILTER:+--benchmark_filter="$MICRO_FILTER"} > "$out/micro.txt" 2>&1 ;;
     attacks) timeout "${ATTACKS_TIMEOUT:-200}" scripts/gpu_attacks.sh $b /tmp/atk > "$out/attacks.txt" 2>&1; cp /tmp/atk/run.log "$out/attacks_run.log" ;;
     self) timeout "${SELF_TIMEOUT:-300}" scripts/self_speedup.sh $b /tmp/self > "$out/self.txt" 2>&1; cp /tmp/self/blocks.tgz "$out/"; for f in /tmp/self/run_*.log; do tail -n 3 "$f"; done >> "$out/self.txt" ;;
     gputests) timeout "${GPU_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${GPU_FILTER:-Gpu.*}" > "$out/gputests.txt" 2>&1
@@ -29,8 +29,8 @@ for step in ${STEPS:-micro attacks self gputests}; do
     sweep) rm -f /tmp/sweep.trace
            BACKENDBENCH_TRACE_BLOCKS="${TRACE:+/tmp/sweep.trace}" timeout "${SWEEP_TIMEOUT:-500}" $b/backendbench --custom-ops-root $b/custom_ops --log-dir /tmp/sweep ${SHARD:+--shard "$SHARD"} \
              ${SWEEP_ARGS:-} > "$out/sweep.txt" 2>&1; echo "exit $?" >> "$out/sweep.txt"
-           cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null
-           [ -f /tmp/sweep.trace ] && gzip -c /tmp/sweep.trace > "$out/sweep_trace.gz" ;;
+           if [ -f /tmp/sweep.trace ]; then tar czf "$out/sweep.tgz" -C /tmp sweep.trace sweep/results.json
+           else cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null; fi ;;
     fast) for spec in "$b/bench_roots/myop_suite_cuda|" "$b/custom_ops|--ops myop --impls myop_cuda_vec"; do
             ROOT="${spec%%|*}" ARGS="${spec#*|}" RUNS="${FAST_RUNS:-3}" KEEP="$out/fast/$(basename "${spec%%|*}")" timeout "${FAST_TIMEOUT:-300}" \
               scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1

@@ -1,8 +1,11 @@
 #include "bound_call.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -18,10 +21,50 @@ const char* const kOutsideStream =
 
 namespace {
 // How long a witnessed call may hold the stream: its launches take microseconds; a first launch
-// that loads its module synchronises the device and waits the hold out (then the call runs
+// that loads its module synchronises the device and would wait the hold out (then the call runs
 // again), so a long hold costs every new kernel of a run that much (200 ms made a tenth of the
-// H100 myop loop).
+// H100 myop loop). A watch ends the hold sooner: a call that has not returned kWitnessWatchMs
+// after it began is waiting for the held stream, and the stream is let go then (held too long,
+// as when the hold times out: the call runs again, its kernels loaded). 50 ms a new kernel
+// became about 5.
 constexpr double kWitnessHoldMs = 50;
+constexpr auto kWitnessWatch = std::chrono::milliseconds(5);
+
+// Lets the held stream go if the call has not returned by kWitnessWatch: `released()` says
+// whether it did. Without a thread for it, the hold's own timeout does the same, later.
+class HoldWatch {
+ public:
+  explicit HoldWatch(const bb_device_runtime& api) {
+    try {
+      thread_ = std::thread([this, &api] {
+        std::unique_lock lock(mutex_);
+        if (!done_.wait_for(lock, kWitnessWatch, [this] { return returned_; })) {
+          api.release_stream();
+          released_ = true;
+        }
+      });
+    } catch (const std::system_error&) {
+    }
+  }
+  // The call returned: the watch ends (and is joined: no thread of the host's outlives the call).
+  bool stop() {
+    if (!thread_.joinable()) return false;
+    {
+      std::lock_guard lock(mutex_);
+      returned_ = true;
+    }
+    done_.notify_one();
+    thread_.join();
+    return released_;
+  }
+  ~HoldWatch() { stop(); }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  bool returned_ = false, released_ = false;
+  std::thread thread_;
+};
 
 void write_guards(HostBuffer& b) {
   uint8_t* p = b.raw();
@@ -233,7 +276,9 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
   if (api.stream_synchronize(ex_.stream) != 0) return run(fn);
   uint32_t ticket = 0;
   if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
+  HoldWatch watch(api);
   const int rc = launch(fn);
+  const bool released = watch.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
   bool changed = false;
   for (size_t k = 0; k < mirrors_.size() && !changed; ++k) {
@@ -256,11 +301,11 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
     const std::string msg = plugin_message();
     out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
   }
-  if (out.error.empty() && changed && !timed_out) {
+  if (out.error.empty() && changed && !timed_out && !released) {
     out.outside = true;
     api.synchronize();  // let it finish before anything else touches the buffers
   }
-  out.held_too_long = timed_out != 0;
+  out.held_too_long = timed_out != 0 || released;
   return out;
 }
 

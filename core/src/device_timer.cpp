@@ -44,11 +44,13 @@ constexpr double kSampleBlockMs = 2000;
 // Launches queued behind one blocking kernel, at most: the launch queue is finite, and a host
 // that fills it waits for the blocked stream.
 constexpr std::size_t kMaxBlockedBatch = 200;
-// An idle GPU's clocks (memory's too, which no probe reads) take a while to come up: the
-// first measurement in a process warms up for at least this long, unless the host saw the
-// device timed moments ago (TimingOptions::device_warm). (It does not cure the slow first case
-// of a baseline worker seen on an H100: docs/PERFORMANCE.md, stability.)
+// An idle GPU's clocks take a while to come up: the first measurement in a process warms up for
+// at least this long, unless the host saw the device timed moments ago
+// (TimingOptions::device_warm), or the SM clock probes read kWarmClockSamples calls in a row at
+// full clock (the probes see the SM clock only). (It does not cure the slow first case of a baseline worker seen on an H100:
+// docs/PERFORMANCE.md, stability.)
 constexpr double kFirstWarmup = 0.3;
+constexpr std::size_t kWarmClockSamples = 20;
 bool g_device_warm = false;
 
 // Cold batches: at most this many samples per synchronisation (more queued work raises the
@@ -297,11 +299,20 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   };
 
   // Warm-up. The first call runs behind a blocking kernel with a short timeout: a call that
-  // blocks the host shows itself here, and is then timed without one.
+  // blocks the host shows itself here, and is then timed without one. A first measurement on a
+  // device not timed moments ago warms up for kFirstWarmup, unless the SM clock probes read
+  // kWarmClockSamples calls in a row at full clock (unthrottled) once warmup_time has passed.
   double per_call = 0;
   {
     const auto t0 = Clock::now();
-    std::size_t timed = 0;
+    std::size_t timed = 0, at_full_clock = 0;
+    const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
+    auto warm_enough = [&] {
+      const double spent = seconds_since(t0);
+      if (spent < options.warmup_time || timed == 0) return false;
+      if (g_device_warm || options.device_warm || spent >= kFirstWarmup) return true;
+      return probes && at_full_clock >= kWarmClockSamples;
+    };
     do {
       const double block_ms = blocking ? (m.warmup_calls == 0 ? kProbeBlockMs : kSampleBlockMs) : 0;
       auto s = region(1, cold, block_ms);
@@ -314,8 +325,8 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       }
       per_call += s->seconds;
       ++timed;
-    } while (seconds_since(t0) < (g_device_warm || options.device_warm ? options.warmup_time : std::max(options.warmup_time, kFirstWarmup)) ||
-             timed == 0);
+      at_full_clock = s->clock_mhz > 0 && !s->throttled ? at_full_clock + 1 : 0;
+    } while (!warm_enough());
     g_device_warm = true;
     per_call /= static_cast<double>(timed);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -55,14 +56,47 @@ TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const Concrete
   return req;
 }
 
-// The worker `slot` serves `key` from now on: restarted behind the walls for `library` if it
-// served something else.
-void serve(std::unique_ptr<Executor>& slot, std::string& current, const std::string& key, const SweepContext& ctx,
-           const std::string& library) {
-  if (current == key) return;
+// The workers beside a job's implementation's: the reference's (its key: library, symbol,
+// device) and, for timed tests, the baseline's (the reference's worker itself when they are
+// the same function on the same device).
+struct SideWorkers {
+  std::string reference_device, reference_key;
+  std::optional<Target> baseline;
+  std::string baseline_key;  // "" when the reference's worker serves the baseline
+};
+SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed) {
+  SideWorkers s;
+  s.reference_device = reference_device_for(p.reference, p.manifest, job.device);
+  const Target ref = p.reference.target();
+  s.reference_key = fmt::format("{}|{}|{}", ref.library, static_cast<int>(ref.kind), s.reference_device);
+  if (timed)  // the op's baseline for this device, timed against it in a worker of its own
+    for (const auto& b : p.baselines)
+      if (b.device == job.device) s.baseline = b.target;
+  if (s.baseline) {
+    const std::string key = fmt::format("{}|{}|{}", s.baseline->library, static_cast<int>(s.baseline->kind), job.device);
+    if (key != s.reference_key) s.baseline_key = key;
+  }
+  return s;
+}
+
+// The worker `slot` serves `key` from now on: a fresh one behind the walls for `library` if it
+// served something else (the old one ends off the critical path). True when it changed.
+bool serve(std::unique_ptr<Executor>& slot, std::string& current, const std::string& key, const SweepContext& ctx,
+           const std::string& library, WorkerSet& workers) {
+  if (current == key && slot) return false;
+  if (workers.make && workers.starts) {
+    workers.starts->retire(std::move(slot));
+    slot = workers.make();
+  } else {
+    slot->recycle();
+  }
   slot->set_walls(walls_for(ctx, library));
-  slot->recycle();
   current = key;
+  return true;
+}
+
+nlohmann::json warm_request(const std::string& device, int ordinal) {
+  return {{"cmd", "warm"}, {"device", device}, {"device_index", device == "cpu" ? 0 : ordinal}};
 }
 
 // The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.
@@ -120,6 +154,35 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   return w;
 }
 
+void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, bool impl_fresh) {
+  if (!workers.starts || job.tests.empty()) return;
+  const auto& o = ctx.options;
+  const auto& p = ctx.plans[job.op];
+  bool timed = false, device_case = false;
+  for (const auto& test : job.tests) {
+    const auto& c = p.cases[test.case_pos];
+    timed = timed || (o.performance && c.kind == CaseKind::performance);
+    std::size_t bytes = 0;
+    for (const auto& t : c.inputs) bytes += t.nbytes();
+    for (const auto& t : c.outputs) bytes += t.nbytes();
+    device_case = device_case || bytes >= default_device_check_min_bytes();
+  }
+  WorkerStarts& starts = *workers.starts;
+  if (impl_fresh) starts.warm(*workers.impl, warm_request(job.device, ordinal), o.test_timeout);
+  const SideWorkers side = side_workers(p, job, timed);
+  if (serve(workers.reference, workers.reference_key, side.reference_key, ctx, p.reference.target().library, workers))
+    starts.warm(*workers.reference, warm_request(side.reference_device, ordinal), o.test_timeout);
+  if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers))
+    starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout);
+  // The checker compares device tests that are timed or large (the device's check); its
+  // context, once, with the first such job's.
+  if (workers.checker && !workers.checker_warm && job.device != "cpu" && (timed || device_case)) {
+    starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout);
+    workers.checker_warm = true;
+  }
+  starts.wait_started();
+}
+
 void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events) {
   const auto& o = ctx.options;
   const auto& p = ctx.plans[job.op];
@@ -133,21 +196,16 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     req.time = o.performance && c.kind == CaseKind::performance;
     req.device = job.device;
     req.device_index = id.device_index;
-    req.reference_device = reference_device_for(p.reference, p.manifest, job.device);
-    if (req.time)  // the op's baseline for this device, timed against it in a worker of its own
-      for (const auto& b : p.baselines)
-        if (b.device == job.device) req.baseline = b.target;
-    // The reference's worker serves this op's reference on its device; the baseline's, the
-    // baseline (the reference's worker itself when they are the same function on the same device).
-    const std::string ref_key = fmt::format("{}|{}|{}", req.reference.library, static_cast<int>(req.reference.kind), req.reference_device);
-    serve(workers.reference, workers.reference_key, ref_key, ctx, req.reference.library);
+    const SideWorkers side = side_workers(p, job, req.time);
+    req.reference_device = side.reference_device;
+    req.baseline = side.baseline;
+    serve(workers.reference, workers.reference_key, side.reference_key, ctx, req.reference.library, workers);
     TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get(), workers.quiet};
     if (req.baseline) {
-      const std::string base_key = fmt::format("{}|{}|{}", req.baseline->library, static_cast<int>(req.baseline->kind), job.device);
-      if (base_key == ref_key) {
+      if (side.baseline_key.empty()) {
         w.baseline = workers.reference.get();
       } else {
-        serve(workers.baseline, workers.baseline_key, base_key, ctx, req.baseline->library);
+        serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, req.baseline->library, workers);
         w.baseline = workers.baseline.get();
       }
     }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "results.hpp"
 #include "session.hpp"
 #include "test_driver.hpp"
+#include "worker_starts.hpp"
 
 namespace bb {
 
@@ -39,10 +41,15 @@ struct WorkerSet {
   std::unique_ptr<Executor> impl, reference, baseline;
   std::string reference_key, baseline_key;  // what the reference and baseline workers serve now
   // Holds no plugin: compares timed device blocks on the device (device_check.hpp); started on
-  // first use and kept for the whole run. Null: every block's buffers come home.
+  // first use and kept for the whole run. Null: every block's buffers come back to the host.
   std::unique_ptr<Executor> checker;
+  bool checker_warm = false;  // its device context made (start_job_workers)
   // TestWorkers::quiet for every test of the slot.
   std::function<void()> quiet;
+  // A fresh executor of the run's kind, and where workers start and end side by side
+  // (worker_starts.hpp); without them, workers are recycled in place, one after the other.
+  std::function<std::unique_ptr<Executor>()> make;
+  WorkerStarts* starts = nullptr;
 };
 
 // The walls of a worker that may see `library` (and no other of `libraries`); "" for a worker
@@ -67,6 +74,12 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 // Why an implementation cannot run a case on `device`, or "" if it can.
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind);
+
+// Before `job`'s first test: the workers it needs that are not running for it yet (the
+// reference's and the baseline's of its op and device, the checker's for device tests, and the
+// implementation's when `impl_fresh`), started side by side and warmed (their device contexts
+// made); returns once all have started.
+void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, bool impl_fresh);
 
 // Runs `job` with `workers` on device `ordinal` of its kind.
 void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events);

@@ -77,6 +77,29 @@ void fit_slow_calls(TimingOptions& block, double slowest_median) {
   }
 }
 
+// Floor-limited pairings: where the pairing's resolution floor is wider than the target (200 ns
+// is 4.7% of a 4.3 us kernel), the interval stops at the floor whatever the blocks' size, and a
+// block need only take enough samples for its median to sit well inside the floor. The first
+// pair's blocks say how many: the distribution-free 99% interval of a block's median (its
+// samples' order statistics: cold samples of tiny kernels are lumpy, two clusters on the
+// event clock's ticks, which a standard deviation overstates tenfold) narrows as 1/sqrt(n);
+// the later blocks take what brings it within a quarter of the floor on the wider side, at
+// least kFloorBlockSamples and at most what they took.
+constexpr std::size_t kFloorBlockSamples = 24;
+void fit_floor_limited(TimingOptions& block, const Measurement& a, const Measurement& b, double floor, double target) {
+  if (!(floor > target)) return;
+  double needed = 0;
+  for (const Measurement* m : {&a, &b}) {
+    if (m->samples.size() < 16) return;  // too few to tell their spread
+    const double half_width = median_half_width(m->samples);
+    if (!std::isfinite(half_width)) return;
+    needed = std::max(needed, static_cast<double>(m->samples.size()) * std::pow(half_width / (floor / 4), 2));
+  }
+  const auto n = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(needed)), kFloorBlockSamples, block.rule.max_samples);
+  block.rule.max_samples = n;
+  block.rule.min_samples = std::min(block.rule.min_samples, n);
+}
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -143,7 +166,11 @@ Expected<PairedMeasurement> measure_paired(const std::function<Expected<Measurem
   std::optional<SpeedupInterval> speedup;
   double half_width = std::numeric_limits<double>::infinity();
   for (std::size_t p = 0; p < max_pairs; ++p) {
-    if (p == 1) fit_slow_calls(block, std::max(base_medians.back(), impl_medians.back()));
+    if (p == 1) {
+      fit_slow_calls(block, std::max(base_medians.back(), impl_medians.back()));
+      fit_floor_limited(block, base_blocks.back(), impl_blocks.back(), resolution_of(base_medians.back(), impl_medians.back(), stop.floor),
+                        stop.max_half_width);
+    }
     const bool baseline_first = p % 2 == 0;  // B A, A B, ...: a steady drift falls on both sides
     if (auto s = one(baseline_first); !s) return s.error();
     if (auto s = one(!baseline_first); !s) return s.error();

@@ -1,6 +1,7 @@
 #include "worker_pool.hpp"
 
 #include "spare_worker.hpp"
+#include "worker_starts.hpp"
 #include "trace.hpp"
 
 #include <chrono>
@@ -50,15 +51,25 @@ void WorkerPool::join() {
 
 void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   stats.name = slot.name;
-  WorkerSet workers{make_executor_(), make_executor_(), make_executor_(), "", "", nullptr, {}};
+  WorkerStarts starts(ctx_.options.isolate);
+  WorkerSet workers;
+  workers.impl = make_executor_();
+  workers.reference = make_executor_();
+  workers.baseline = make_executor_();
   if (ctx_.options.isolate) {
     workers.checker = make_executor_();
     workers.checker->set_walls(walls_for(ctx_, ""));  // it may see no library
+    workers.make = make_executor_;
+    workers.starts = &starts;
   }
   // The next implementation's worker, started during the last job of the current one
-  // (spare_worker.hpp); every test waits for it before timing.
+  // (spare_worker.hpp), and the workers starting or ending beside the job (worker_starts.hpp):
+  // every test waits for them before timing.
   SpareWorker spare;
-  workers.quiet = [&spare] { spare.settle(); };
+  workers.quiet = [&spare, &starts] {
+    spare.settle();
+    starts.settle();
+  };
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };
@@ -73,14 +84,18 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     const auto t0 = std::chrono::steady_clock::now();
     const Job& job = scheduler_.job(*id);
     const std::pair<int, int> now{job.op, job.impl};
+    bool impl_fresh = false;
     if (now != last) {
+      std::unique_ptr<Executor> done = std::move(workers.impl);  // ends off the critical path
       if (auto ready = spare.take(now)) {
-        workers.impl = std::move(ready);  // the previous implementation's worker goes with its executor
+        workers.impl = std::move(ready);
         ++stats.started_ahead;
       } else {
+        workers.impl = make_executor_();
         workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string()));
-        workers.impl->recycle();
+        impl_fresh = true;
       }
+      starts.retire(std::move(done));
       ++stats.worker_starts;
     }
     last = now;
@@ -95,6 +110,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
       }
     const auto& impl_name = ctx_.plans[job.op].impls[job.impl].name;
     trace_line({{"side", slot.name}, {"cmd", "job"}, {"impl", impl_name}, {"tests", job.tests.size()}});
+    start_job_workers(job, slot.ordinal, workers, ctx_, impl_fresh);
     run_job(job, slot.ordinal, workers, ctx_, events);
     trace_line({{"side", slot.name}, {"cmd", "job_done"}, {"impl", impl_name}});
     scheduler_.done(*id);
@@ -103,8 +119,8 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   spare.take({-1, -1});  // retired, if one is held
-  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker})
-    if (*e) (*e)->recycle();
+  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker}) starts.retire(std::move(*e));
+  starts.settle();  // every worker ends at once
   trace_line({{"side", slot.name}, {"cmd", "workers_ended"}});
   std::lock_guard lock(mutex_);
   if (--running_ == 0) events_.close();

@@ -314,6 +314,41 @@ TEST(MeasurePaired, ADeviceFloorWiderThanTheTargetIsNarrowEnough) {
   EXPECT_GT(c->speedup->pairs, bb::kMinPairs);  // without the floor ±3% is too wide
 }
 
+// Where the floor is wider than the target, the interval stops at the floor however many samples
+// a block takes: after the first pair, blocks take only what keeps their medians' 99% error
+// within a quarter of the floor (24 at least). A call the floor does not limit (100 us: 0.3%),
+// or a pairing without a floor, keeps its blocks as they were.
+TEST(MeasurePaired, FloorLimitedPairingsTakeSmallerBlocks) {
+  for (const double call_s : {4.3e-6, 100e-6})
+    for (const bool with_floor : {true, false}) {
+      std::vector<std::size_t> max_samples;
+      auto fake = [&](bool baseline, const bb::TimingOptions& o) -> bb::Expected<bb::Measurement> {
+        max_samples.push_back(o.rule.max_samples);
+        bb::Measurement m;
+        for (std::size_t i = 0; i < std::min<std::size_t>(o.rule.max_samples, 200); ++i)  // +-2% spread, both sides alike
+          m.samples.push_back(call_s * (baseline ? 1.0 : 1.001) * (0.98 + 0.04 * static_cast<double>(i % 11) / 10));
+        m.stats = bb::summarize(m.samples);
+        return m;
+      };
+      bb::BlockStop stop;
+      if (with_floor) stop.floor = bb::kProcessFloor;
+      const auto p = bb::measure_paired(fake, bb::TimingOptions{}, stop);
+      ASSERT_TRUE(p) << p.error().message;
+      ASSERT_GE(max_samples.size(), 4u);
+      EXPECT_EQ(max_samples[0], bb::kBlockSamples);
+      EXPECT_EQ(max_samples[1], bb::kBlockSamples);
+      const bool limited = with_floor && call_s < 20e-6;
+      for (std::size_t k = 2; k < max_samples.size(); ++k)
+        if (limited) {
+          EXPECT_GE(max_samples[k], 24u) << k;
+          EXPECT_LT(max_samples[k], bb::kBlockSamples) << k;
+        } else {
+          EXPECT_EQ(max_samples[k], bb::kBlockSamples) << call_s << " " << with_floor << " " << k;
+        }
+      if (limited) EXPECT_EQ(p->impl.stop, bb::StopReason::converged);
+    }
+}
+
 // Timed alone, the stop is on the interval of the blocks' median.
 TEST(MeasureBlocks, StopsOnceTheMediansIntervalIsNarrowEnough) {
   int blocks = 0;

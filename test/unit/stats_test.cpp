@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "cpu_cache.hpp"
@@ -181,6 +183,32 @@ TEST(CpuCache, EvictionLeavesTheBytesAsTheyWere) {
   bb::evict_from_cpu_caches(data.data() + 3, data.size() - 5);  // unaligned ends
   bb::evict_from_cpu_caches(nullptr, 0);
   EXPECT_EQ(std::memcmp(data.data(), copy.data(), data.size()), 0);
+  // Either instruction, dirty lines included: written back, not lost.
+  for (auto with : {bb::EvictWith::clflush, bb::EvictWith::clflushopt}) {
+    for (size_t i = 0; i < data.size(); i += 61) data[i] ^= 0x5a;
+    const auto dirty = data;
+    bb::evict_from_cpu_caches(data.data() + 1, data.size() - 1, with);
+    EXPECT_EQ(std::memcmp(data.data(), dirty.data(), data.size()), 0);
+  }
+}
+
+TEST(CpuCache, TheBestInstructionIsTheOneTheCpuOffers) {
+  const std::string with = bb::evict_instruction();
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool listed = false;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      listed = (" " + line + " ").find(" clflushopt ") != std::string::npos;
+      break;
+    }
+  EXPECT_EQ(with, listed ? "clflushopt" : "clflush");
+#elif defined(__aarch64__)
+  EXPECT_EQ(with, "dc civac");
+#else
+  EXPECT_EQ(with, "displace");
+#endif
 }
 
 TEST(Sampling, StopsWhenTheRuleIsMetAndPropagatesErrors) {

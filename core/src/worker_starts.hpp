@@ -1,0 +1,46 @@
+// Workers started side by side, and ended off the critical path. A job may need several new
+// workers at once (its implementation's, the op's reference's, the baseline's, the checker's):
+// each one's process, walls and device context (a "warm" request) are made on a thread of its
+// own, so the job waits for the slowest start, not for their sum (0.33 s and 0.19 s one after the
+// other on the H100: docs/PERFORMANCE.md). A worker that is done (the previous implementation's,
+// a reference of another op) ends on a thread of its own as well: its teardown, its device
+// context's above all, costs 60-80 ms. Nothing of either runs beside a measurement: a test
+// settles them before its first timed block (TestWorkers::quiet).
+#pragma once
+
+#include <future>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "executor.hpp"
+
+namespace bb {
+
+class WorkerStarts {
+ public:
+  // `background`: starts and ends on threads of their own (isolated workers); false: in the
+  // calling thread (in-process executors share the host's state).
+  explicit WorkerStarts(bool background) : background_(background) {}
+  ~WorkerStarts();
+  WorkerStarts(const WorkerStarts&) = delete;
+  WorkerStarts& operator=(const WorkerStarts&) = delete;
+
+  // Starts `worker`'s process now, from the calling thread (a worker dies with the thread that
+  // started it: executor.hpp), and sends it `warm` from another. A worker that cannot start
+  // is left alone: its first request starts it, and says what is wrong.
+  void warm(Executor& worker, nlohmann::json warm, double timeout_seconds);
+  // Waits until every warm request sent so far has its reply.
+  void wait_started();
+  // Ends `worker`'s processes on a thread of its own.
+  void retire(std::unique_ptr<Executor> worker);
+  // Waits for every start and every end.
+  void settle();
+
+ private:
+  bool background_;
+  std::vector<std::future<void>> starting_, ending_;
+};
+
+}  // namespace bb
