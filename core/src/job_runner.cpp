@@ -172,12 +172,15 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
   const SideWorkers side = side_workers(p, job, timed);
   if (serve(workers.reference, workers.reference_key, side.reference_key, ctx, p.reference.target().library, workers))
     starts.warm(*workers.reference, warm_request(side.reference_device, ordinal), o.test_timeout);
+  // The baseline's worker serves timed blocks only: the tests' first timed block waits for it
+  // (TestWorkers::quiet), not their correctness.
   if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers))
-    starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout);
+    starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout, true);
   // The checker compares device tests that are timed or large (the device's check); its
-  // context, once, with the first such job's.
+  // context, once, with the first such job's; waited for now only where a large case needs it
+  // before timing.
   if (workers.checker && !workers.checker_warm && job.device != "cpu" && (timed || device_case)) {
-    starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout);
+    starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout, !device_case);
     workers.checker_warm = true;
   }
   starts.wait_started();

@@ -6,11 +6,11 @@ namespace bb {
 
 WorkerStarts::~WorkerStarts() { settle(); }
 
-void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_seconds) {
+void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing) {
   if (!background_ || !worker.launch()) return;
   Executor* w = &worker;
   try {
-    starting_.push_back(std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] {
+    (before_timing ? for_timing_ : starting_).push_back(std::async(std::launch::async, [w, warm, timeout_seconds] {
       try {
         w->execute(warm, timeout_seconds);
       } catch (...) {  // its first real request says what is wrong with it
@@ -29,6 +29,7 @@ void WorkerStarts::wait_started() {
 
 void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
   if (!worker) return;
+  wait_all_started();  // no worker ends while a warm request is still using it
   if (!background_) return worker.reset();
   try {
     ending_.push_back(std::async(std::launch::async, [w = std::shared_ptr<Executor>(std::move(worker))]() mutable { w.reset(); }));
@@ -36,8 +37,15 @@ void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
   }
 }
 
-void WorkerStarts::settle() {
+void WorkerStarts::wait_all_started() {
   wait_started();
+  for (auto& f : for_timing_)
+    if (f.valid()) f.get();
+  for_timing_.clear();
+}
+
+void WorkerStarts::settle() {
+  wait_all_started();
   for (auto& f : ending_)
     if (f.valid()) f.get();
   ending_.clear();

@@ -29,18 +29,22 @@ class WorkerStarts {
 
   // Starts `worker`'s process now, from the calling thread (a worker dies with the thread that
   // started it: executor.hpp), and sends it `warm` from another. A worker that cannot start
-  // is left alone: its first request starts it, and says what is wrong.
-  void warm(Executor& worker, nlohmann::json warm, double timeout_seconds);
-  // Waits until every warm request sent so far has its reply.
+  // is left alone: its first request starts it, and says what is wrong. `before_timing`: the
+  // worker is first used for timing only (a baseline's; a checker's that compares timed blocks
+  // only), so wait_started() need not wait for it: settle() does, before the first timed block.
+  void warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing = false);
+  // Waits until every warm request sent so far, but those for timing, has its reply.
   void wait_started();
-  // Ends `worker`'s processes on a thread of its own.
+  // The same, those for timing included.
+  void wait_all_started();
+  // Ends `worker`'s processes on a thread of its own (after every warm request has its reply).
   void retire(std::unique_ptr<Executor> worker);
   // Waits for every start and every end.
   void settle();
 
  private:
   bool background_;
-  std::vector<std::future<void>> starting_, ending_;
+  std::vector<std::future<void>> starting_, for_timing_, ending_;
 };
 
 }  // namespace bb

@@ -349,6 +349,43 @@ TEST(MeasurePaired, FloorLimitedPairingsTakeSmallerBlocks) {
     }
 }
 
+// A pairing still too wide after its fewest pairs spends the rest of its budget measuring: its
+// later blocks measure at least as long as a block costs to serve beyond its samples (here 5 ms
+// of round trip against 0.2 ms measured), within a block's share of the budget. One that
+// converges at its fewest pairs keeps its blocks as they were.
+TEST(MeasurePaired, AWidePairingsLaterBlocksMeasureAtLeastTheirOverhead) {
+  for (const bool wide : {true, false}) {
+    std::vector<double> min_times;
+    int blocks = 0;
+    auto fake = [&](bool baseline, const bb::TimingOptions& o) -> bb::Expected<bb::Measurement> {
+      min_times.push_back(o.rule.min_time);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const int k = blocks++;
+      bb::Measurement m;
+      m.samples = {baseline ? 1e-4 : 1e-4 * (wide ? (k % 4 < 2 ? 0.7 : 1.3) : 1.0)};
+      m.stats = bb::summarize(m.samples);
+      m.measured_time = 2e-4;
+      return m;
+    };
+    bb::TimingOptions options;
+    options.rule.timeout = 0.5;  // per side; a block's share 0.5 / 8
+    const auto p = bb::measure_paired(fake, options, bb::BlockStop{});
+    ASSERT_TRUE(p) << p.error().message;
+    const std::size_t fewest = 2 * bb::kMinPairs;
+    ASSERT_GE(min_times.size(), fewest);
+    for (std::size_t k = 0; k < fewest; ++k) EXPECT_DOUBLE_EQ(min_times[k], options.rule.min_time / bb::kMinPairs) << k;
+    if (!wide) {
+      EXPECT_EQ(min_times.size(), fewest);
+      continue;
+    }
+    ASSERT_GT(min_times.size(), fewest) << "a wide pairing goes on";
+    for (std::size_t k = fewest; k < min_times.size(); ++k) {
+      EXPECT_GE(min_times[k], 0.0045) << k;  // the 5 ms a block costs, less its measured 0.2 ms
+      EXPECT_LE(min_times[k], options.rule.timeout / bb::kMinPairs) << k;
+    }
+  }
+}
+
 // Timed alone, the stop is on the interval of the blocks' median.
 TEST(MeasureBlocks, StopsOnceTheMediansIntervalIsNarrowEnough) {
   int blocks = 0;
