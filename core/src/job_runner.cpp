@@ -176,11 +176,10 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
   // (TestWorkers::quiet), not their correctness.
   if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers))
     starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout, true);
-  // The checker compares device tests that are timed or large (the device's check); its
-  // context, once, with the first such job's; waited for now only where a large case needs it
-  // before timing.
-  if (workers.checker && !workers.checker_warm && job.device != "cpu" && (timed || device_case)) {
-    starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout, !device_case);
+  // The checker compares the buffers of device cases of device_check_min_bytes and more, on the
+  // device (device_check.hpp): its context, once, with the first job that has such a case.
+  if (workers.checker && !workers.checker_warm && job.device != "cpu" && device_case) {
+    starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout);
     workers.checker_warm = true;
   }
   starts.wait_started();

@@ -30,8 +30,8 @@ class WorkerStarts {
   // Starts `worker`'s process now, from the calling thread (a worker dies with the thread that
   // started it: executor.hpp), and sends it `warm` from another. A worker that cannot start
   // is left alone: its first request starts it, and says what is wrong. `before_timing`: the
-  // worker is first used for timing only (a baseline's; a checker's that compares timed blocks
-  // only), so wait_started() need not wait for it: settle() does, before the first timed block.
+  // worker is first used for timing only (a baseline's), so wait_started() need not wait for
+  // it: settle() does, before the first timed block.
   void warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing = false);
   // Waits until every warm request sent so far, but those for timing, has its reply.
   void wait_started();
