@@ -8,9 +8,12 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "executor.hpp"
 #include "sandbox.hpp"
+#include "worker_starts.hpp"
 
 namespace {
 
@@ -61,5 +64,42 @@ void BM_WorkerStartAndDeviceContext(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_WorkerStartAndDeviceContext)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// N device workers at once (worker_starts.hpp): each one's start and context ("warm" on a
+// thread of its own), then, timed apart, their end side by side. Whether contexts are made and
+// torn down in parallel, and what a run's last moments cost.
+void WarmDeviceWorkers(std::vector<std::unique_ptr<bb::Executor>>& ws, std::size_t n) {
+  bb::WorkerStarts starts(true);
+  for (std::size_t i = 0; i < n; ++i) {
+    ws.push_back(bb::make_isolated_executor(BB_WORKER_BINARY));
+    ws.back()->set_walls(walls(true));
+    starts.warm(*ws.back(), {{"cmd", "warm"}, {"device", "cuda"}, {"device_index", 0}}, 60);
+  }
+  starts.wait_started();
+}
+void BM_DeviceWorkersStartTogether(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<std::unique_ptr<bb::Executor>> ws;
+    WarmDeviceWorkers(ws, static_cast<std::size_t>(state.range(0)));
+    state.PauseTiming();
+    bb::WorkerStarts ends(true);
+    for (auto& w : ws) ends.retire(std::move(w));
+    ends.settle();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_DeviceWorkersStartTogether)->Arg(1)->Arg(3)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+void BM_DeviceWorkersEndTogether(benchmark::State& state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::unique_ptr<bb::Executor>> ws;
+    WarmDeviceWorkers(ws, static_cast<std::size_t>(state.range(0)));
+    state.ResumeTiming();
+    bb::WorkerStarts ends(true);
+    for (auto& w : ws) ends.retire(std::move(w));
+    ends.settle();
+  }
+}
+BENCHMARK(BM_DeviceWorkersEndTogether)->Arg(1)->Arg(3)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace

@@ -53,6 +53,11 @@ class Executor {
   virtual ExecOutcome execute(const nlohmann::json& request, double timeout_seconds, int fd = -1) = 0;
   // Starts the next request in a fresh process (a new implementation begins); no-op in-process.
   virtual void recycle() {}
+  // Ends the worker without waiting for it: its processes killed, its socket closed; the
+  // kernel finishes their teardown (a device context's: about 0.1 s each, one after another on
+  // an H100) after the caller has moved on. For a run's last moments, when nothing is left to
+  // ask of it. In-process: recycle().
+  virtual void abandon() { recycle(); }
   // The walls of the worker started next (after recycle()).
   virtual void set_walls(WorkerWalls) {}
   // Stops every process of the worker (and resumes them): the side of a pair that is not being

@@ -109,6 +109,19 @@ class IsolatedExecutor final : public Executor {
 
   void recycle() override { stop(); }
 
+  void abandon() override {
+    if (pid_ <= 0) return;
+    freeze(false);
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    close_protocol();
+    unregister_group(pid_);
+    cgroup_.kill_all_and_release();
+    pid_ = -1;  // left unreaped: the host's exit hands it to init
+    if (output_fd_ >= 0) close(output_fd_);
+    output_fd_ = -1;
+  }
+
   void set_walls(WorkerWalls walls) override { walls_ = std::move(walls); }
 
   bool freeze(bool frozen) override {

@@ -1,5 +1,7 @@
 #include "sandbox.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -207,6 +209,30 @@ WorkerTasks WorkerCgroup::tasks() const {
   std::istringstream threads(read_file(path_ + (sandbox_support().freezer_version == 2 ? "/cgroup.threads" : "/tasks")));
   for (long tid; threads >> tid;) t.threads.push_back(tid);
   return t;
+}
+
+void WorkerCgroup::kill_all_and_release() {
+  if (path_.empty()) return;
+  if (sandbox_support().freezer_version == 2 && exists(path_ + "/cgroup.kill")) write_file(path_ + "/cgroup.kill", "1");
+  std::istringstream procs(read_file(procs_));
+  for (long pid; procs >> pid;) kill(static_cast<pid_t>(pid), SIGKILL);
+  freeze(false);  // frozen tasks take SIGKILL only once thawed (cgroup v1)
+  rmdir(path_.c_str());  // fails while its processes are still dying: a later run removes it
+  path_.clear();
+  procs_.clear();
+}
+
+void remove_stale_cgroups() {
+  const std::string& root = sandbox_support().freezer;
+  if (root.empty()) return;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    const auto dash = name.find('-');
+    if (dash == 0 || dash == std::string::npos || name.find_first_not_of("0123456789") != dash) continue;
+    const long host = std::atol(name.substr(0, dash).c_str());
+    if (host <= 0 || (kill(static_cast<pid_t>(host), 0) != 0 && errno == ESRCH)) rmdir(e.path().c_str());  // only an empty one goes
+  }
 }
 
 void WorkerCgroup::kill_all_and_remove() {

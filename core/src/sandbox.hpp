@@ -42,6 +42,10 @@ struct SandboxSpec {
 
 // The cgroup of one worker: made before the worker starts, its processes frozen, thawed and
 // killed as a whole, removed when the worker retires.
+// Removes the empty cgroups that hosts no longer running left under the freezer's root (a run
+// ends its workers without waiting for the kernel to tear them down: Executor::abandon).
+void remove_stale_cgroups();
+
 class WorkerCgroup {
  public:
   WorkerCgroup() = default;
@@ -58,6 +62,9 @@ class WorkerCgroup {
   WorkerTasks tasks() const;
   // SIGKILL to every process in it, until it is empty (or a second has passed); then removes it.
   void kill_all_and_remove();
+  // SIGKILL to every process in it, once, without waiting for them to die; removed if empty
+  // already, else left to remove_stale_cgroups() of a later run. It is forgotten either way.
+  void kill_all_and_release();
 
  private:
   std::string path_, procs_;

@@ -204,6 +204,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     });
   info.started_at = now_iso8601();
   if (o.isolate) {
+    remove_stale_cgroups();  // what earlier runs' abandoned workers left (Executor::abandon)
     // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
     const auto& walls = sandbox_support();
     info.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},

@@ -119,8 +119,12 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     stats.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   spare.take({-1, -1});  // retired, if one is held
-  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker}) starts.retire(std::move(*e));
-  starts.settle();  // every worker ends at once
+  // The run's last moments: nothing is left to ask of the workers, and waiting for the kernel
+  // to tear down their device contexts (0.1 s each, one after another) is no part of the answer.
+  starts.wait_all_started();
+  for (auto* e : {&workers.impl, &workers.reference, &workers.baseline, &workers.checker})
+    if (*e) (*e)->abandon();
+  starts.settle();  // the ends already under way
   trace_line({{"side", slot.name}, {"cmd", "workers_ended"}});
   std::lock_guard lock(mutex_);
   if (--running_ == 0) events_.close();
