@@ -182,7 +182,16 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
     starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout);
     workers.checker_warm = true;
   }
-  starts.wait_started();
+  // A worker that could not make its context (a device another worker still held, ending
+  // beside it: a plugin that took every byte of memory) starts again once every worker that
+  // was ending has ended; its first request says what is still wrong.
+  const auto failed = starts.wait_started();
+  if (failed.empty()) return;
+  starts.settle();
+  for (Executor* w : failed) {
+    w->recycle();
+    w->launch();
+  }
 }
 
 void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events) {

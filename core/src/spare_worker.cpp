@@ -17,8 +17,10 @@ void SpareWorker::start(std::unique_ptr<Executor> worker, std::pair<int, int> ta
   try {
     started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] {
       try {
-        w->execute(warm, timeout_seconds);
-      } catch (...) {  // its first real request says what is wrong with it
+        const ExecOutcome out = w->execute(warm, timeout_seconds);
+        return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+      } catch (...) {  // its first real request would say what is wrong with it
+        return false;
       }
     });
   } catch (const std::system_error&) {
@@ -27,13 +29,13 @@ void SpareWorker::start(std::unique_ptr<Executor> worker, std::pair<int, int> ta
 }
 
 void SpareWorker::settle() {
-  if (started_.valid()) started_.get();
+  if (started_.valid()) warm_ok_ = started_.get();
 }
 
 std::unique_ptr<Executor> SpareWorker::take(std::pair<int, int> target) {
   if (!worker_) return nullptr;
   settle();
-  if (target != target_) {
+  if (target != target_ || !warm_ok_) {
     retire();
     return nullptr;
   }

@@ -33,7 +33,9 @@ class SpareWorker {
   // Waits until the start has finished (whatever its outcome: a worker that failed to warm up
   // says why at its first real request).
   void settle();
-  // The worker, settled, if it was started for `target`; else null, and the spare is retired
+  // The worker, settled, if it was started for `target` and its warm-up succeeded; else null,
+  // and the spare is retired (a device a previous worker still held, out of memory: the caller
+  // starts a fresh one once that worker has ended)
   // (another worker slot took that implementation, or the jobs came in another order).
   std::unique_ptr<Executor> take(std::pair<int, int> target);
 
@@ -41,7 +43,8 @@ class SpareWorker {
   void retire();
   std::unique_ptr<Executor> worker_;
   std::pair<int, int> target_{-1, -1};
-  std::future<void> started_;
+  std::future<bool> started_;
+  bool warm_ok_ = false;
 };
 
 }  // namespace bb

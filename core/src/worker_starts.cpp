@@ -9,22 +9,30 @@ WorkerStarts::~WorkerStarts() { settle(); }
 void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing) {
   if (!background_ || !worker.launch()) return;
   Executor* w = &worker;
+  auto send = [w, warm, timeout_seconds] {
+    try {
+      const ExecOutcome out = w->execute(warm, timeout_seconds);
+      return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+    } catch (...) {  // its first real request says what is wrong with it
+      return false;
+    }
+  };
+  auto& into = before_timing ? for_timing_ : starting_;
   try {
-    (before_timing ? for_timing_ : starting_).push_back(std::async(std::launch::async, [w, warm, timeout_seconds] {
-      try {
-        w->execute(warm, timeout_seconds);
-      } catch (...) {  // its first real request says what is wrong with it
-      }
-    }));
+    into.push_back({w, std::async(std::launch::async, send)});
   } catch (const std::system_error&) {  // no thread: the warm request is sent here
-    worker.execute(warm, timeout_seconds);
+    std::promise<bool> done;
+    done.set_value(send());
+    into.push_back({w, done.get_future()});
   }
 }
 
-void WorkerStarts::wait_started() {
-  for (auto& f : starting_)
-    if (f.valid()) f.get();
+std::vector<Executor*> WorkerStarts::wait_started() {
+  std::vector<Executor*> failed;
+  for (auto& s : starting_)
+    if (s.ok.valid() && !s.ok.get()) failed.push_back(s.worker);
   starting_.clear();
+  return failed;
 }
 
 void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
@@ -39,8 +47,8 @@ void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
 
 void WorkerStarts::wait_all_started() {
   wait_started();
-  for (auto& f : for_timing_)
-    if (f.valid()) f.get();
+  for (auto& s : for_timing_)
+    if (s.ok.valid()) s.ok.get();
   for_timing_.clear();
 }
 

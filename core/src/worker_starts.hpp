@@ -33,8 +33,9 @@ class WorkerStarts {
   // worker is first used for timing only (a baseline's), so wait_started() need not wait for
   // it: settle() does, before the first timed block.
   void warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing = false);
-  // Waits until every warm request sent so far, but those for timing, has its reply.
-  void wait_started();
+  // Waits until every warm request sent so far, but those for timing, has its reply; returns the
+  // workers whose warm-up failed (a device still held by a worker that is ending: out of memory).
+  std::vector<Executor*> wait_started();
   // The same, those for timing included.
   void wait_all_started();
   // Ends `worker`'s processes on a thread of its own (after every warm request has its reply).
@@ -44,7 +45,12 @@ class WorkerStarts {
 
  private:
   bool background_;
-  std::vector<std::future<void>> starting_, for_timing_, ending_;
+  struct Start {
+    Executor* worker;
+    std::future<bool> ok;
+  };
+  std::vector<Start> starting_, for_timing_;
+  std::vector<std::future<void>> ending_;
 };
 
 }  // namespace bb

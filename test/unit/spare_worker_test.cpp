@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -19,13 +20,16 @@ struct Seen {
 
 class FakeExecutor final : public bb::Executor {
  public:
-  FakeExecutor(Seen& seen, int delay_ms = 0, bool starts = true) : seen_(seen), delay_ms_(delay_ms), starts_(starts) {}
+  FakeExecutor(Seen& seen, int delay_ms = 0, bool starts = true, std::string error = "")
+      : seen_(seen), delay_ms_(delay_ms), starts_(starts), error_(std::move(error)) {}
   bb::ExecOutcome execute(const nlohmann::json& request, double, int) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     seen_.request = request;
     seen_.executed_on = std::this_thread::get_id();
     ++seen_.executed;
-    return {};
+    bb::ExecOutcome out;
+    out.reply = {{"error", error_}};
+    return out;
   }
   bool launch() override {
     seen_.launched_on = std::this_thread::get_id();
@@ -38,6 +42,7 @@ class FakeExecutor final : public bb::Executor {
   Seen& seen_;
   int delay_ms_;
   bool starts_;
+  std::string error_;
 };
 
 TEST(SpareWorker, StartsOnTheCallersThreadWarmsUpOnAnotherAndIsTakenByItsImplementation) {
@@ -58,6 +63,18 @@ TEST(SpareWorker, StartsOnTheCallersThreadWarmsUpOnAnotherAndIsTakenByItsImpleme
   EXPECT_FALSE(spare.held());
   EXPECT_EQ(seen.recycled, 0);
   spare.settle();  // nothing to wait for
+}
+
+// A spare that could not make its context (the device still held by the worker ending beside it:
+// a plugin that took every byte) is retired, not handed over: the caller starts a fresh one.
+TEST(SpareWorker, OneWhoseWarmUpFailedIsRetiredNotTaken) {
+  Seen seen;
+  bb::SpareWorker spare;
+  spare.start(std::make_unique<FakeExecutor>(seen, 0, true, "set device 0: cuda error 2 (out of memory)"), {0, 1}, {{"cmd", "warm"}}, 10);
+  EXPECT_EQ(spare.take({0, 1}), nullptr);
+  EXPECT_EQ(seen.executed, 1);
+  EXPECT_EQ(seen.recycled, 1);
+  EXPECT_FALSE(spare.held());
 }
 
 TEST(SpareWorker, AnotherImplementationRetiresIt) {
