@@ -10,7 +10,9 @@
 # root, with ARGS selecting from it (ROOT=build/custom_ops ARGS="--ops myop --impls myop_cuda_vec":
 # a kernel engineer's loop); ARGS: more flags for each run; KEEP: where each run's results.json
 # and console output are kept (MODE-RUN.json, MODE-RUN.txt), and with TRACE=1 its timeline
-# (MODE-RUN.trace: BACKENDBENCH_TRACE_BLOCKS, docs/RUNNING.md).
+# (MODE-RUN.trace: BACKENDBENCH_TRACE_BLOCKS, docs/RUNNING.md). PAUSE=S: seconds between runs (0:
+# back to back; a run's workers end without the host waiting for the kernel's teardown of their
+# device contexts, which a run started at once then meets in its own first contexts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -31,6 +33,7 @@ for mode in timed correctness-only; do
   flags=(); [ "$mode" = correctness-only ] && flags=(--correctness-only)
   walls=()
   for r in $(seq 1 "$runs"); do
+    sleep "${PAUSE:-0}"
     rm -rf "$logs/run"
     start=$(date +%s.%N)
     trace=""; [ -n "${KEEP:-}" ] && [ -n "${TRACE:-}" ] && { mkdir -p "$KEEP"; trace="$KEEP/$mode-$r.trace"; rm -f "$trace"; }

@@ -4,7 +4,8 @@
 # SHARD=i/n of it, default options), one op (SWEEP_ARGS), the fast-answer figures (fast: the ported
 # myop suite and one implementation's loop, scripts/bench_myop_suite.sh); logs under $OUT (or
 # gpu-logs/), text only; TRACE=1: each fast run's and the sweep's timeline too (fast.tgz,
-# sweep.tgz: BACKENDBENCH_TRACE_BLOCKS). MICRO_FILTER: some of the micro-benchmarks. The GPU tests: Gpu.* end to end, and the unit tests that need a device
+# sweep.tgz: BACKENDBENCH_TRACE_BLOCKS). MICRO_FILTER: some of the micro-benchmarks. FAST_PAUSE:
+# seconds between the fast runs. The GPU tests: Gpu.* end to end, and the unit tests that need a device
 # (Device*, GpuReference*: the shipped references on CUDA against their CPU code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ for step in ${STEPS:-micro attacks self gputests}; do
            if [ -f /tmp/sweep.trace ]; then tar czf "$out/sweep.tgz" -C /tmp sweep.trace sweep/results.json
            else cp /tmp/sweep/results.json "$out/sweep_results.json" 2>/dev/null; fi ;;
     fast) for spec in "$b/bench_roots/myop_suite_cuda|" "$b/custom_ops|--ops myop --impls myop_cuda_vec"; do
-            ROOT="${spec%%|*}" ARGS="${spec#*|}" RUNS="${FAST_RUNS:-3}" KEEP="$out/fast/$(basename "${spec%%|*}")" timeout "${FAST_TIMEOUT:-300}" \
+            ROOT="${spec%%|*}" ARGS="${spec#*|}" RUNS="${FAST_RUNS:-3}" PAUSE="${FAST_PAUSE:-0}" KEEP="$out/fast/$(basename "${spec%%|*}")" timeout "${FAST_TIMEOUT:-300}" \
               scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1
           done
           (cd "$out" && tar czf fast.tgz fast && rm -rf fast) ;;

@@ -213,10 +213,15 @@ WorkerTasks WorkerCgroup::tasks() const {
 
 void WorkerCgroup::kill_all_and_release() {
   if (path_.empty()) return;
-  if (sandbox_support().freezer_version == 2 && exists(path_ + "/cgroup.kill")) write_file(path_ + "/cgroup.kill", "1");
-  std::istringstream procs(read_file(procs_));
-  for (long pid; procs >> pid;) kill(static_cast<pid_t>(pid), SIGKILL);
-  freeze(false);  // frozen tasks take SIGKILL only once thawed (cgroup v1)
+  const bool kill_file = sandbox_support().freezer_version == 2 && exists(path_ + "/cgroup.kill");
+  if (kill_file) {
+    write_file(path_ + "/cgroup.kill", "1");  // every task, atomically: none forks its way out
+  } else {
+    freeze(true);  // no task forks while the list is read and killed
+    std::istringstream procs(read_file(procs_));
+    for (long pid; procs >> pid;) kill(static_cast<pid_t>(pid), SIGKILL);
+    freeze(false);  // frozen tasks take SIGKILL only once thawed (cgroup v1)
+  }
   rmdir(path_.c_str());  // fails while its processes are still dying: a later run removes it
   path_.clear();
   procs_.clear();
