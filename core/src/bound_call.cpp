@@ -23,15 +23,15 @@ namespace {
 // How long a witnessed call may hold the stream: its launches take microseconds; a first launch
 // that loads its module synchronises the device and would wait the hold out (then the call runs
 // again), so a long hold costs every new kernel of a run that much (200 ms made a tenth of the
-// H100 myop loop). A watch ends the hold sooner: a call that has not returned kWitnessWatchMs
+// H100 myop loop). A watch ends the hold sooner: a call that has not returned kWitnessWatch
 // after it began is waiting for the held stream, and the stream is let go then (held too long,
 // as when the hold times out: the call runs again, its kernels loaded). 50 ms a new kernel
 // became about 5.
 constexpr double kWitnessHoldMs = 50;
 constexpr auto kWitnessWatch = std::chrono::milliseconds(5);
 
-// Lets the held stream go if the call has not returned by kWitnessWatch: `released()` says
-// whether it did. Without a thread for it, the hold's own timeout does the same, later.
+// Lets the held stream go if the call has not returned by kWitnessWatch: stop() says whether it
+// did. Without a thread for it, the hold's own timeout does the same, later.
 class HoldWatch {
  public:
   explicit HoldWatch(const bb_device_runtime& api) {

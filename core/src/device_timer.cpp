@@ -47,8 +47,8 @@ constexpr std::size_t kMaxBlockedBatch = 200;
 // An idle GPU's clocks take a while to come up: the first measurement in a process warms up for
 // at least this long, unless the host saw the device timed moments ago
 // (TimingOptions::device_warm), or the SM clock probes read kWarmClockSamples calls in a row at
-// full clock (the probes see the SM clock only). (It does not cure the slow first case of a baseline worker seen on an H100:
-// docs/PERFORMANCE.md, stability.)
+// full clock (the probes see the SM clock only). (It does not cure the slow first case of a
+// baseline worker seen on an H100: docs/PERFORMANCE.md, stability.)
 constexpr double kFirstWarmup = 0.3;
 constexpr std::size_t kWarmClockSamples = 20;
 bool g_device_warm = false;
