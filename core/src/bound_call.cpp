@@ -25,8 +25,9 @@ namespace {
 // again), so a long hold costs every new kernel of a run that much (200 ms made a tenth of the
 // H100 myop loop). A watch ends the hold sooner: a call that has not returned kWitnessWatch
 // after it began is waiting for the held stream, and the stream is let go then (held too long,
-// as when the hold times out: the call runs again, its kernels loaded). 50 ms a new kernel
-// became about 5.
+// as when the hold times out: the call runs again, its kernels loaded, under the whole hold with
+// no watch, so a call that waits on the host before launching elsewhere is still seen
+// (scale_cuda_latelaunch). 50 ms a new kernel became about 5.
 constexpr double kWitnessHoldMs = 50;
 constexpr auto kWitnessWatch = std::chrono::milliseconds(5);
 
@@ -34,7 +35,8 @@ constexpr auto kWitnessWatch = std::chrono::milliseconds(5);
 // did. Without a thread for it, the hold's own timeout does the same, later.
 class HoldWatch {
  public:
-  explicit HoldWatch(const bb_device_runtime& api) {
+  HoldWatch(const bb_device_runtime& api, bool on) {
+    if (!on) return;
     try {
       thread_ = std::thread([this, &api] {
         std::unique_lock lock(mutex_);
@@ -251,7 +253,7 @@ CallOutcome BoundCall::run(bb_kernel_fn fn) {
   return out;
 }
 
-CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
+CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
   const auto& api = ex_.rt ? ex_.rt->api() : bb_device_runtime{};
   if (!ex_.rt || !fn || !api.block_stream_ticket || !api.ticket_timed_out) return run(fn);
   frame_->clear_error();
@@ -276,9 +278,9 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn) {
   if (api.stream_synchronize(ex_.stream) != 0) return run(fn);
   uint32_t ticket = 0;
   if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
-  HoldWatch watch(api);
+  HoldWatch hold_watch(api, watch);
   const int rc = launch(fn);
-  const bool released = watch.stop();
+  const bool released = hold_watch.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
   bool changed = false;
   for (size_t k = 0; k < mirrors_.size() && !changed; ++k) {

@@ -77,7 +77,10 @@ class BoundCall {
   // run(), with the given stream held by a blocking kernel while the plugin launches: outputs
   // that change before the stream is released were written by work elsewhere (the legacy
   // default stream, a stream of its own). On the CPU: run().
-  CallOutcome run_witnessed(bb_kernel_fn fn);
+  // `watch`: let the held stream go once the call has not returned 5 ms after it began (a first
+  // launch loading its kernel); false for the call run again, which is witnessed under the
+  // whole hold (a call that waits on the host before launching elsewhere is seen then).
+  CallOutcome run_witnessed(bb_kernel_fn fn, bool watch = true);
 
   // The call's device memory, whole allocations, as the cold timer may evict it; the inputs'
   // alone (outputs are rewritten before every sample: discarding their lines would drop that).

@@ -1,4 +1,5 @@
 #include "spare_worker.hpp"
+#include "worker_starts.hpp"
 
 #include <system_error>
 
@@ -17,8 +18,7 @@ void SpareWorker::start(std::unique_ptr<Executor> worker, std::pair<int, int> ta
   try {
     started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] {
       try {
-        const ExecOutcome out = w->execute(warm, timeout_seconds);
-        return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+        return warmed(w->execute(warm, timeout_seconds));
       } catch (...) {  // its first real request would say what is wrong with it
         return false;
       }

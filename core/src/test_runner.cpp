@@ -350,7 +350,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
     // The hold timed out: the call synchronised the device, as a first call does while its
     // kernels load. Once more on fresh buffers, which is the call returned.
     if (auto e = restore(); !e.empty()) return reply_error(e);
-    out = bound.run_witnessed(s.fn);
+    out = bound.run_witnessed(s.fn, /*watch=*/false);
     step("rerun_s");
   }
   const LeftBehind left = restore_process_state(before);

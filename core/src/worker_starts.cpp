@@ -4,6 +4,10 @@
 
 namespace bb {
 
+bool warmed(const ExecOutcome& out) {
+  return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+}
+
 WorkerStarts::~WorkerStarts() { settle(); }
 
 void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing) {
@@ -11,8 +15,7 @@ void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_se
   Executor* w = &worker;
   auto send = [w, warm, timeout_seconds] {
     try {
-      const ExecOutcome out = w->execute(warm, timeout_seconds);
-      return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+      return warmed(w->execute(warm, timeout_seconds));
     } catch (...) {  // its first real request says what is wrong with it
       return false;
     }

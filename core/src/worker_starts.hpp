@@ -18,6 +18,9 @@
 
 namespace bb {
 
+// Whether a "warm" request got its worker ready (its reply carries no error).
+bool warmed(const ExecOutcome& out);
+
 class WorkerStarts {
  public:
   // `background`: starts and ends on threads of their own (isolated workers); false: in the

@@ -53,8 +53,9 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   // Each crash is its test's alone: the next tests ran in fresh workers with fresh contexts.
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_overflow", c), "OUT_OF_BOUNDS");
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_unwritten", c), "UNWRITTEN");
-  // Work outside the given stream is seen while that stream is held, and never timed.
-  for (const char* impl : {"scale__scale_cuda_sidestream", "scale__scale_cuda_defaultstream"})
+  // Work outside the given stream is seen while that stream is held, and never timed; launched
+  // late too (the call run again is witnessed under the whole hold).
+  for (const char* impl : {"scale__scale_cuda_sidestream", "scale__scale_cuda_defaultstream", "scale__scale_cuda_latelaunch"})
     for (const auto& t : e2e::tests_of(r, impl)) {
       EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
       EXPECT_NE(t["message"].get<std::string>().find("ran outside the stream it was given"), std::string::npos) << t.dump();
