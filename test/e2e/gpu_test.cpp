@@ -105,7 +105,7 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   EXPECT_NE(message_of(r, "scale__scale_cuda_samplecache", "performance/big").find("a call on the case's inputs with a few elements changed"),
             std::string::npos)
       << message_of(r, "scale__scale_cuda_samplecache", "performance/big");
-  EXPECT_EQ(r["tests"].size(), 17u * 3u);
+  EXPECT_EQ(r["tests"].size(), 18u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
