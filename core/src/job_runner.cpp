@@ -268,6 +268,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
       out.speedup_high.reset();
       out.speedup_confidence.reset();
       out.speedup_pairs.reset();
+      out.speedup_resolution.reset();
     }
     events.finished(std::move(out), t.order);
   }

@@ -75,6 +75,7 @@ SpeedupInterval widen_to_resolution(SpeedupInterval s, double baseline_median, d
   if (!(f > 0)) return s;
   s.low /= 1 + f;
   s.high *= 1 + f;
+  s.resolution = f;
   return s;
 }
 
@@ -90,17 +91,19 @@ double normal_quantile_two_sided(double confidence) {
 
 std::optional<SpeedupInterval> geomean_interval(const std::vector<SpeedupInterval>& cases, double confidence) {
   if (cases.empty()) return std::nullopt;
-  double sum = 0, var = 0;
+  double sum = 0, var = 0, floors = 0;
   for (const auto& c : cases) {
     sum += std::log(c.speedup);
     const double z = normal_quantile_two_sided(c.confidence > 0 && c.confidence < 1 ? c.confidence : confidence);
+    const double floor = c.resolution > 0 && std::isfinite(c.resolution) ? std::log1p(c.resolution) : 0.0;
     const double half = std::max(std::log(c.high) - std::log(c.speedup), std::log(c.speedup) - std::log(c.low));
-    const double se = half / z;
+    const double se = std::max(0.0, half - floor) / z;
     var += se * se;
+    floors += floor;
   }
   const double n = static_cast<double>(cases.size());
   const double mean = sum / n;
-  const double half = normal_quantile_two_sided(confidence) * std::sqrt(var) / n;
+  const double half = normal_quantile_two_sided(confidence) * std::sqrt(var) / n + floors / n;
   SpeedupInterval g;
   g.speedup = std::exp(mean);
   g.low = std::exp(mean - half);

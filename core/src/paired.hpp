@@ -29,6 +29,9 @@ struct SpeedupInterval {
   double low = 1, high = 1;
   double confidence = 0;  // the interval's actual coverage (order statistics give discrete levels)
   std::size_t pairs = 0;
+  // The relative floor the interval was widened by (widen_to_resolution): a bias of two
+  // processes that more blocks, or more cases, do not average away. 0: none.
+  double resolution = 0;
   // The interval lies wholly above or below 1.0.
   bool significant() const { return low > 1.0 || high < 1.0; }
   // The interval's larger distance from the speedup, relative to it (0.01: within ±1%).
@@ -73,9 +76,11 @@ double resolution_of(double baseline_median, double impl_median, const Resolutio
 double median_half_width(std::vector<double> values, double confidence = kSpeedupConfidence);
 
 // The geometric mean of several cases' speedups, with an interval: on the log scale each case's
-// half-width is taken as z standard errors (z of the case's own confidence), the errors of
-// independent cases add in quadrature, and the mean's interval is z standard errors of the mean
-// either side. nullopt for no cases.
+// half-width, less its `resolution` (the processes' floor), is taken as z standard errors (z of
+// the case's own confidence), the errors of independent cases add in quadrature, and the mean's
+// interval is z standard errors of the mean either side, widened by the mean of the cases'
+// floors: a floor is a bias each case may carry alike, so it does not shrink with more cases.
+// nullopt for no cases.
 std::optional<SpeedupInterval> geomean_interval(const std::vector<SpeedupInterval>& cases, double confidence = kSpeedupConfidence);
 
 // The two-sided standard normal quantile for a confidence level: 0.95 -> 1.96.

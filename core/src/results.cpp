@@ -74,6 +74,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   put(j, "speedup_high", r.speedup_high);
   put(j, "speedup_confidence", r.speedup_confidence);
   put(j, "speedup_pairs", r.speedup_pairs);
+  put(j, "speedup_resolution", r.speedup_resolution);
   put(j, "flops", r.flops);
   put(j, "bytes", r.bytes);
   put(j, "tflops", r.tflops);
@@ -154,6 +155,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   get(j, "speedup_high", r.speedup_high);
   get(j, "speedup_confidence", r.speedup_confidence);
   get(j, "speedup_pairs", r.speedup_pairs);
+  get(j, "speedup_resolution", r.speedup_resolution);
   get(j, "flops", r.flops);
   get(j, "bytes", r.bytes);
   get(j, "tflops", r.tflops);

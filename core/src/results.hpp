@@ -83,6 +83,9 @@ struct TestResult {
   // is "no significant difference".
   std::optional<double> speedup_low, speedup_high, speedup_confidence;
   std::optional<double> speedup_pairs;
+  // The relative floor the interval was widened by (paired.hpp, kProcessFloor): the bias two
+  // processes may carry, which the per-implementation summary does not average away.
+  std::optional<double> speedup_resolution;
   std::optional<double> flops, bytes;     // work of the case
   std::optional<double> tflops, gbps;
   // Percent of the device's peak bandwidth: measured once per device (the best of several

@@ -45,9 +45,9 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
       speedups[{r.op, r.impl}].push_back(*r.speedup);
       auto [paired, fresh] = all_paired.try_emplace({r.op, r.impl}, true);
       if (r.speedup_low && r.speedup_high && *r.speedup > 0)
-        intervals[{r.op, r.impl}].push_back(
-            {*r.speedup, *r.speedup_low, *r.speedup_high, r.speedup_confidence.value_or(kSpeedupConfidence),
-             static_cast<std::size_t>(r.speedup_pairs.value_or(0))});
+        intervals[{r.op, r.impl}].push_back({*r.speedup, *r.speedup_low, *r.speedup_high,
+                                             r.speedup_confidence.value_or(kSpeedupConfidence),
+                                             static_cast<std::size_t>(r.speedup_pairs.value_or(0)), r.speedup_resolution.value_or(0.0)});
       else
         paired->second = false;
     }

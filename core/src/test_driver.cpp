@@ -971,6 +971,7 @@ class TestDriver {
           r_.speedup_high = p->speedup->high;
           r_.speedup_confidence = p->speedup->confidence;
           r_.speedup_pairs = static_cast<double>(p->speedup->pairs);
+          r_.speedup_resolution = p->speedup->resolution;
         }
       }
     }

@@ -117,6 +117,30 @@ TEST(GeomeanInterval, CombinesCasesOnTheLogScale) {
   EXPECT_FALSE(bb::geomean_interval({}));
 }
 
+// An implementation against a copy of itself across many cases: each case's interval holds
+// 1.00 only by its widening to the processes' floor (4% here: 200 ns on a 5 us kernel), and
+// each reads the same 1.5% bias of two processes. The bias is not noise: averaging cases must
+// not shrink the floor away, or the summary reads a self-speedup as significant.
+TEST(GeomeanInterval, KeepsTheProcessesFloorWhateverTheNumberOfCases) {
+  bb::SpeedupInterval stat{1.015, 1.005, 1.025, 0.99, 16};
+  const auto one = bb::widen_to_resolution(stat, 5e-6 * 1.015, 5e-6, bb::kProcessFloor);
+  EXPECT_NEAR(one.resolution, 0.04, 1e-9);
+  EXPECT_LT(one.low, 1.0);
+  const std::vector<bb::SpeedupInterval> cases(12, one);
+  const auto g = bb::geomean_interval(cases);
+  ASSERT_TRUE(g);
+  EXPECT_NEAR(g->speedup, 1.015, 1e-9);
+  EXPECT_FALSE(g->significant()) << "[" << g->low << ", " << g->high << "]";
+  EXPECT_LT(g->low, 1.015 / 1.04 + 1e-9);  // at least the floor either side
+  // Without the floor recorded, the same intervals shrink with the cases (the old summary).
+  std::vector<bb::SpeedupInterval> unmarked(12, one);
+  for (auto& c : unmarked) c.resolution = 0;
+  EXPECT_TRUE(bb::geomean_interval(unmarked)->significant());
+  // A real speedup well beyond the floor stays significant.
+  bb::SpeedupInterval fast = bb::widen_to_resolution({1.5, 1.45, 1.55, 0.99, 16}, 7.5e-6, 5e-6, bb::kProcessFloor);
+  EXPECT_TRUE(bb::geomean_interval(std::vector<bb::SpeedupInterval>(4, fast))->significant());
+}
+
 // measure_paired with a fake timer: which side runs when, with what budget, and how the blocks
 // are pooled. Side A (the baseline) "takes" 2 us, side B 1 us, both drifting 1% per block.
 TEST(MeasurePaired, AlternatesBlocksSplitsTheBudgetAndPools) {
