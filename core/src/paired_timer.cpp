@@ -83,10 +83,10 @@ void fit_slow_calls(TimingOptions& block, double slowest_median) {
 // blocks say how many: the distribution-free 99% interval of a block's median (its samples'
 // order statistics: cold samples of tiny kernels are lumpy, two clusters on the event clock's
 // ticks, which a standard deviation overstates tenfold) narrows as 1/sqrt(n); the later blocks
-// take what brings it within a quarter of the floor on the wider side, at least
-// kFloorBlockSamples and at most what they took. (Half the floor made the H100's 4.3 us blocks
-// 82-185 samples, and once in two runs the CUDA self-speedup's summary read 0.98 [0.97, 1.00]
-// for a copy against itself: docs/PERFORMANCE.md.)
+// take what brings it within half the floor on the wider side, at least kFloorBlockSamples
+// and at most what they took (the H100's 4.3 us blocks: 82-185 samples of 200). (The reported
+// interval stays honest whatever the blocks' size: the pairs' sign-test interval, widened to the
+// floor; noisier medians only take more pairs.)
 constexpr std::size_t kFloorBlockSamples = 24;
 void fit_floor_limited(TimingOptions& block, const Measurement& a, const Measurement& b, double floor, double target) {
   if (!(floor > target)) return;
@@ -95,7 +95,7 @@ void fit_floor_limited(TimingOptions& block, const Measurement& a, const Measure
     if (m->samples.size() < 16) return;  // too few to tell their spread
     const double half_width = median_half_width(m->samples);
     if (!std::isfinite(half_width)) return;
-    needed = std::max(needed, static_cast<double>(m->samples.size()) * std::pow(half_width / (floor / 4), 2));
+    needed = std::max(needed, static_cast<double>(m->samples.size()) * std::pow(half_width / (floor / 2), 2));
   }
   const auto n = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(needed)), kFloorBlockSamples, block.rule.max_samples);
   block.rule.max_samples = n;

@@ -340,7 +340,7 @@ TEST(MeasurePaired, ADeviceFloorWiderThanTheTargetIsNarrowEnough) {
 
 // Where the floor is wider than the target, the interval stops at the floor however many samples
 // a block takes: after the first pair, blocks take only what keeps their medians' 99% error
-// within a quarter of the floor (24 at least). A call the floor does not limit (100 us: 0.3%),
+// within half the floor (24 at least). A call the floor does not limit (100 us: 0.3%),
 // or a pairing without a floor, keeps its blocks as they were.
 TEST(MeasurePaired, FloorLimitedPairingsTakeSmallerBlocks) {
   for (const double call_s : {4.3e-6, 100e-6})
