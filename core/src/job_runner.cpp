@@ -67,8 +67,7 @@ struct SideWorkers {
 SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed) {
   SideWorkers s;
   s.reference_device = reference_device_for(p.reference, p.manifest, job.device);
-  const Target ref = p.reference.target();
-  s.reference_key = fmt::format("{}|{}|{}", ref.library, static_cast<int>(ref.kind), s.reference_device);
+  s.reference_key = reference_worker_key(p, job.device);
   if (timed)  // the op's baseline for this device, timed against it in a worker of its own
     for (const auto& b : p.baselines)
       if (b.device == job.device) s.baseline = b.target;
@@ -79,13 +78,20 @@ SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed) {
   return s;
 }
 
-// The worker `slot` serves `key` from now on: a fresh one behind the walls for `library` if it
-// served something else (the old one ends off the critical path). True when it changed.
+// The worker `slot` serves `key` from now on: the one started with the plan for that key on
+// device `ordinal`, else a fresh one behind the walls for `library`, if it served something else
+// (the old one ends off the critical path). True when it changed.
 bool serve(std::unique_ptr<Executor>& slot, std::string& current, const std::string& key, const SweepContext& ctx,
-           const std::string& library, WorkerSet& workers) {
+           const std::string& library, WorkerSet& workers, int ordinal) {
   if (current == key && slot) return false;
   if (workers.make && workers.starts) {
     workers.starts->retire(std::move(slot));
+    if (ctx.stock)
+      if (auto stocked = ctx.stock->take(stocked_reference_key(key, ordinal))) {
+        slot = std::move(stocked);
+        current = key;
+        return true;
+      }
     slot = workers.make();
   } else {
     slot->recycle();
@@ -112,6 +118,39 @@ std::pair<double, double> peak_bandwidth(const nlohmann::json& kind, int ordinal
 }
 
 }  // namespace
+
+std::string reference_worker_key(const OpPlan& p, const std::string& device) {
+  const Target ref = p.reference.target();
+  return fmt::format("{}|{}|{}", ref.library, static_cast<int>(ref.kind), reference_device_for(p.reference, p.manifest, device));
+}
+
+void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std::vector<TestSpec>& tests,
+                         const std::function<std::unique_ptr<Executor>()>& make, const std::function<bool(const std::string&)>& ready_for) {
+  std::map<std::string, std::vector<std::pair<int, int>>> first;  // device kind -> its first implementations
+  for (const auto& t : tests) {
+    const std::string device = ctx.device_of(t.op, t.impl);
+    if (device.empty() || device == "cpu") continue;
+    auto& impls = first[device];
+    const std::pair<int, int> id{t.op, t.impl};
+    if (impls.size() < kStockedImpls && std::find(impls.begin(), impls.end(), id) == impls.end()) impls.push_back(id);
+  }
+  for (const auto& [device, impls] : first) {
+    if (!might_have_device(device) || !ready_for(device)) continue;
+    const double timeout = ctx.options.test_timeout;
+    const auto& p0 = ctx.plans[impls.front().first];
+    const std::string ref_device = reference_device_for(p0.reference, p0.manifest, device);
+    if (ref_device != "cpu") {
+      auto w = make();
+      w->set_walls(walls_for(ctx, p0.reference.target().library));
+      stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w), warm_request(ref_device, 0), timeout);
+    }
+    for (const auto& [op, impl] : impls) {
+      auto w = make();
+      w->set_walls(walls_for(ctx, ctx.plans[op].impls[impl].library.string()));
+      stock.start(stocked_impl_key(op, impl, device, 0), device, std::move(w), warm_request(device, 0), timeout);
+    }
+  }
+}
 
 TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal) {
   const auto& p = ctx.plans[t.op];
@@ -170,11 +209,11 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
   WorkerStarts& starts = *workers.starts;
   if (impl_fresh) starts.warm(*workers.impl, warm_request(job.device, ordinal), o.test_timeout);
   const SideWorkers side = side_workers(p, job, timed);
-  if (serve(workers.reference, workers.reference_key, side.reference_key, ctx, p.reference.target().library, workers))
+  if (serve(workers.reference, workers.reference_key, side.reference_key, ctx, p.reference.target().library, workers, ordinal))
     starts.warm(*workers.reference, warm_request(side.reference_device, ordinal), o.test_timeout);
   // The baseline's worker serves timed blocks only: the tests' first timed block waits for it
   // (TestWorkers::quiet), not their correctness.
-  if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers))
+  if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers, ordinal))
     starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout, true);
   // The checker compares the buffers of device cases of device_check_min_bytes and more, on the
   // device (device_check.hpp): its context, once, with the first job that has such a case.
@@ -210,13 +249,13 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     const SideWorkers side = side_workers(p, job, req.time);
     req.reference_device = side.reference_device;
     req.baseline = side.baseline;
-    serve(workers.reference, workers.reference_key, side.reference_key, ctx, req.reference.library, workers);
+    serve(workers.reference, workers.reference_key, side.reference_key, ctx, req.reference.library, workers, id.device_index);
     TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get(), workers.quiet};
     if (req.baseline) {
       if (side.baseline_key.empty()) {
         w.baseline = workers.reference.get();
       } else {
-        serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, req.baseline->library, workers);
+        serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, req.baseline->library, workers, id.device_index);
         w.baseline = workers.baseline.get();
       }
     }

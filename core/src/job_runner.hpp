@@ -22,6 +22,7 @@
 #include "session.hpp"
 #include "test_driver.hpp"
 #include "worker_starts.hpp"
+#include "worker_stock.hpp"
 
 namespace bb {
 
@@ -33,6 +34,7 @@ struct SweepContext {
   std::function<std::string(int op, int impl)> device_of;
   std::filesystem::path log_dir;         // hidden from every worker
   std::vector<std::string> libraries;    // every plugin library of the run: each worker sees its own only
+  WorkerStock* stock = nullptr;          // workers started with the plan (worker_stock.hpp), if any
 };
 
 // The workers of one slot: the implementation's, the reference's and the baseline's, each
@@ -80,6 +82,19 @@ std::string skip_reason(const Implementation& impl, const Manifest& m, const Con
 // implementation's when `impl_fresh`), started side by side and warmed (their device contexts
 // made); returns once all have started.
 void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, bool impl_fresh);
+
+// The key of the worker that serves `p`'s reference for tests on `device` (its library, symbol
+// and device): workers of one key are one worker.
+std::string reference_worker_key(const OpPlan& p, const std::string& device);
+
+// Starts, into `stock`, the workers the first jobs of each device kind will ask for on its
+// first device (worker_stock.hpp): the first kStockedImpls implementations of `tests` on that
+// kind and the first one's reference where it runs on a device too. Only for kinds whose
+// device node exists and `ready_for(kind)` (whose peaks need no measuring); `make` gives a
+// fresh isolated executor.
+inline constexpr std::size_t kStockedImpls = 3;
+void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std::vector<TestSpec>& tests,
+                         const std::function<std::unique_ptr<Executor>()>& make, const std::function<bool(const std::string&)>& ready_for);
 
 // Runs `job` with `workers` on device `ordinal` of its kind.
 void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, const JobEvents& events);

@@ -286,18 +286,43 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   if (interrupted()) return finish(1);
 
   // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
-  // touches a GPU); then the workers that will serve them.
+  // touches a GPU), while the first jobs' workers make their contexts beside it; then the
+  // workers that will serve them.
   auto device_of = [&](int op, int impl) { return device_for(plans[op].impls[impl].info, plans[op].manifest); };
   std::map<std::string, nlohmann::json> device_kinds = {{"cpu", {{"name", "cpu"}, {"available", true}}}};
+  auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor(); };
+  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}};
+  for (const auto& p : plans)
+    for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
+  // A device's peaks are measured on a quiet device: where the cache knows none of this kind's,
+  // the probe will measure them, and nothing starts beside it.
+  const nlohmann::json known_peaks = o.performance ? read_device_peaks() : nlohmann::json::object();
+  auto peaks_known = [&](const std::string& kind) {
+    if (!o.performance) return true;
+    for (const auto& [key, entry] : known_peaks.items())
+      if (key.find("|" + kind + "|") != std::string::npos) return true;
+    return false;
+  };
+  WorkerStock stock;  // abandoned, what no slot took, when the run ends
+  if (o.isolate) {
+    stock_first_workers(stock, ctx, tests, make_executor, peaks_known);
+    ctx.stock = &stock;
+  }
   for (const auto& t : tests) {
     const std::string kind = device_of(t.op, t.impl);
     if (kind.empty() || device_kinds.count(kind)) continue;
     executor->recycle();
     // The probe cannot write the peaks' cache from behind its walls: the host gives it what the
     // cache knows and keeps what it measured (device_peak.hpp).
-    ExecOutcome out = executor->execute(
-        {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}, {"known_peaks", o.performance ? read_device_peaks() : nlohmann::json::object()}},
-        120.0);
+    const nlohmann::json probe = {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}, {"known_peaks", known_peaks}};
+    ExecOutcome out = executor->execute(probe, 120.0);
+    if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && measured_peaks_now(out.reply)) {
+      // Measured beside the stock's workers making their contexts (the cache knew another
+      // device of this kind): measured again on a quiet device.
+      stock.settle();
+      executor->recycle();
+      out = executor->execute(probe, 120.0);
+    }
     executor->recycle();
     nlohmann::json d = out.status == ExecOutcome::Status::ok
                            ? out.reply
@@ -309,6 +334,10 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   executor.reset();
   auto slots = worker_slots(o, device_kinds);
   if (!slots) return fatal(slots.error().message);
+  // The stock serves a kind's first device: where it has several, the costliest jobs go first
+  // to any of them, and a missing device has none to serve.
+  for (const auto& [kind, d] : device_kinds)
+    if (kind != "cpu" && (!d.value("available", false) || d.value("devices", nlohmann::json::array()).size() != 1)) stock.abandon_kind(kind);
   phase_done("devices_s");
 
   // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
@@ -323,9 +352,6 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     summary.results.push_back(std::move(r));
     order.push_back(place);
   };
-  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}};
-  for (const auto& p : plans)
-    for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
   std::vector<TestSpec> runnable;
   std::set<std::pair<int, int>> told;
   for (const auto& t : tests) {
@@ -361,7 +387,6 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
   EventQueue events;
   {
-    auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor(); };
     g_running_scheduler = &scheduler;  // a signal now cancels it
     if (interrupted()) scheduler.cancel();
     WorkerPool pool(*slots, scheduler, ctx, make_executor, events);
@@ -382,6 +407,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       }
     }
     pool.join();
+    stock.abandon_all();
     g_running_scheduler = nullptr;
     for (const auto& w : pool.stats())
       summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});

@@ -43,6 +43,12 @@ std::unique_ptr<Executor> SpareWorker::take(std::pair<int, int> target) {
   return std::move(worker_);
 }
 
+std::unique_ptr<Executor> SpareWorker::release() {
+  settle();
+  target_ = {-1, -1};
+  return std::move(worker_);
+}
+
 void SpareWorker::retire() {
   settle();
   if (worker_) worker_->recycle();

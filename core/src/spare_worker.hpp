@@ -38,6 +38,8 @@ class SpareWorker {
   // starts a fresh one once that worker has ended)
   // (another worker slot took that implementation, or the jobs came in another order).
   std::unique_ptr<Executor> take(std::pair<int, int> target);
+  // The worker, settled, whatever its warm-up's outcome (null if none): for the caller to end.
+  std::unique_ptr<Executor> release();
 
  private:
   void retire();

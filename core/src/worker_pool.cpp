@@ -66,9 +66,11 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   // (spare_worker.hpp), and the workers starting or ending beside the job (worker_starts.hpp):
   // every test waits for them before timing.
   SpareWorker spare;
-  workers.quiet = [&spare, &starts] {
+  WorkerStock* stock = ctx_.stock;
+  workers.quiet = [&spare, &starts, stock] {
     spare.settle();
     starts.settle();
+    if (stock) stock->settle();
   };
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
@@ -87,7 +89,9 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     bool impl_fresh = false;
     if (now != last) {
       std::unique_ptr<Executor> done = std::move(workers.impl);  // ends off the critical path
-      if (auto ready = spare.take(now)) {
+      auto ready = stock ? stock->take(stocked_impl_key(job.op, job.impl, job.device, slot.ordinal)) : nullptr;
+      if (!ready) ready = spare.take(now);
+      if (ready) {
         workers.impl = std::move(ready);
         ++stats.started_ahead;
       } else {
@@ -101,7 +105,8 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     last = now;
     previous = id;
     if (ctx_.options.isolate && !spare.held())
-      if (auto next = scheduler_.next_implementation(slot.kinds, *id)) {
+      if (auto next = scheduler_.next_implementation(slot.kinds, *id);
+          next && !(stock && stock->holds(stocked_impl_key(scheduler_.job(*next).op, scheduler_.job(*next).impl, scheduler_.job(*next).device, slot.ordinal)))) {
         const Job& n = scheduler_.job(*next);
         auto worker = make_executor_();
         worker->set_walls(walls_for(ctx_, ctx_.plans[n.op].impls[n.impl].library.string()));

@@ -348,3 +348,38 @@ TEST(Gpu, TheDevicePeaksAreMeasuredOnceAcrossRunsAndAPoisonedEntryAgain) {
   EXPECT_FALSE(m3["measured_bandwidth"]["cached"].get<bool>()) << m3.dump();
   EXPECT_LE(m3["measured_bandwidth"]["copy_gbps"].get<double>(), 1.05 * m3["peak_bandwidth_gbps"].get<double>()) << m3.dump();
 }
+
+// The first implementations' workers start with the plan, beside the device probe (worker_stock.hpp):
+// every CUDA implementation's worker of a run of two was started ahead. Not where the probe
+// measures the device's peaks (an empty cache): nothing starts beside a measurement.
+TEST(Gpu, TheFirstImplementationsWorkersStartWithThePlanUnlessThePeaksAreMeasured) {
+  auto cuda_slot = [](const nlohmann::json& r) {
+    for (const auto& w : r.value("workers", nlohmann::json::array()))
+      if (w.value("name", "").rfind("cuda:0", 0) == 0) return w;
+    return nlohmann::json::object();
+  };
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir", logs.string(), "--ops", "myop", "--impls",
+                           "myop_cuda_naive,myop_cuda_vec", "--correctness-only"});
+  const auto r = e2e::read_json(logs / "results.json");
+  if (r["tests"].empty()) GTEST_SKIP() << "built without CUDA: no CUDA implementations";
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto slot = cuda_slot(r);
+  EXPECT_EQ(slot.value("worker_starts", -1), 2) << r["workers"].dump();
+  EXPECT_EQ(slot.value("started_ahead", -1), 2) << r["workers"].dump();
+
+  const auto cache = e2e::temp_dir("peaks");
+  ::setenv("BACKENDBENCH_CACHE_DIR", cache.c_str(), 1);
+  const auto timed_logs = e2e::temp_dir("timed");
+  auto timed = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--log-dir", timed_logs.string(), "--ops", "myop", "--impls",
+                             "myop_cuda_naive,myop_cuda_vec", "--timeout", "0.2", "--min-time", "0.01"});
+  ::unsetenv("BACKENDBENCH_CACHE_DIR");
+  EXPECT_EQ(timed.exit_code, 0) << timed.out << timed.err;
+  const auto tr = e2e::read_json(timed_logs / "results.json");
+  for (const auto& d : tr["devices"])
+    if (d["name"] == "cuda") EXPECT_FALSE(d["devices"][0]["measured_bandwidth"].value("cached", true)) << d.dump();
+  const auto timed_slot = cuda_slot(tr);
+  EXPECT_EQ(timed_slot.value("worker_starts", -1), 2) << tr["workers"].dump();
+  EXPECT_EQ(timed_slot.value("started_ahead", -1), 1) << tr["workers"].dump();
+}

@@ -2,6 +2,7 @@
 // process started from the caller's thread, its first request on another, and handed over only
 // to the implementation it was started for.
 #include "spare_worker.hpp"
+#include "worker_stock.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -13,7 +14,7 @@
 namespace {
 
 struct Seen {
-  std::atomic<int> launched{0}, executed{0}, recycled{0};
+  std::atomic<int> launched{0}, executed{0}, recycled{0}, abandoned{0};
   std::thread::id launched_on, executed_on;
   nlohmann::json request;
 };
@@ -37,6 +38,7 @@ class FakeExecutor final : public bb::Executor {
     return starts_;
   }
   void recycle() override { ++seen_.recycled; }
+  void abandon() override { ++seen_.abandoned; }
 
  private:
   Seen& seen_;
@@ -93,6 +95,53 @@ TEST(SpareWorker, AnotherImplementationRetiresIt) {
   }
   EXPECT_EQ(seen.recycled, 3);
   EXPECT_EQ(seen.executed, 3);
+}
+
+// Workers started with the plan (worker_stock.hpp): each handed to its key once, warmed up;
+// one whose warm-up failed ended, not handed; what no slot took abandoned, by kind or at the end.
+TEST(WorkerStock, HandsEachWorkerToItsKeyOnceWarmedUp) {
+  Seen seen;
+  bb::WorkerStock stock;
+  stock.start(bb::stocked_impl_key(0, 1, "cuda", 0), "cuda", std::make_unique<FakeExecutor>(seen, 50), {{"cmd", "warm"}}, 10);
+  EXPECT_EQ(seen.launched_on, std::this_thread::get_id()) << "a worker dies with the thread that started it";
+  EXPECT_TRUE(stock.holds(bb::stocked_impl_key(0, 1, "cuda", 0)));
+  EXPECT_FALSE(stock.holds(bb::stocked_impl_key(0, 1, "cuda", 1))) << "another device's slot";
+  EXPECT_EQ(stock.take(bb::stocked_impl_key(0, 2, "cuda", 0)), nullptr);
+  auto w = stock.take(bb::stocked_impl_key(0, 1, "cuda", 0));
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(seen.executed, 1) << "taken once its warm-up is over";
+  EXPECT_EQ(stock.take(bb::stocked_impl_key(0, 1, "cuda", 0)), nullptr) << "once";
+  EXPECT_EQ(stock.size(), 0u);
+  EXPECT_EQ(seen.recycled + seen.abandoned, 0);
+}
+
+TEST(WorkerStock, OneWhoseWarmUpFailedIsEndedNotTaken) {
+  Seen seen;
+  bb::WorkerStock stock;
+  const auto key = bb::stocked_reference_key("ref.so|0|cuda", 0);
+  stock.start(key, "cuda", std::make_unique<FakeExecutor>(seen, 0, true, "set device 0: cuda error 100 (no device)"), {{"cmd", "warm"}}, 10);
+  EXPECT_EQ(stock.take(key), nullptr);
+  EXPECT_EQ(seen.recycled, 1);
+  Seen never;
+  stock.start(key, "cuda", std::make_unique<FakeExecutor>(never, 0, false), {{"cmd", "warm"}}, 10);
+  EXPECT_FALSE(stock.holds(key)) << "a worker that could not start is not stocked";
+}
+
+TEST(WorkerStock, WhatNoSlotTookIsAbandonedByKindOrAtTheEnd) {
+  Seen cuda, hip;
+  {
+    bb::WorkerStock stock;
+    stock.start(bb::stocked_impl_key(0, 0, "cuda", 0), "cuda", std::make_unique<FakeExecutor>(cuda, 30), {{"cmd", "warm"}}, 10);
+    stock.start(bb::stocked_impl_key(1, 0, "hip", 0), "hip", std::make_unique<FakeExecutor>(hip, 30), {{"cmd", "warm"}}, 10);
+    stock.settle();
+    EXPECT_EQ(cuda.executed + hip.executed, 2) << "settled: every warm-up over";
+    stock.abandon_kind("hip");  // the probe found no such device
+    EXPECT_EQ(hip.abandoned, 1);
+    EXPECT_EQ(hip.recycled, 0) << "abandoned, not waited for";
+    EXPECT_TRUE(stock.holds(bb::stocked_impl_key(0, 0, "cuda", 0)));
+    EXPECT_EQ(cuda.abandoned, 0);
+  }
+  EXPECT_EQ(cuda.abandoned, 1) << "the run's end";
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+#include "worker_stock.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace bb {
+
+WorkerStock::~WorkerStock() { abandon_all(); }
+
+void WorkerStock::start(const std::string& key, const std::string& kind, std::unique_ptr<Executor> worker, nlohmann::json warm,
+                        double timeout_seconds) {
+  auto spare = std::make_unique<SpareWorker>();
+  spare->start(std::move(worker), {0, 0}, std::move(warm), timeout_seconds);
+  if (!spare->held()) return;  // could not start: the slot starts one as before
+  std::lock_guard lock(mutex_);
+  workers_[key] = Entry{kind, std::move(spare)};
+}
+
+bool WorkerStock::holds(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return workers_.count(key) > 0;
+}
+
+std::unique_ptr<Executor> WorkerStock::take(const std::string& key) {
+  std::unique_ptr<SpareWorker> spare;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = workers_.find(key);
+    if (it == workers_.end()) return nullptr;
+    spare = std::move(it->second.spare);
+    workers_.erase(it);
+  }
+  return spare->take({0, 0});  // settled; one whose warm-up failed is ended there
+}
+
+void WorkerStock::settle() {
+  std::lock_guard lock(mutex_);
+  for (auto& [key, e] : workers_) e.spare->settle();
+}
+
+void WorkerStock::abandon_all() {
+  abandon_if([](const Entry&) { return true; });
+}
+
+void WorkerStock::abandon_kind(const std::string& kind) {
+  abandon_if([&](const Entry& e) { return e.kind == kind; });
+}
+
+void WorkerStock::abandon_if(const std::function<bool(const Entry&)>& which) {
+  std::vector<std::unique_ptr<SpareWorker>> left;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = workers_.begin(); it != workers_.end();)
+      if (which(it->second)) {
+        left.push_back(std::move(it->second.spare));
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+  }
+  for (auto& spare : left)
+    if (auto w = spare->release()) w->abandon();
+}
+
+std::size_t WorkerStock::size() const {
+  std::lock_guard lock(mutex_);
+  return workers_.size();
+}
+
+std::string stocked_impl_key(int op, int impl, const std::string& device, int ordinal) {
+  return fmt::format("impl|{}|{}|{}:{}", op, impl, device, ordinal);
+}
+
+std::string stocked_reference_key(const std::string& reference_key, int ordinal) { return fmt::format("reference|{}|{}", reference_key, ordinal); }
+
+bool might_have_device(const std::string& kind) {
+  std::error_code ec;
+  if (kind == "cuda") return std::filesystem::exists("/dev/nvidiactl", ec);
+  if (kind == "hip") return std::filesystem::exists("/dev/kfd", ec);
+  return true;
+}
+
+}  // namespace bb
