@@ -6,7 +6,8 @@
 # gpu-logs/), text only; TRACE=1: each fast run's and the sweep's timeline too (fast.tgz,
 # sweep.tgz: BACKENDBENCH_TRACE_BLOCKS). MICRO_FILTER: some of the micro-benchmarks. FAST_PAUSE:
 # seconds between the fast runs. The GPU tests: Gpu.* end to end, and the unit tests that need a device
-# (Device*, GpuReference*: the shipped references on CUDA against their CPU code).
+# (Device*, GpuReference*: the shipped references on CUDA against their CPU code). ncu: the
+# cold timing against Nsight Compute and do_bench (scripts/bench_gpu_timing.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -37,6 +38,7 @@ for step in ${STEPS:-micro attacks self gputests}; do
               scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1
           done
           (cd "$out" && tar czf fast.tgz fast && rm -rf fast) ;;
+    ncu) timeout "${NCU_TIMEOUT:-400}" scripts/bench_gpu_timing.sh $b /tmp/ncu > "$out/ncu.txt" 2>&1 ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
   echo "$step: rc $? in $(( $(date +%s) - t0 )) s"
