@@ -1,5 +1,8 @@
 #include "discovery.hpp"
 
+#include <fstream>
+#include <iterator>
+
 #include <algorithm>
 #include <system_error>
 
@@ -19,16 +22,29 @@ bool not_found(const std::error_code& ec) {
   return ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
 }
 
-// The shared libraries of an op's folder, sorted by file name; an entry that is no regular file
-// (a folder, a dangling link) is not one. Every call takes an error_code: a folder that cannot be
-// listed is an error naming it, never an exception.
-Expected<std::vector<fs::path>> libraries_in(const fs::path& dir) {
+// Whether a .py file of `op`'s folder is an implementation: its text names `<op>_kernel_impl`
+// or `<op>_reference` (read, never run: the host does not load Python; the worker that probes
+// it imports it). gen_input.py and private modules (_name.py) are not; a helper module is not.
+bool python_implementation(const fs::path& file, const std::string& op) {
+  const std::string name = file.filename().string();
+  if (name == "gen_input.py" || name.rfind('_', 0) == 0) return false;
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find(op + "_kernel_impl") != std::string::npos || text.find(op + "_reference") != std::string::npos;
+}
+
+// The shared libraries and Python implementations of an op's folder, sorted by file name; an
+// entry that is no regular file (a folder, a dangling link) is not one. Every call takes an
+// error_code: a folder that cannot be listed is an error naming it, never an exception.
+Expected<std::vector<fs::path>> libraries_in(const fs::path& dir, const std::string& op) {
   std::vector<fs::path> libraries;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
     std::error_code st;
-    if (it->path().extension() == DynamicLibrary::suffix() && it->is_regular_file(st)) libraries.push_back(it->path());
+    const auto ext = it->path().extension();
+    if (ext == DynamicLibrary::suffix() && it->is_regular_file(st)) libraries.push_back(it->path());
+    else if (ext == ".py" && it->is_regular_file(st) && python_implementation(it->path(), op)) libraries.push_back(it->path());
   }
   if (ec) return make_error(fmt::format("{}: cannot read the op's folder: {}", dir.string(), ec.message()));
   std::sort(libraries.begin(), libraries.end(), [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
@@ -64,7 +80,7 @@ Expected<std::vector<OpFolder>> discover_ops(const fs::path& root) {
         op.error = fmt::format("{}: cannot read the op's folder: {}", dir.string(), st.message());
       } else {
         if (!fs::is_regular_file(manifest)) continue;
-        auto libraries = libraries_in(dir);
+        auto libraries = libraries_in(dir, op.name);
         if (libraries) op.libraries = std::move(*libraries);
         else op.error = libraries.error().message;
       }

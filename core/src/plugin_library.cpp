@@ -1,10 +1,63 @@
 #include "plugin_library.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <backendbench/detail/python_bridge.h>
+
+#include "device.hpp"
 
 namespace bb {
 
+namespace {
+
+// A .py implementation: the worker loads the Python bridge (never the host: discovery and
+// planning only read file names) and the bridge imports the file.
+Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std::string& op) {
+  const std::string file = std::string("backendbench_python") + DynamicLibrary::suffix();
+  std::filesystem::path found;
+  for (const auto& d : runtime_plugin_dirs())
+    if (std::error_code ec; std::filesystem::exists(std::filesystem::path(d) / file, ec)) {
+      found = std::filesystem::path(d) / file;
+      break;
+    }
+  if (found.empty())
+    return make_error(fmt::format("{}: a Python implementation, and this build has no Python bridge ({} not found in {}; build with "
+                                  "python3-dev installed)",
+                                  path.string(), file, fmt::join(runtime_plugin_dirs(), ", ")));
+  auto lib = DynamicLibrary::open(found);
+  if (!lib) return make_error(fmt::format("the Python bridge cannot be loaded: {}", lib.error().message));
+  auto get = reinterpret_cast<bb_python_bridge_fn>(lib->symbol(BB_PYTHON_BRIDGE_SYMBOL));
+  const bb_python_bridge* bridge = get ? get() : nullptr;
+  if (!bridge || bridge->version != BB_PYTHON_BRIDGE_VERSION) return make_error(fmt::format("{}: not the Python bridge this host speaks", found.string()));
+  PluginLibrary p{std::move(*lib), nullptr, nullptr, {}};
+  std::string info(4096, '\0'), error(16384, '\0');
+  if (bridge->load(path.c_str(), op.c_str(), &p.kernel_impl, &p.reference, info.data(), info.size(), error.data(), error.size()) != 0)
+    return make_error(fmt::format("{}: cannot be imported:\n{}", path.string(), error.c_str()));
+  const std::string impl_name = op + "_kernel_impl", ref_name = op + "_reference";
+  if (!p.kernel_impl && !p.reference)
+    return make_error(fmt::format("{}: defines neither {} nor {} (a function)", path.string(), impl_name, ref_name));
+  const auto j = nlohmann::json::parse(info.c_str(), nullptr, false);
+  if (j.is_object()) {
+    p.info.present = !j.empty();
+    auto strings = [&](const char* key, std::vector<std::string>& out) {
+      if (auto it = j.find(key); it != j.end() && it->is_array())
+        for (const auto& v : *it)
+          if (v.is_string()) out.push_back(v.get<std::string>());
+    };
+    strings("devices", p.info.devices);
+    strings("dtypes", p.info.dtypes);
+    if (auto it = j.find("version"); it != j.end() && it->is_string()) p.info.version = it->get<std::string>();
+  }
+  return p;
+}
+
+}  // namespace
+
+bool is_python_implementation(const std::filesystem::path& path) { return path.extension() == ".py"; }
+
 Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std::string& op) {
+  if (is_python_implementation(path)) return load_python(path, op);
   auto lib = DynamicLibrary::open(path);
   if (!lib) return lib.error();
   PluginLibrary p{std::move(*lib), nullptr, nullptr, {}};

@@ -27,9 +27,14 @@ struct PluginLibrary {
   PluginInfo info;
 };
 
+// Whether `path` is a Python implementation (a .py file), loaded through the Python bridge.
+bool is_python_implementation(const std::filesystem::path& path);
+
 // Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
 // the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info
-// record declares an ABI major the host does not speak, or is malformed.
+// record declares an ABI major the host does not speak, or is malformed. A .py file is imported
+// by the Python bridge (backendbench/detail/python_bridge.h): an import error's traceback is
+// the error; its info record is the module's BACKENDBENCH_INFO.
 Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std::string& op);
 
 }  // namespace bb
