@@ -3,6 +3,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
       libcli11-dev nlohmann-json3-dev libdlpack-dev libbenchmark-dev libssl-dev
+      # Python implementations: the embedded interpreter (the worker's bridge) and PyTorch
+      python3-dev python3-torch
       # reports and sweeps: JUnit validation (xmllint), the HTML report in a real browser, a real
       # one-node Slurm for the sharding test
       libxml2-utils chromium slurmctld slurmd slurm-client munge
