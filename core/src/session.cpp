@@ -335,9 +335,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   auto slots = worker_slots(o, device_kinds);
   if (!slots) return fatal(slots.error().message);
   // The stock serves a kind's first device: where it has several, the costliest jobs go first
-  // to any of them, and a missing device has none to serve.
+  // to any of them, and a missing device has none to serve. Ended now, before any test.
   for (const auto& [kind, d] : device_kinds)
-    if (kind != "cpu" && (!d.value("available", false) || d.value("devices", nlohmann::json::array()).size() != 1)) stock.abandon_kind(kind);
+    if (kind != "cpu" && (!d.value("available", false) || d.value("devices", nlohmann::json::array()).size() != 1)) stock.retire_kind(kind);
   phase_done("devices_s");
 
   // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is

@@ -40,14 +40,14 @@ void WorkerStock::settle() {
 }
 
 void WorkerStock::abandon_all() {
-  abandon_if([](const Entry&) { return true; });
+  end_if([](const Entry&) { return true; }, false);
 }
 
-void WorkerStock::abandon_kind(const std::string& kind) {
-  abandon_if([&](const Entry& e) { return e.kind == kind; });
+void WorkerStock::retire_kind(const std::string& kind) {
+  end_if([&](const Entry& e) { return e.kind == kind; }, true);
 }
 
-void WorkerStock::abandon_if(const std::function<bool(const Entry&)>& which) {
+void WorkerStock::end_if(const std::function<bool(const Entry&)>& which, bool wait) {
   std::vector<std::unique_ptr<SpareWorker>> left;
   {
     std::lock_guard lock(mutex_);
@@ -60,7 +60,7 @@ void WorkerStock::abandon_if(const std::function<bool(const Entry&)>& which) {
       }
   }
   for (auto& spare : left)
-    if (auto w = spare->release()) w->abandon();
+    if (auto w = spare->release()) wait ? w->recycle() : w->abandon();
 }
 
 std::size_t WorkerStock::size() const {

@@ -40,10 +40,11 @@ class WorkerStock {
   std::unique_ptr<Executor> take(const std::string& key);
   // Waits for every warm-up still under way (before a timed block: nothing starts beside it).
   void settle();
-  // Ends every worker no slot took, without waiting for it (Executor::abandon); those of one
-  // device kind.
+  // Ends every worker no slot took, without waiting for it (Executor::abandon): the run's end.
   void abandon_all();
-  void abandon_kind(const std::string& kind);
+  // Ends those of one device kind and waits for their end (before any test: no device context
+  // is torn down beside a measurement).
+  void retire_kind(const std::string& kind);
   std::size_t size() const;
 
  private:
@@ -52,7 +53,7 @@ class WorkerStock {
     std::string kind;
     std::unique_ptr<SpareWorker> spare;
   };
-  void abandon_if(const std::function<bool(const Entry&)>& which);
+  void end_if(const std::function<bool(const Entry&)>& which, bool wait);
   std::map<std::string, Entry> workers_;
 };
 

@@ -98,7 +98,8 @@ TEST(SpareWorker, AnotherImplementationRetiresIt) {
 }
 
 // Workers started with the plan (worker_stock.hpp): each handed to its key once, warmed up;
-// one whose warm-up failed ended, not handed; what no slot took abandoned, by kind or at the end.
+// one whose warm-up failed ended, not handed; what no slot took ended by kind (waited for) or
+// abandoned at the run's end.
 TEST(WorkerStock, HandsEachWorkerToItsKeyOnceWarmedUp) {
   Seen seen;
   bb::WorkerStock stock;
@@ -127,7 +128,7 @@ TEST(WorkerStock, OneWhoseWarmUpFailedIsEndedNotTaken) {
   EXPECT_FALSE(stock.holds(key)) << "a worker that could not start is not stocked";
 }
 
-TEST(WorkerStock, WhatNoSlotTookIsAbandonedByKindOrAtTheEnd) {
+TEST(WorkerStock, WhatNoSlotTookIsEndedByKindOrAbandonedAtTheEnd) {
   Seen cuda, hip;
   {
     bb::WorkerStock stock;
@@ -135,9 +136,9 @@ TEST(WorkerStock, WhatNoSlotTookIsAbandonedByKindOrAtTheEnd) {
     stock.start(bb::stocked_impl_key(1, 0, "hip", 0), "hip", std::make_unique<FakeExecutor>(hip, 30), {{"cmd", "warm"}}, 10);
     stock.settle();
     EXPECT_EQ(cuda.executed + hip.executed, 2) << "settled: every warm-up over";
-    stock.abandon_kind("hip");  // the probe found no such device
-    EXPECT_EQ(hip.abandoned, 1);
-    EXPECT_EQ(hip.recycled, 0) << "abandoned, not waited for";
+    stock.retire_kind("hip");  // the probe found no such device: ended before any test
+    EXPECT_EQ(hip.recycled, 1);
+    EXPECT_EQ(hip.abandoned, 0) << "waited for, not abandoned";
     EXPECT_TRUE(stock.holds(bb::stocked_impl_key(0, 0, "cuda", 0)));
     EXPECT_EQ(cuda.abandoned, 0);
   }
