@@ -241,11 +241,31 @@ CallOutcome BoundCall::finish_device() {
   return out;
 }
 
+std::string BoundCall::collect() {
+  if (!python_) return "";
+  std::string error;
+  const bb_call* call = frame_->call();
+  for (int32_t k = 0; k < call->num_outputs && error.empty(); ++k) {
+    const void* from = python_->returned(k);
+    const DLTensor& t = call->outputs[k];
+    void* to = static_cast<uint8_t*>(t.data) + t.byte_offset;
+    const size_t bytes = c_.outputs[static_cast<size_t>(k)].nbytes();
+    if (!from || from == to || bytes == 0) continue;
+    if (!ex_.rt) std::memcpy(to, from, bytes);
+    else if (int e = ex_.rt->api().memcpy_d2d(to, from, bytes, ex_.stream); e != 0)
+      error = fmt::format("copying what the call returned into output {}: {}", k, ex_.rt->describe(e));
+  }
+  python_->release();
+  return error;
+}
+
 CallOutcome BoundCall::run(bb_kernel_fn fn) {
   frame_->clear_error();
   escaped_.clear();
   const int rc = launch(fn);
+  const std::string collected = rc == BB_OK ? collect() : "";
   CallOutcome out = finish_device();
+  if (out.error.empty()) out.error = collected;
   if (out.error.empty() && rc != BB_OK) {
     const std::string msg = plugin_message();
     out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
@@ -280,6 +300,7 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
   if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
   HoldWatch hold_watch(api, watch);
   const int rc = launch(fn);
+  const std::string collected = rc == BB_OK ? collect() : "";
   const bool released = hold_watch.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
   bool changed = false;
@@ -297,6 +318,7 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
   }
   api.release_stream();
   CallOutcome out = finish_device();
+  if (out.error.empty()) out.error = collected;
   int timed_out = 0;
   api.ticket_timed_out(ticket, &timed_out);
   if (out.error.empty() && rc != BB_OK) {

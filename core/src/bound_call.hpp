@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <backendbench/detail/python_bridge.h>
 #include <backendbench/device_runtime.h>
 
 #include "call_frame.hpp"
@@ -67,12 +68,19 @@ class BoundCall {
   bool on_device() const { return ex_.rt != nullptr; }
   const ExecPlace& place() const { return ex_; }
 
+  // A Python implementation's calls return their results (the bridge holds them); collect()
+  // copies them into the outputs after the call, outside any timed region. Null: a library.
+  void set_python(const bb_python_bridge* bridge) { python_ = bridge; }
+  // Copies what the last call returned into its outputs (queued on the call's stream), then
+  // lets it go; "" or the device's error. Nothing for a library.
+  std::string collect();
+
   // Launches fn (identity when null) without waiting for a device. A C++ exception that escapes
   // a plugin (one that skipped BB_KERNEL_IMPL) is that call's error.
   int launch(bb_kernel_fn fn);
   // Waits for the device and reports its errors; sticky ones mark the context lost.
   CallOutcome finish_device();
-  // One call: launch, wait, check the return code and the device's errors.
+  // One call: launch, collect, wait, check the return code and the device's errors.
   CallOutcome run(bb_kernel_fn fn);
   // run(), with the given stream held by a blocking kernel while the plugin launches: outputs
   // that change before the stream is released were written by work elsewhere (the legacy
@@ -138,6 +146,7 @@ class BoundCall {
   };
   bool has_device_check() const;
   bool pristine_ = false;
+  const bb_python_bridge* python_ = nullptr;
   bool shareable_ = false;
   std::vector<std::pair<size_t, HostBuffer>> inplace_;  // (input, its saved copy) of in-place targets
   std::vector<Mirror> mirrors_;

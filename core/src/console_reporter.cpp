@@ -53,6 +53,7 @@ std::string time_breakdown(const RunSummary& s) {
     parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", name, v);
     if (name == "timing" && s.measured_time > 0) parts += fmt::format(" (inside timed regions {:.1f})", s.measured_time);
   }
+  if (const double jit = tests->value("compile_s", 0.0); jit > 0) parts += fmt::format("; just-in-time compiling {:.1f} (never timed)", jit);
   std::string before;
   for (const char* p : {"plan_s", "devices_s"})
     if (s.phases.contains(p) && s.phases[p].is_number()) before += fmt::format(", {} {:.1f}", std::string(p).substr(0, std::string(p).size() - 2), s.phases[p].get<double>());

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "plugin_library.hpp"
 #include "provenance.hpp"
 
 namespace bb {
@@ -84,18 +85,48 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     outcomes[k] = ex.execute(to_json(ProbeRequest{folder.libraries[k].string(), folder.name}), options.probe_timeout);
     ex.recycle();
   };
-  if (options.make_executor && options.parallel > 1 && folder.libraries.size() > 1) {
+  // Python files first, several to a worker (importing PyTorch takes a second or two): a file
+  // that fails there, or whose batch dies, is probed again alone, so that no file's import can
+  // make another's fail.
+  std::vector<bool> alone(folder.libraries.size(), true);
+  {
+    std::vector<std::size_t> py;
+    for (std::size_t k = 0; k < folder.libraries.size(); ++k)
+      if (is_python_implementation(folder.libraries[k])) py.push_back(k);
+    constexpr std::size_t kPerWorker = 8;  // the bridge binds 16 functions a process
+    for (std::size_t first = 0; py.size() > 1 && first < py.size(); first += kPerWorker) {
+      const std::vector<std::size_t> batch(py.begin() + static_cast<std::ptrdiff_t>(first),
+                                           py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kPerWorker)));
+      nlohmann::json libraries = nlohmann::json::array();
+      for (auto k : batch) libraries.push_back(folder.libraries[k].string());
+      executor.recycle();
+      ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", libraries}, {"op", folder.name}},
+                                         options.probe_timeout * static_cast<double>(batch.size()));
+      executor.recycle();
+      const auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
+      for (std::size_t j = 0; j < batch.size() && probes.size() == batch.size(); ++j)
+        if (probes[j].value("loaded", false)) {
+          outcomes[batch[j]].reply = probes[j];
+          outcomes[batch[j]].seconds = out.seconds;
+          alone[batch[j]] = false;
+        }
+    }
+  }
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < folder.libraries.size(); ++k)
+    if (alone[k]) todo.push_back(k);
+  if (options.make_executor && options.parallel > 1 && todo.size() > 1) {
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> threads;
-    const auto n = std::min<std::size_t>(static_cast<std::size_t>(options.parallel), folder.libraries.size());
+    const auto n = std::min<std::size_t>(static_cast<std::size_t>(options.parallel), todo.size());
     for (std::size_t t = 0; t < n; ++t)
       threads.emplace_back([&] {
         auto ex = options.make_executor();
-        for (std::size_t k = next++; k < folder.libraries.size(); k = next++) probe(*ex, k);
+        for (std::size_t j = next++; j < todo.size(); j = next++) probe(*ex, todo[j]);
       });
     for (auto& t : threads) t.join();
   } else {
-    for (std::size_t k = 0; k < folder.libraries.size(); ++k) probe(executor, k);
+    for (auto k : todo) probe(executor, k);
   }
   std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
   for (std::size_t k = 0; k < folder.libraries.size(); ++k) {

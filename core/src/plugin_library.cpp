@@ -29,8 +29,8 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
   if (!lib) return make_error(fmt::format("the Python bridge cannot be loaded: {}", lib.error().message));
   auto get = reinterpret_cast<bb_python_bridge_fn>(lib->symbol(BB_PYTHON_BRIDGE_SYMBOL));
   const bb_python_bridge* bridge = get ? get() : nullptr;
-  if (!bridge || bridge->version != BB_PYTHON_BRIDGE_VERSION) return make_error(fmt::format("{}: not the Python bridge this host speaks", found.string()));
-  PluginLibrary p{std::move(*lib), nullptr, nullptr, {}};
+  if (!bridge || bridge->version != BB_PYTHON_BRIDGE_VERSION || bridge->struct_size < sizeof(bb_python_bridge)) return make_error(fmt::format("{}: not the Python bridge this host speaks", found.string()));
+  PluginLibrary p{std::move(*lib), nullptr, nullptr, {}, bridge};
   std::string info(4096, '\0'), error(16384, '\0');
   if (bridge->load(path.c_str(), op.c_str(), &p.kernel_impl, &p.reference, info.data(), info.size(), error.data(), error.size()) != 0)
     return make_error(fmt::format("{}: cannot be imported:\n{}", path.string(), error.c_str()));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <backendbench/detail/python_bridge.h>
 #include <backendbench/plugin.h>
 
 #include "dynamic_library.hpp"
@@ -25,6 +26,7 @@ struct PluginLibrary {
   bb_kernel_fn kernel_impl = nullptr;  // <op>_kernel_impl, if exported
   bb_kernel_fn reference = nullptr;    // <op>_reference, if exported
   PluginInfo info;
+  const bb_python_bridge* python = nullptr;  // a .py implementation's bridge: its calls return their results
 };
 
 // Whether `path` is a Python implementation (a .py file), loaded through the Python bridge.

@@ -123,10 +123,38 @@ Expected<ExecPlace> TestRunner::place_for(const std::string& device, int index) 
 // ---------------------------------------------------------------------------------------------
 // Sessions.
 
+namespace {
+
+// Just-in-time compilations (a Python implementation's Triton kernels) in this process so far.
+struct JitCount {
+  int64_t compiles = 0;
+  double seconds = 0;
+  JitCount operator-(const JitCount& o) const { return {compiles - o.compiles, seconds - o.seconds}; }
+};
+
+// A reply's account of the compilations its call or block saw: reported apart (a test's
+// compile_s phase), and a timed block that compiled says so.
+JitCount jit_count(const bb_python_bridge* python) {
+  JitCount n;
+  if (python) n.seconds = python->compile_seconds(&n.compiles);
+  return n;
+}
+
+nlohmann::json with_jit(nlohmann::json body, const JitCount& jit) {
+  if (jit.compiles > 0) {
+    body["compiles"] = jit.compiles;
+    body["compile_s"] = jit.seconds;
+  }
+  return body;
+}
+
+}  // namespace
+
 struct TestRunner::Session {
   const ConcreteCase* c = nullptr;
   std::string op;
   bb_kernel_fn fn = nullptr;
+  const bb_python_bridge* python = nullptr;  // a .py implementation's (null: a library's)
   bool reference = false;  // a reference's buffers are wiped after each call
   SealedBlob pristine;     // the case's inputs, as the host made them
   std::unique_ptr<CallBuffers> buffers;
@@ -163,6 +191,7 @@ struct TestRunner::Session {
     std::vector<uint8_t> next_spacer((1 + draw() % 64) * HostBuffer::kPage, uint8_t{1});  // touched: its pages are taken
     auto fresh = std::make_unique<CallBuffers>(*c, inputs_of(pristine));
     auto rebound = std::make_unique<BoundCall>(op, *c, *fresh, bound->place());
+    rebound->set_python(python);
     if (!rebound->setup_error().empty()) return rebound->setup_error();
     bound = std::move(rebound);  // before the buffers it was bound to go
     buffers = std::move(fresh);
@@ -205,6 +234,12 @@ Message reply_error(std::string error, bool sticky = false) {
 Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   const std::string cmd = request.value("cmd", "");
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
+  if (cmd == "probe_many") {  // Python files of one op: one interpreter, PyTorch imported once (plan.cpp)
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& library : request.value("libraries", std::vector<std::string>{}))
+      probes.push_back(to_json(probe({library, request.value("op", "")})));
+    return Message{{{"probes", probes}}, {}};
+  }
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
   if (cmd == "audit") return audit();
   if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
@@ -271,6 +306,7 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   s->buffers = std::make_unique<CallBuffers>(*s->c, s->pristine.empty() ? std::vector<const uint8_t*>{} : s->inputs_of(s->pristine));
   step("buffers_s");
   s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place, req.shareable);
+  if (s->fn) s->bound->set_python(s->python = (*library(req.target.library, req.op))->python);
   step("bind_s");
   if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
   if (s->pristine.empty()) {
@@ -344,6 +380,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
   if (auto e = restore(); !e.empty()) return reply_error(e);
   const ProcessState before = capture_process_state();
   step("state_s");
+  const JitCount jit_before = jit_count(s.python);
   CallOutcome out = witnessed ? bound.run_witnessed(s.fn) : bound.run(s.fn);
   step("run_s");
   if (out.error.empty() && out.held_too_long) {
@@ -355,6 +392,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
   }
   const LeftBehind left = restore_process_state(before);
   step("state_s");
+  const JitCount jit = jit_count(s.python) - jit_before;
   CallReply r;
   r.error = out.error;
   r.sticky = out.sticky;
@@ -364,11 +402,11 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
     retired_ = true;
     r.left_behind = left.describe();
   }
-  if (!r.error.empty() || r.outside) return Message{r.to_json(), {}};
+  if (!r.error.empty() || r.outside) return Message{with_jit(r.to_json(), jit), {}};
   // A reference's results stay on the device only where the host asks: the checker reads them
   // there (and the session's end wipes them).
   if (!return_buffers && !left.new_threads) {
-    nlohmann::json body = r.to_json();
+    nlohmann::json body = with_jit(r.to_json(), jit);
     body["steps"] = step.json();
     return Message{body, {}};
   }
@@ -402,7 +440,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
     step("scrub_s");
   }
   UniqueFd fd(dup(blob->fd()));
-  nlohmann::json body = r.to_json();
+  nlohmann::json body = with_jit(r.to_json(), jit);
   body["steps"] = step.json();
   return Message{body, std::move(fd)};
 }
@@ -413,14 +451,18 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
   if (ex.rt) {
     const auto& props = ex.rt->devices()[static_cast<size_t>(ex.ordinal)];
     ColdTarget target{b.input_ranges(), props.l2_bytes, [&] { return b.poison_outputs(); }};
-    return measure_device([&] { return b.launch(s.fn); }, ex.rt->api(), ex.stream, props.sm_clock_khz / 1e3, timing, target);
+    auto m = measure_device([&] { return b.launch(s.fn); }, ex.rt->api(), ex.stream, props.sm_clock_khz / 1e3, timing, target);
+    if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
+    return m;
   }
   // Cold: every byte the call touches, guards included, leaves the caches before a sample.
   auto flush = [&] {
     for (auto* set : {&s.buffers->inputs, &s.buffers->outputs})
       for (auto& buf : *set) evict_from_cpu_caches(buf.raw(), buf.raw_size());
   };
-  return measure_cpu([&] { return b.launch(s.fn); }, flush, timing, [&] { b.poison_outputs(); });
+  auto m = measure_cpu([&] { return b.launch(s.fn); }, flush, timing, [&] { b.poison_outputs(); });
+  if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);
+  return m;
 }
 
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
@@ -444,7 +486,13 @@ Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_b
   }
   s.bound->save_inplace();  // every timed call of an in-place op starts from the case's inputs
   const ProcessState before = capture_process_state();
+  const JitCount jit_before = jit_count(s.python);
   auto m = measure(s, timing);
+  const JitCount jit = jit_count(s.python) - jit_before;
+  if (m && jit.compiles > 0)
+    m->notes.push_back(fmt::format("{} just-in-time compilation(s), {:.2f} s, during this block's calls (a new specialisation, not seen in the "
+                                   "checked call): in its warm-up or its samples",
+                                   jit.compiles, jit.seconds));
   const LeftBehind left = restore_process_state(before);
   step("measure_s");
   CallReply r;
@@ -459,7 +507,7 @@ Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_b
     retired_ = true;
     r.left_behind = left.describe();
   }
-  nlohmann::json body = r.to_json();
+  nlohmann::json body = with_jit(r.to_json(), jit);
   if (integrity_.captured())
     if (std::string changed = integrity_.check_slots(); !changed.empty()) {
       retired_ = true;  // what times the next block cannot be trusted either

@@ -17,8 +17,11 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 1
+#define BB_PYTHON_BRIDGE_VERSION 2
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
+/* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
+ * --python; without it, `python3` on the PATH where it is this installation or a venv of it. */
+#define BB_PYTHON_ENV "BACKENDBENCH_PYTHON"
 
 typedef struct bb_python_bridge {
   uint32_t struct_size;
@@ -30,6 +33,16 @@ typedef struct bb_python_bridge {
    * (an import error's traceback names the file and line). */
   int (*load)(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_fn* reference, char* info, size_t info_capacity,
               char* error, size_t error_capacity);
+  /* What the last call returned for output `k`, for the worker to copy into the host's output
+   * outside the timed region: the first byte of a contiguous tensor of the output's shape, dtype
+   * and device (checked in the call), on the call's stream; NULL where the call wrote the output
+   * itself (out=, or it returned the output). Valid until release(). */
+  const void* (*returned)(int32_t k);
+  /* Lets go of what the last call returned. */
+  void (*release)(void);
+  /* The just-in-time compilations (Triton's) seen in this process so far: their count and, the
+   * value returned, their seconds. */
+  double (*compile_seconds)(int64_t* compiles);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
