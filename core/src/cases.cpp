@@ -255,20 +255,27 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
     ConcreteOutput o;
     o.name = out.name;
     if (out.inplace) o.inplace_input = m.input_index(*out.inplace);
-    if (out.shape_like) {
+    const auto own = spec.outputs.find(out.name);
+    const TensorSpec* over = own == spec.outputs.end() ? nullptr : &own->second;
+    if (over && over->shape) {
+      auto s = eval_shape(m, *over->shape, env, fmt::format("shape of output '{}'", out.name));
+      if (!s) return s.error();
+      o.shape = *s;
+    } else if (out.shape_like) {
       o.shape = *env.tensor_shape(*out.shape_like);
     } else {
       auto s = eval_shape(m, out.shape, env, fmt::format("shape of output '{}'", out.name));
       if (!s) return s.error();
       o.shape = *s;
     }
-    if (auto dt = env.tensor_dtype(out.dtype.text)) {
+    const Sourced& dtype = over && over->dtype ? *over->dtype : out.dtype;
+    if (auto dt = env.tensor_dtype(dtype.text)) {
       o.dtype = *dt;
-    } else if (auto named = env.resolve_dtype_name(out.dtype.text)) {
+    } else if (auto named = env.resolve_dtype_name(dtype.text)) {
       o.dtype = *named;
     } else {
       return make_error(fmt::format("{}: dtype '{}' of output '{}': expected an input name, a dtype or a parameter holding one",
-                                    m.where(out.dtype.line), out.dtype.text, out.name));
+                                    m.where(dtype.line), dtype.text, out.name));
     }
     o.tolerance = resolve_tolerance(o.dtype, m.tolerances, spec.tolerances);
     env.add_tensor(o.name, o.shape, o.dtype);

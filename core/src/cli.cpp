@@ -295,6 +295,10 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--run-id", o.session.run_id,
                  "names this run, so its shards can be told from another run's (default: $SLURM_ARRAY_JOB_ID, else $BACKENDBENCH_RUN_ID)");
   app.add_option("--skip-exit-code", o.session.skip_exit_code, "exit with this status when every selected test is SKIPPED");
+  std::string python;
+  app.add_option("--python", python,
+                 "the Python interpreter whose packages .py implementations import (default: python3 on the PATH, where it is the build's "
+                 "Python or a venv of it)");
   bool no_isolate = false;
   app.add_flag("--no-isolate", no_isolate, "run tests in this process (for debuggers): a crash ends the run");
   app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
@@ -369,6 +373,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
         break;
       }
   o.session.isolate = !no_isolate;
+  o.session.python = python;
   if (memory_gib >= 0) o.session.worker_limits.memory_bytes = static_cast<std::size_t>(memory_gib * 1024 * 1024 * 1024);
   o.session.performance = !correctness_only;
   o.session.timing.rule.max_noise = max_noise_percent / 100.0;

@@ -74,7 +74,16 @@ Expected<std::vector<OpFolder>> discover_ops(const fs::path& root) {
     } else {
       // A folder we may not look into (mode 000, say) cannot be told from an op's: it is
       // reported, as an op that cannot be used, rather than skipped in silence.
-      const auto manifest = fs::status(op.manifest, st);
+      auto manifest = fs::status(op.manifest, st);
+      if (manifest.type() == fs::file_type::not_found) {
+        // A BackendBench-py folder: its tests come from gen_input.py (generated_manifest.hpp).
+        std::error_code py;
+        if (const auto generator = fs::status(dir / "gen_input.py", py); generator.type() != fs::file_type::not_found) {
+          op.manifest = dir / "gen_input.py";
+          manifest = generator;
+          st = py;
+        }
+      }
       if (manifest.type() == fs::file_type::not_found) continue;
       if (st) {
         op.error = fmt::format("{}: cannot read the op's folder: {}", dir.string(), st.message());

@@ -13,7 +13,7 @@ namespace bb {
 struct OpFolder {
   std::string name;
   std::filesystem::path dir;
-  std::filesystem::path manifest;
+  std::filesystem::path manifest;  // gen_input.yaml; or a BackendBench-py folder's gen_input.py (generated_manifest.hpp)
   std::vector<std::filesystem::path> libraries;  // sorted by file name
   // Not empty: the folder could not be read (its mode, say), so whether it holds an op and what
   // is in it are unknown; the message names the folder and the OS error. Such an op is unusable

@@ -8,6 +8,7 @@
 
 #include "device.hpp"
 #include "interrupt.hpp"
+#include "python_site.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
 #include "roofline.hpp"
@@ -16,6 +17,7 @@ namespace bb {
 
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind) {
+  if (!impl.unavailable.empty()) return impl.unavailable;
   if (device.empty())
     return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
   if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
@@ -187,6 +189,7 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   if (support.drop_user) {
     bool reachable = others_can_reach(o.worker_binary) && others_can_reach(std::filesystem::absolute(o.root, ec).string());
     for (const auto& dir : runtime_plugin_dirs()) reachable = reachable && (!std::filesystem::exists(dir, ec) || others_can_reach(dir));
+    for (const auto& dir : python_site_dirs()) reachable = reachable && others_can_reach(dir);
     w.own_user = reachable;
     w.drop_capabilities = !reachable;
   }

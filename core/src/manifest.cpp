@@ -304,7 +304,7 @@ RawAttr raw_attr(const YAML::Node& n) {
 }
 
 CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Manifest& m) {
-  check_keys(n, "a test case", {"name", "params", "inputs", "attributes", "tolerances", "flops", "bytes", "description", "devices"});
+  check_keys(n, "a test case", {"name", "params", "inputs", "outputs", "attributes", "tolerances", "flops", "bytes", "description", "devices"});
   CaseSpec c;
   c.kind = kind;
   c.line = line_of(n);
@@ -340,6 +340,22 @@ CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Mani
         fail(kv.first, fmt::format("case input '{}' is not declared; the op's inputs are: {}", iname, fmt::join(names, ", ")));
       }
       c.inputs[iname] = parse_tensor_spec(kv.second, "a case input", false);
+    }
+  }
+  if (n["outputs"]) {  // a case's own output shapes and dtypes (outputs that follow no input)
+    const YAML::Node& out = n["outputs"];
+    if (!out.IsMap()) fail(out, "outputs: expected a mapping of output name to {shape, dtype}");
+    for (const auto& kv : out) {
+      std::string oname = kv.first.as<std::string>();
+      auto o = std::find_if(m.outputs.begin(), m.outputs.end(), [&](const OutputSpec& s) { return s.name == oname; });
+      if (o == m.outputs.end()) {
+        std::vector<std::string> names;
+        for (const auto& s : m.outputs) names.push_back(s.name);
+        fail(kv.first, fmt::format("case output '{}' is not declared; the op's outputs are: {}", oname, fmt::join(names, ", ")));
+      }
+      if (o->inplace) fail(kv.first, fmt::format("output '{}' is in place: it takes its input's shape and dtype", oname));
+      check_keys(kv.second, "a case output", {"shape", "dtype"});
+      c.outputs[oname] = parse_tensor_spec(kv.second, "a case output", false);
     }
   }
   if (n["attributes"]) {

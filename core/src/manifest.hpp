@@ -102,6 +102,7 @@ struct CaseSpec {
   int line = 0;
   std::vector<std::pair<std::string, std::vector<Scalar>>> params;  // sweep, in order
   std::map<std::string, TensorSpec> inputs;                         // overrides per input
+  std::map<std::string, TensorSpec> outputs;                        // overrides per output: shape, dtype
   std::vector<std::pair<std::string, RawAttr>> attrs;
   ToleranceTable tolerances;
   std::optional<Sourced> flops;

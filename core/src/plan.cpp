@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "generated_manifest.hpp"
 #include "plugin_library.hpp"
 #include "provenance.hpp"
 
@@ -66,7 +67,12 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
   OpPlan plan;
   plan.folder = folder;
-  auto m = load_manifest(folder.manifest, folder.name);
+  if (is_generator(folder.manifest)) {  // a BackendBench-py folder: its tests made into a manifest first
+    auto made = generated_manifest(folder, executor, options.seed, std::max(60.0, options.probe_timeout));
+    if (!made) return made.error();
+    plan.folder.manifest = *made;
+  }
+  auto m = load_manifest(plan.folder.manifest, folder.name);
   if (!m) return m.error();
   if (options.seed) m->seed = *options.seed;
   auto cases = expand_cases(*m, options.random_cases);
@@ -74,7 +80,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   plan.manifest = std::move(*m);
   plan.cases = std::move(*cases);
 
-  std::vector<Implementation> impls;
+  std::vector<Implementation> impls, unavailable;
   std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
   std::map<std::string, PluginInfo> infos;  // by stem
   // Each library is probed in a fresh worker, so static initialisers cannot leak; with
@@ -166,6 +172,11 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
                                               lib.filename().string(), other.filename().string()));
     contents.emplace_back(ec ? lib : real, hash ? *hash : std::string());
     ProbeReply reply = probe_reply_from_json(out.reply);
+    if (!reply.loaded && reply.unavailable) {  // SKIPPED, with why; never the reference
+      const auto at = reply.error.find(kPythonUnavailable);
+      unavailable.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, {}, reply.error.substr(at)});
+      continue;
+    }
     if (!reply.loaded) {
       plan.failures.push_back({lib, reply.error});
       continue;
@@ -207,6 +218,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
                                         folder.name, plan.manifest.inputs.front().name));
   }
+  impls.insert(impls.end(), unavailable.begin(), unavailable.end());
   plan.impls = std::move(impls);
 
   // Baselines: the reference by default, or the implementation the manifest names; per device

@@ -23,6 +23,7 @@ struct Implementation {
   std::string stem;
   std::filesystem::path library;
   PluginInfo info;
+  std::string unavailable;  // why it cannot run on this machine (kPythonUnavailable): its tests are SKIPPED
 };
 
 struct ReferenceChoice {

@@ -1,5 +1,7 @@
 #include "plugin_library.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,9 +13,13 @@ namespace bb {
 
 namespace {
 
-// A .py implementation: the worker loads the Python bridge (never the host: discovery and
-// planning only read file names) and the bridge imports the file.
-Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std::string& op) {
+struct OpenBridge {
+  DynamicLibrary library;
+  const bb_python_bridge* bridge;
+};
+
+// The Python bridge, found beside the runtime plugins; `what` names the file that needs it.
+Expected<OpenBridge> open_bridge(const std::string& what) {
   const std::string file = std::string("backendbench_python") + DynamicLibrary::suffix();
   std::filesystem::path found;
   for (const auto& d : runtime_plugin_dirs())
@@ -22,15 +28,25 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
       break;
     }
   if (found.empty())
-    return make_error(fmt::format("{}: a Python implementation, and this build has no Python bridge ({} not found in {}; build with "
-                                  "python3-dev installed)",
-                                  path.string(), file, fmt::join(runtime_plugin_dirs(), ", ")));
+    return make_error(fmt::format("{}: {}this build has no Python bridge ({} not found in {}; build with python3-dev installed)", what,
+                                  kPythonUnavailable, file, fmt::join(runtime_plugin_dirs(), ", ")));
   auto lib = DynamicLibrary::open(found);
   if (!lib) return make_error(fmt::format("the Python bridge cannot be loaded: {}", lib.error().message));
   auto get = reinterpret_cast<bb_python_bridge_fn>(lib->symbol(BB_PYTHON_BRIDGE_SYMBOL));
   const bb_python_bridge* bridge = get ? get() : nullptr;
-  if (!bridge || bridge->version != BB_PYTHON_BRIDGE_VERSION || bridge->struct_size < sizeof(bb_python_bridge)) return make_error(fmt::format("{}: not the Python bridge this host speaks", found.string()));
-  PluginLibrary p{std::move(*lib), nullptr, nullptr, {}, bridge};
+  if (!bridge || bridge->version != BB_PYTHON_BRIDGE_VERSION || bridge->struct_size < sizeof(bb_python_bridge))
+    return make_error(fmt::format("{}: not the Python bridge this host speaks", found.string()));
+  return OpenBridge{std::move(*lib), bridge};
+}
+
+// A .py implementation: the worker loads the Python bridge (never the host: discovery and
+// planning only read file names) and the bridge imports the file.
+Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std::string& op) {
+  auto opened = open_bridge(path.string() + ": a Python implementation");
+  if (!opened) return opened.error();
+  const bb_python_bridge* bridge = opened->bridge;
+  auto lib = std::move(opened->library);
+  PluginLibrary p{std::move(lib), nullptr, nullptr, {}, bridge};
   std::string info(4096, '\0'), error(16384, '\0');
   if (bridge->load(path.c_str(), op.c_str(), &p.kernel_impl, &p.reference, info.data(), info.size(), error.data(), error.size()) != 0)
     return make_error(fmt::format("{}: cannot be imported:\n{}", path.string(), error.c_str()));
@@ -55,6 +71,22 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
 }  // namespace
 
 bool is_python_implementation(const std::filesystem::path& path) { return path.extension() == ".py"; }
+
+std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
+                                 const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
+  static std::optional<OpenBridge> kept;  // the interpreter lives as long as the worker
+  if (!kept) {
+    auto opened = open_bridge(gen_input.string());
+    if (!opened) return opened.error().message;
+    kept.emplace(std::move(*opened));
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& c : candidates) files.push_back(c.string());
+  std::string error(16384, '\0');
+  if (kept->bridge->generate(gen_input.c_str(), files.dump().c_str(), op.c_str(), seed, out_dir.c_str(), error.data(), error.size()) != 0)
+    return fmt::format("{}: its tests could not be made:\n{}", gen_input.string(), error.c_str());
+  return "";
+}
 
 Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std::string& op) {
   if (is_python_implementation(path)) return load_python(path, op);

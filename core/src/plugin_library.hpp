@@ -29,8 +29,18 @@ struct PluginLibrary {
   const bb_python_bridge* python = nullptr;  // a .py implementation's bridge: its calls return their results
 };
 
+// Begins the reason a Python implementation cannot run on this machine (no Python bridge in
+// this build, or no PyTorch for its interpreter): its tests are SKIPPED with it, as a GPU
+// implementation's are where there is no GPU; an error of its own file is an error.
+inline constexpr const char* kPythonUnavailable = "Python implementations cannot run on this machine: ";
+
 // Whether `path` is a Python implementation (a .py file), loaded through the Python bridge.
 bool is_python_implementation(const std::filesystem::path& path);
+
+// A BackendBench-py folder's gen_input.py made into a manifest by the Python bridge (see
+// backendbench/detail/python_bridge.h, generate): "" or why it could not be. Worker side.
+std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
+                                 const std::string& op, uint64_t seed, const std::filesystem::path& out_dir);
 
 // Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
 // the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info

@@ -19,7 +19,10 @@
 #include "parallel.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
+#include "generated_manifest.hpp"
+#include "plugin_library.hpp"
 #include "provenance.hpp"
+#include "python_site.hpp"
 #include "sandbox.hpp"
 #include "scheduler.hpp"
 #include "trace.hpp"
@@ -73,6 +76,16 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor, const 
   auto folders = filter_ops(std::move(*discovered), o.ops);
   if (!folders) return folders.error();
   if (folders->empty()) return make_error(fmt::format("{}: no ops (folders holding gen_input.yaml)", o.root.string()));
+  // Python implementations: their interpreter's packages, asked once, before any worker starts.
+  if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
+        return is_generator(f.manifest) ||
+               std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
+      })) {
+    if (const PythonSite& site = resolve_python_site(o.python); !site.error.empty() && site.named) return make_error(site.error);
+    if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) { return is_generator(f.manifest); }))
+      note_python_dir(generated_root().string());  // written by the worker that makes the tests, read by every worker
+    executor.set_walls(probe_walls(o, log_dir));  // its folders must be readable by the worker's user
+  }
   Planned out;
   PlanOptions plan_options;
   plan_options.seed = o.seed;
@@ -370,7 +383,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       runnable.push_back(t);
       continue;
     }
-    const bool whole_impl = device.empty() || !kind.value("available", false);
+    const bool whole_impl = device.empty() || !kind.value("available", false) || !p.impls[t.impl].unavailable.empty();
     if (whole_impl && told.insert({t.op, t.impl}).second)
       for (auto* rep : reporters) rep->impl_skipped(p.impls[t.impl].name, device, why);
     TestResult r = test_identity(ctx, t, 0);

@@ -19,6 +19,7 @@ struct SessionOptions {
   std::filesystem::path root;
   std::vector<std::string> ops;    // --ops
   std::vector<std::string> impls;  // --impls
+  std::string python;              // --python: the interpreter whose packages .py implementations import
   bool isolate = true;             // worker processes; --no-isolate runs in the host
   std::string worker_binary;       // the host binary, run as `<binary> __worker`
   WorkerLimits worker_limits{default_worker_memory_limit()};  // --worker-memory-limit

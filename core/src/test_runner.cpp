@@ -24,6 +24,7 @@ ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value(
 
 nlohmann::json to_json(const ProbeReply& r) {
   return {{"loaded", r.loaded},
+          {"unavailable", r.unavailable},
           {"error", r.error},
           {"has_kernel_impl", r.has_kernel_impl},
           {"has_reference", r.has_reference},
@@ -35,6 +36,7 @@ nlohmann::json to_json(const ProbeReply& r) {
 ProbeReply probe_reply_from_json(const nlohmann::json& j) {
   ProbeReply r;
   r.loaded = j.value("loaded", false);
+  r.unavailable = j.value("unavailable", false);
   r.error = j.value("error", "");
   r.has_kernel_impl = j.value("has_kernel_impl", false);
   r.has_reference = j.value("has_reference", false);
@@ -52,6 +54,7 @@ ProbeReply TestRunner::probe(const ProbeRequest& request) {
   auto lib = library(request.library, request.op);
   if (!lib) {
     reply.error = lib.error().message;
+    reply.unavailable = is_python_implementation(request.library) && reply.error.find(kPythonUnavailable) != std::string::npos;
     return reply;
   }
   reply.loaded = true;
@@ -234,6 +237,14 @@ Message reply_error(std::string error, bool sticky = false) {
 Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   const std::string cmd = request.value("cmd", "");
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
+  if (cmd == "generate") {  // a BackendBench-py folder's tests (generated_manifest.hpp)
+    std::vector<std::filesystem::path> candidates;
+    for (const auto& c : request.value("candidates", std::vector<std::string>{})) candidates.emplace_back(c);
+    nlohmann::json body = CallReply{}.to_json();
+    body["error"] = generate_with_python(request.value("gen_input", ""), candidates, request.value("op", ""), request.value("seed", uint64_t{0}),
+                                         request.value("out", ""));
+    return Message{body, {}};
+  }
   if (cmd == "probe_many") {  // Python files of one op: one interpreter, PyTorch imported once (plan.cpp)
     nlohmann::json probes = nlohmann::json::array();
     for (const auto& library : request.value("libraries", std::vector<std::string>{}))

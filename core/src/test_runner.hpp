@@ -28,6 +28,7 @@ struct ProbeRequest {
 
 struct ProbeReply {
   bool loaded = false;
+  bool unavailable = false;  // not loaded because this machine cannot run it (kPythonUnavailable): SKIPPED, not an error
   std::string error;
   bool has_kernel_impl = false;
   bool has_reference = false;

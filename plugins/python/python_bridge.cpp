@@ -29,37 +29,43 @@ _compiles = [0, 0.0]  # Triton's JIT: compilations seen, their seconds
 _hooked = False
 _streams = {}
 
-def start(python, explicit):
-    """The packages of `python` (or of `python3` on the PATH, where it is this installation or a
-    venv of it), then PyTorch, imported before any implementation can change it."""
+def start(python, explicit, site):
+    """The packages of the interpreter the host asked (`site`: its answer), or of `python` (or of
+    `python3` on the PATH, where it is this installation or a venv of it), then PyTorch, imported
+    before any implementation can change it."""
     sys.dont_write_bytecode = True
-    if not python:
-        python = shutil.which("python3") or ""
-    if python:
-        probe = "import json, sys; print(json.dumps([list(sys.version_info[:2]), sys.base_prefix, sys.path]))"
+    answer = None
+    if site:
+        answer = json.loads(site)
+        explicit = answer.get("named", explicit)
+        python = answer.get("interpreter", python)
+    else:
+        python = python or shutil.which("python3") or ""
+        probe = "import json, sys; print(json.dumps({'version': list(sys.version_info[:2]), 'base_prefix': sys.base_prefix, 'path': sys.path}))"
         try:
-            done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
-            version, base, path = json.loads(done.stdout)
+            answer = json.loads(subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120).stdout) if python else None
         except Exception as e:
             if explicit:
                 raise RuntimeError("the interpreter %s (--python) cannot be asked for its packages: %s" % (python, e))
-            version = None
-        if version is not None and tuple(version) != tuple(sys.version_info[:2]):
+    if answer is not None:
+        version = tuple(answer.get("version", ()))
+        if version != tuple(sys.version_info[:2]):
             if explicit:
-                raise RuntimeError("the interpreter %s (--python) is Python %d.%d; this build embeds Python %d.%d: build BackendBench "
+                raise RuntimeError("the interpreter %s (--python) is Python %s; this build embeds Python %d.%d: build BackendBench "
                                    "with that interpreter's development files (pkg-config python3-embed)"
-                                   % ((python,) + tuple(version) + tuple(sys.version_info[:2])))
-        elif version is not None and (explicit or os.path.realpath(base) == os.path.realpath(sys.base_prefix)):
-            sys.path[:] = [p for p in path if p]
+                                   % ((python, ".".join(map(str, version))) + tuple(sys.version_info[:2])))
+        elif explicit or os.path.realpath(answer.get("base_prefix", "")) == os.path.realpath(sys.base_prefix):
+            sys.path[:] = [p for p in answer.get("path", ()) if p]
     try:
         import torch
         from torch.utils.dlpack import from_dlpack
     except ImportError as e:
-        raise ImportError("Python implementations need PyTorch (tensors cross as DLPack): %s (sys.path: %s)" % (e, sys.path))
+        raise ImportError("Python implementations cannot run on this machine: they need PyTorch (tensors cross as DLPack), and %s "
+                          "(sys.path: %s; --python names another interpreter)" % (e, sys.path))
     # What a call uses, taken now: an implementation that patches torch later changes none of it.
     global _call_defaults
     _call_defaults = (torch.Tensor, from_dlpack, torch.Tensor.data_ptr, torch.Tensor.is_contiguous, torch.Tensor.contiguous,
-                      torch.Tensor.resolve_conj, torch.Tensor.resolve_neg, type, len, tuple, list, zip, enumerate, contextlib.nullcontext())
+                      torch.Tensor.resolve_conj, torch.Tensor.resolve_neg, type, len, tuple, list, zip, enumerate, contextlib.nullcontext(), isinstance)
     call.__defaults__ = _call_defaults
     return call
 
@@ -80,6 +86,10 @@ def load(path, op):
     fns = []
     for symbol in (op + "_kernel_impl", op + "_reference"):
         fn = getattr(module, symbol, None)
+        # A reference is the file's own: an implementation that imports another file's
+        # reference (to call it) does not become a second reference.
+        if symbol.endswith("_reference") and getattr(fn, "__module__", name) != name:
+            fn = None
         fns.append((fn, _takes_out(fn)) if callable(fn) else None)
     info = getattr(module, "BACKENDBENCH_INFO", {})
     if not isinstance(info, dict):
@@ -157,19 +167,22 @@ def _wrong_value(k, g, o):
                         "memory; a subclass could compute when read, outside the timed call)" % (k, type(g).__name__))
     raise TypeError("output %d: returned %s; expected %s" % (k, _describe(g), _describe(o)))
 
-def call(fn, takes_out, inputs, outputs, attrs, stream, Tensor=None, from_dlpack=None, data_ptr=None, is_contiguous=None,
+def call(fn, takes_out, inputs, outputs, attrs, positional, stream, Tensor=None, from_dlpack=None, data_ptr=None, is_contiguous=None,
          contiguous=None, resolve_conj=None, resolve_neg=None, type=type, len=len, tuple=tuple, list=list, zip=zip,
-         enumerate=enumerate, nowhere=None):
+         enumerate=enumerate, nowhere=None, isinstance=isinstance):
     """One call: returns None (the outputs written in place), or the pointers to copy from and
     the tensors that hold them (kept by the bridge until the copy is made)."""
     ins = [from_dlpack(c) for c in inputs]
     outs = [from_dlpack(c) for c in outputs]
     with (_place(stream) if stream else nowhere):
+        if positional:
+            for at, value in positional:
+                ins.insert(at, value)
         if takes_out:
             fn(*ins, out=outs[0] if len(outs) == 1 else tuple(outs), **attrs)
             return None
         got = fn(*ins, **attrs)
-        if type(got) is Tensor:
+        if type(got) is Tensor or isinstance(got, Tensor):
             got = (got,)
         if (type(got) is not tuple and type(got) is not list) or len(got) != len(outs):
             _wrong_count(got, outs)
@@ -184,6 +197,205 @@ def call(fn, takes_out, inputs, outputs, attrs, stream, Tensor=None, from_dlpack
             pointers.append(0 if p == data_ptr(o) else p)
             kept.append(g)
         return pointers, kept
+
+# ---- BackendBench-py folders: gen_input.py made into a manifest (docs/PYTHON.md) --------------
+
+def _shim():
+    """BackendBench-py's Test, where BackendBench itself is not installed: gen_input.py imports it."""
+    try:
+        import BackendBench.suite.base  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import types
+    class Test:
+        def __init__(self, *args, **kwargs):
+            self._args = args
+            self._kwargs = kwargs
+        @property
+        def args(self):
+            return [a() if callable(a) else a for a in self._args]
+        @property
+        def kwargs(self):
+            return {k: v() if callable(v) else v for k, v in self._kwargs.items()}
+    root, suite, base = types.ModuleType("BackendBench"), types.ModuleType("BackendBench.suite"), types.ModuleType("BackendBench.suite.base")
+    base.Test = Test
+    root.suite, suite.base = suite, base
+    root.__path__, suite.__path__ = [], []
+    sys.modules.update({"BackendBench": root, "BackendBench.suite": suite, "BackendBench.suite.base": base})
+
+def _import(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+def _unpack(test, where):
+    """A test's positional and keyword values: a Test (.args, .kwargs), or a tuple of values
+    (callables called) whose last element may be a dict of keyword values."""
+    if hasattr(test, "args") and hasattr(test, "kwargs") and not isinstance(test, (tuple, list)):
+        return list(test.args), dict(test.kwargs)
+    if isinstance(test, (tuple, list)):
+        items = list(test)
+        kwargs = items.pop() if items and isinstance(items[-1], dict) else {}
+        value = lambda v: v() if callable(v) else v
+        return [value(v) for v in items], {k: value(v) for k, v in kwargs.items()}
+    if callable(test):
+        return [test()], {}
+    raise TypeError("%s: a test is a Test, a tuple of callables (the last may be a dict of keyword callables) or a callable; got %s"
+                    % (where, type(test).__name__))
+
+_DTYPES = {"float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16", "int8": "int8",
+           "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool"}
+
+def _attr_type(v):
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple)) and v and all(isinstance(e, int) and not isinstance(e, bool) for e in v):
+        return "int_list"
+    if isinstance(v, (list, tuple)) and v and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in v):
+        return "float_list"
+    return None
+
+def generate(gen_path, candidates, op, seed, out_dir):
+    """Runs gen_input.py's get_correctness_tests() and get_performance_tests(), each test's values
+    drawn under torch.manual_seed(seed + its place); writes its tensors (data/*.npy) and a manifest
+    (gen_input.yaml, JSON) into out_dir: positional tensors are the inputs arg<i>, positional
+    scalars the attributes _pos<i> (passed in their place), keyword scalars attributes of their
+    name; the outputs are what the reference (or the first implementation) returns."""
+    import torch
+    import numpy
+    _shim()
+    folder = os.path.dirname(os.path.abspath(gen_path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    gen = _import(gen_path, "_backendbench_gen_input")
+    oracle = None
+    for path in json.loads(candidates):
+        module = _import(path, "_backendbench_oracle_" + os.path.splitext(os.path.basename(path))[0])
+        fn = getattr(module, op + "_reference", None) or getattr(module, op + "_kernel_impl", None)
+        if callable(fn):
+            oracle = (path, fn)
+            break
+    if oracle is None:
+        raise RuntimeError("%s: no Python reference or implementation in the folder returns the outputs' shapes; add %s_reference.py"
+                           % (gen_path, op))
+    groups = []
+    for kind, getter in (("correctness", "get_correctness_tests"), ("performance", "get_performance_tests")):
+        get = getattr(gen, getter, None)
+        if get is None:
+            if kind == "correctness":
+                raise RuntimeError("%s: defines no get_correctness_tests()" % gen_path)
+            continue
+        groups.append((kind, list(get())))
+    os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
+    arity, attrs, devices, tests = None, {}, set(), {"correctness": [], "performance": []}
+    n = 0
+    for kind, listed in groups:
+        for k, test in enumerate(listed):
+            where = "%s: %s test %d" % (gen_path, kind, k)
+            torch.manual_seed(seed + n)
+            n += 1
+            args, kwargs = _unpack(test, where)
+            tensor_at = [i for i, v in enumerate(args) if isinstance(v, torch.Tensor)]
+            if arity is None:
+                arity = (len(args), tensor_at)
+            elif arity != (len(args), tensor_at):
+                raise RuntimeError("%s: %d values, tensors at %s; the first test had %d, tensors at %s (every test must pass "
+                                   "tensors in the same places)" % (where, len(args), tensor_at, arity[0], arity[1]))
+            if not tensor_at:
+                raise RuntimeError("%s: no tensor among the positional values" % where)
+            case = {"name": "test_%d" % k, "inputs": {}, "outputs": {}, "attributes": {}}
+            dev = None
+            for i, v in enumerate(args):
+                if isinstance(v, torch.Tensor):
+                    dtype = _DTYPES.get(str(v.dtype).replace("torch.", ""))
+                    if dtype is None:
+                        raise RuntimeError("%s: argument %d is a %s tensor, a dtype BackendBench does not hold" % (where, i, v.dtype))
+                    if dev is not None and v.device.type != dev:
+                        raise RuntimeError("%s: tensors on %s and %s" % (where, dev, v.device.type))
+                    dev = v.device.type
+                    name = "data/%s_%d_arg%d.npy" % (kind, k, i)
+                    data = v.detach().contiguous().cpu()
+                    numpy.save(os.path.join(out_dir, name), (data.float() if v.dtype == torch.bfloat16 else data).numpy())
+                    case["inputs"]["arg%d" % i] = {"shape": list(v.shape), "dtype": dtype, "init": {"npy": name}}
+                else:
+                    case["attributes"]["_pos%d" % i] = list(v) if isinstance(v, tuple) else v
+            for key, v in kwargs.items():
+                if isinstance(v, torch.Tensor):
+                    raise RuntimeError("%s: keyword '%s' is a tensor; tensors must be positional" % (where, key))
+                case["attributes"][key] = list(v) if isinstance(v, tuple) else v
+            for key, v in case["attributes"].items():
+                t = _attr_type(v)
+                if t is None:
+                    raise RuntimeError("%s: '%s' is %r, which BackendBench passes as no attribute (a bool, int, float, string or "
+                                       "a list of numbers)" % (where, key, v))
+                if attrs.setdefault(key, t) != t:
+                    if {attrs[key], t} == {"int", "float"} or {attrs[key], t} == {"int_list", "float_list"}:
+                        attrs[key] = "float" if "float" in (attrs[key], t) else "float_list"
+                    else:
+                        raise RuntimeError("%s: '%s' is a %s here and a %s before" % (where, key, t, attrs[key]))
+            got = oracle[1](*args, **kwargs)
+            if isinstance(got, torch.Tensor):
+                got = (got,)
+            if not isinstance(got, (tuple, list)) or not got or not all(isinstance(g, torch.Tensor) for g in got):
+                raise RuntimeError("%s: %s returned %s, not a tensor or a tuple of tensors" % (where, oracle[0], type(got).__name__))
+            for j, g in enumerate(got):
+                dtype = _DTYPES.get(str(g.dtype).replace("torch.", ""))
+                if dtype is None:
+                    raise RuntimeError("%s: output %d of %s is a %s tensor" % (where, j, oracle[0], g.dtype))
+                case["outputs"]["out%d" % j] = {"shape": list(g.shape), "dtype": dtype}
+            if tests.get("_count") not in (None, len(got)):
+                raise RuntimeError("%s: %d outputs; earlier tests had %d" % (where, len(got), tests["_count"]))
+            tests["_count"] = len(got)
+            case["devices"] = [dev]
+            devices.add(dev)
+            tests[kind].append(case)
+    if not tests["correctness"] and not tests["performance"]:
+        raise RuntimeError("%s: returned no tests" % gen_path)
+    first = arity[1][0]
+    count = tests.pop("_count")
+    try:
+        parameters = inspect.signature(oracle[1]).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    defaults = {}
+    for cases in tests.values():
+        for case in cases:
+            for key in attrs:
+                if key in case["attributes"]:
+                    continue
+                p = parameters.get(key)
+                if p is None or p.default is inspect.Parameter.empty or _attr_type(p.default) is None:
+                    raise RuntimeError("%s: test %s gives no '%s', which another test gives, and %s has no default for it"
+                                       % (gen_path, case["name"], key, oracle[0]))
+                defaults[key] = list(p.default) if isinstance(p.default, tuple) else p.default
+            if not case["attributes"]:
+                del case["attributes"]
+    manifest = {
+        "op": op,
+        "description": "made by BackendBench from %s (its tests, in order)" % gen_path,
+        "seed": seed,
+        "devices": sorted(devices),
+        "inputs": [{"name": "arg%d" % i} for i in arity[1]],
+        "outputs": [{"name": "out%d" % j, "shape": "arg%d" % first, "dtype": "arg%d" % first} for j in range(count)],
+        "tests": {k: v for k, v in tests.items() if v},
+    }
+    if os.path.basename(oracle[0]) == op + "_reference.py" and callable(getattr(sys.modules.get(
+            "_backendbench_oracle_" + op + "_reference"), op + "_reference", None)):
+        manifest["reference"] = op + "_reference.py"  # BackendBench-py's precedence: <op>_reference.py first
+    if attrs:
+        manifest["attributes"] = [dict({"name": key, "type": t}, **({"default": defaults[key]} if key in defaults else {}))
+                                  for key, t in attrs.items()]
+    with open(os.path.join(out_dir, "gen_input.yaml"), "w") as f:
+        json.dump(manifest, f, indent=1)
 
 def error_text(kind, value, trace):
     return "".join(traceback.format_exception(kind, value, trace)).rstrip()
@@ -264,7 +476,8 @@ bool start_python(std::string& error) {
   }
   g_glue = module;
   const char* python = std::getenv(BB_PYTHON_ENV);
-  PyObject* call = PyObject_CallMethod(g_glue, "start", "sO", python ? python : "", python && *python ? Py_True : Py_False);
+  const char* site = std::getenv(BB_PYTHON_SITE_ENV);
+  PyObject* call = PyObject_CallMethod(g_glue, "start", "sOs", python ? python : "", python && *python ? Py_True : Py_False, site ? site : "");
   if (!call || !PyFunction_Check(call)) {
     g_start_error = error = take_error();
     Py_XDECREF(call);
@@ -339,15 +552,27 @@ int call_bound(int slot, const bb_call* call) {
   PyObject* inputs = PyList_New(call->num_inputs);
   PyObject* outputs = PyList_New(call->num_outputs);
   PyObject* attrs = PyDict_New();
+  PyObject* positional = nullptr;  // attributes _pos<i>: a value passed at place i among the tensors (BackendBench-py tests)
   for (int32_t k = 0; k < call->num_inputs; ++k) PyList_SET_ITEM(inputs, k, capsule_of(call->inputs[k]));
   for (int32_t k = 0; k < call->num_outputs; ++k) PyList_SET_ITEM(outputs, k, capsule_of(call->outputs[k]));
   for (int32_t k = 0; k < call->num_attrs; ++k) {
     PyObject* v = attr_value(call->attrs[k]);
-    PyDict_SetItemString(attrs, call->attrs[k].name, v);
+    const char* name = call->attrs[k].name;
+    if (std::strncmp(name, "_pos", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
+      if (!positional) positional = PyList_New(0);
+      PyObject* pair = Py_BuildValue("(lO)", std::atol(name + 4), v);
+      PyList_Append(positional, pair);
+      Py_XDECREF(pair);
+    } else {
+      PyDict_SetItemString(attrs, name, v);
+    }
     Py_XDECREF(v);
   }
+  if (positional) PyList_Sort(positional);
   PyObject* stream = PyLong_FromVoidPtr(call->stream);
-  PyObject* r = PyObject_CallFunctionObjArgs(g_call, b.fn, b.takes_out ? Py_True : Py_False, inputs, outputs, attrs, stream, nullptr);
+  PyObject* r = PyObject_CallFunctionObjArgs(g_call, b.fn, b.takes_out ? Py_True : Py_False, inputs, outputs, attrs,
+                                             positional ? positional : Py_None, stream, nullptr);
+  Py_XDECREF(positional);
   int status = BB_OK;
   if (!r) {
     write_message(take_error(), call->error, call->error_capacity);
@@ -453,7 +678,23 @@ double compile_seconds(int64_t* compiles) {
   return seconds;
 }
 
-const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds};
+int generate(const char* gen_input, const char* candidates, const char* op, uint64_t seed, const char* out_dir, char* error,
+             size_t error_capacity) {
+  std::string why;
+  if (!start_python(why)) {
+    write_message(why, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallMethod(g_glue, "generate", "sssKs", gen_input, candidates, op, static_cast<unsigned long long>(seed), out_dir);
+  const int status = r ? 0 : 1;
+  if (!r) write_message(take_error(), error, error_capacity);
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+  return status;
+}
+
+const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate};
 
 }  // namespace
 

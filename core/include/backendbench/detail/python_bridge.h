@@ -17,11 +17,14 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 2
+#define BB_PYTHON_BRIDGE_VERSION 3
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
- * --python; without it, `python3` on the PATH where it is this installation or a venv of it. */
+ * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
+ * The host asks that interpreter once and passes its answer, a JSON object {"interpreter",
+ * "named", "version": [major, minor], "base_prefix", "path": [...]}, in BB_PYTHON_SITE_ENV. */
 #define BB_PYTHON_ENV "BACKENDBENCH_PYTHON"
+#define BB_PYTHON_SITE_ENV "BACKENDBENCH_PYTHON_SITE"
 
 typedef struct bb_python_bridge {
   uint32_t struct_size;
@@ -43,6 +46,12 @@ typedef struct bb_python_bridge {
   /* The just-in-time compilations (Triton's) seen in this process so far: their count and, the
    * value returned, their seconds. */
   double (*compile_seconds)(int64_t* compiles);
+  /* A BackendBench-py folder's tests made into a manifest: runs `gen_input` (a gen_input.py),
+   * the outputs' shapes taken from the first of `candidates` (a JSON list of .py files) that
+   * defines <op>_reference or <op>_kernel_impl, and writes gen_input.yaml (JSON) and data/*.npy
+   * into `out_dir`. Returns 0, or nonzero with the reason in `error`. */
+  int (*generate)(const char* gen_input, const char* candidates, const char* op, uint64_t seed, const char* out_dir, char* error,
+                  size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
