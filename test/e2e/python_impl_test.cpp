@@ -11,6 +11,8 @@ using e2e::backendbench;
 
 namespace {
 
+constexpr const char* kNoBridge = "no Python bridge";
+
 // Why this build or machine cannot run Python implementations, or "".
 std::string python_unavailable(const nlohmann::json& r) {
   for (const auto& t : e2e::tests_of(r, "scale__scale_torch")) {
@@ -27,6 +29,18 @@ std::string verdicts(const nlohmann::json& r, const std::string& impl) {
   std::string out;
   for (const auto& t : e2e::tests_of(r, impl)) out += t["verdict"].get<std::string>() + " ";
   return out;
+}
+
+std::string verdict_of(const nlohmann::json& r, const std::string& impl, const std::string& c) {
+  for (const auto& t : e2e::tests_of(r, impl))
+    if (t["case"] == c) return t["verdict"];
+  return "(no test)";
+}
+
+std::string message_of(const nlohmann::json& r, const std::string& impl, const std::string& c) {
+  for (const auto& t : e2e::tests_of(r, impl))
+    if (t["case"] == c) return t.value("message", "");
+  return "(no test)";
 }
 
 std::string first_message(const nlohmann::json& r, const std::string& impl) {
@@ -86,4 +100,64 @@ TEST(PythonImpl, IsTimedAndScoredBesideALibrary) {
   }
   EXPECT_NE(run.out.find("scale__scale_torch"), std::string::npos);
   EXPECT_NE(run.out.find("scale__scale_good"), std::string::npos);
+}
+
+// The hostile-implementation defences hold for Python: one that skips the work while timed (a
+// result cached by size, returned again: the copy into the output is the worker's, untimed),
+// one that moves the work out of the call (a tensor subclass computed when read), and one that
+// patches the harness (rewrites the glue that calls it) are each caught.
+TEST(PythonImpl, HostileOnesAreCaught) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--impls",
+                           "scale_good,scale_lazy,scale_subclass,scale_patchglue", "--timeout", "0.2", "--min-time", "0.01"});
+  const auto r = e2e::read_json(logs / "results.json");
+  if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
+  const std::string perf = "performance/big";
+  EXPECT_EQ(verdict_of(r, "scale__scale_good", perf), "PASS") << run.out << run.err;
+  EXPECT_EQ(verdict_of(r, "scale__scale_lazy", perf), "FAIL");
+  EXPECT_NE(message_of(r, "scale__scale_lazy", perf).find("wrong while timed"), std::string::npos)
+      << message_of(r, "scale__scale_lazy", perf);
+  EXPECT_EQ(verdicts(r, "scale__scale_subclass"), "ERROR ERROR ERROR ");
+  EXPECT_NE(first_message(r, "scale__scale_subclass").find("a subclass of torch.Tensor"), std::string::npos)
+      << first_message(r, "scale__scale_subclass");
+  EXPECT_EQ(verdicts(r, "scale__scale_patchglue"), "ERROR ERROR ERROR ");
+  EXPECT_NE(first_message(r, "scale__scale_patchglue").find("changed BackendBench's Python glue"), std::string::npos)
+      << first_message(r, "scale__scale_patchglue");
+  for (const auto& i : r["scores"]["implementations"])
+    EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
+}
+
+// A BackendBench-py folder as that suite lays it out (gen_input.py, <op>_reference.py and
+// implementations), run unchanged: its tests become cases named in order, the reference is
+// <op>_reference.py, the right implementations PASS and the wrong one FAILs; one that imports
+// the reference from its folder cannot read it (ERROR). The tests are made once: a second run
+// finds them in the cache.
+TEST(PythonImpl, BackendBenchPyFolderRunsAsItIs) {
+  const auto cache = e2e::temp_dir("cache");
+  ::setenv("BACKENDBENCH_CACHE_DIR", cache.c_str(), 1);
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("bbpy"), "--log-dir", logs.string(), "--timeout", "0.2", "--min-time", "0.01"});
+  const auto r = e2e::read_json(logs / "results.json");
+  if (run.err.find(kNoBridge) != std::string::npos || run.err.find("No module named 'torch'") != std::string::npos ||
+      run.err.find("they need PyTorch") != std::string::npos)
+    GTEST_SKIP() << "no Python bridge or no PyTorch";
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(r["ops"][0]["reference"], "axpy_reference") << r["ops"][0].dump();
+  std::vector<std::string> cases;
+  for (const auto& t : e2e::tests_of(r, "axpy__axpy_torch")) cases.push_back(t["case"]);
+  EXPECT_EQ(cases, (std::vector<std::string>{"correctness/test_0", "correctness/test_1", "correctness/test_2", "performance/test_0"}));
+  EXPECT_EQ(verdicts(r, "axpy__axpy_torch"), "PASS PASS PASS PASS ");
+  EXPECT_EQ(verdicts(r, "axpy__axpy_out"), "PASS PASS PASS PASS ");
+  EXPECT_EQ(verdicts(r, "axpy__axpy_wrong"), "FAIL FAIL FAIL FAIL ");
+  EXPECT_EQ(verdicts(r, "axpy__axpy_peek"), "ERROR ERROR ERROR ERROR ");
+  EXPECT_NE(first_message(r, "axpy__axpy_peek").find("No module named 'axpy_reference'"), std::string::npos) << first_message(r, "axpy__axpy_peek");
+  for (const auto& t : e2e::tests_of(r, "axpy__axpy_torch"))
+    if (t["kind"] == "performance") EXPECT_TRUE(t.contains("speedup")) << t.dump();
+
+  auto again = backendbench({"--custom-ops-root", e2e::fixture_root("bbpy"), "--no-log", "--correctness-only", "--impls", "axpy_torch"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  int made = 0;
+  for (const auto& e : fs::directory_iterator(cache / "generated")) made += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(made, 1) << "made once, then found in the cache";
+  ::unsetenv("BACKENDBENCH_CACHE_DIR");
 }
