@@ -19,7 +19,10 @@
 #include "discovery.hpp"
 #include "dtype.hpp"
 #include "executor.hpp"
+#include "generated_manifest.hpp"
 #include "plan.hpp"
+#include "plugin_library.hpp"
+#include "python_site.hpp"
 
 namespace bb {
 
@@ -48,6 +51,8 @@ int check_main(int argc, char** argv, const char* worker_binary) {
   app.add_option("ROOT", root, "the custom-ops root (default: the one a run uses)");
   app.add_option("--ops", ops, "ops to check, comma-separated (default: all)")->delimiter(',');
   app.add_option("--probe-timeout", probe_timeout, "seconds a library may take to load (default 30)")->check(CLI::PositiveNumber);
+  std::string python;
+  app.add_option("--python", python, "the Python interpreter whose packages .py implementations import (default: python3 on the PATH)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,6 +66,14 @@ int check_main(int argc, char** argv, const char* worker_binary) {
   auto folders = filter_ops(std::move(*discovered), ops);
   if (!folders) return fmt::print(stderr, "error: {}\n", folders.error().message), 2;
 
+  // .py files are imported by a worker (the symbols exist, the file imports); a BackendBench-py
+  // folder's gen_input.py is run once, with its reference, to make its cases.
+  if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
+        return is_generator(f.manifest) || std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
+      })) {
+    if (const PythonSite& site = resolve_python_site(python); !site.error.empty() && site.named) return fmt::print(stderr, "error: {}\n", site.error), 2;
+    note_python_dir(generated_root().string());
+  }
   auto executor = make_isolated_executor(worker_binary);
   PlanOptions options;
   options.probe_timeout = probe_timeout;
@@ -83,8 +96,16 @@ int check_main(int argc, char** argv, const char* worker_binary) {
     for (const auto& i : p.impls) {
       ++impls;
       const std::string device = device_for(i.info, p.manifest);
-      fmt::print("  impl       {}: {}; dtypes {}; ABI {}{}\n", i.name, device.empty() ? "no device of the op" : device,
-                 join_or(i.info.dtypes, "any"), fmt::format("{}.{}", i.info.abi_version >> 16, i.info.abi_version & 0xffff), i.info.version.empty() ? "" : "; version " + i.info.version);
+      fmt::print("  impl       {}: {}; dtypes {}; {}{}\n", i.name, device.empty() ? "no device of the op" : device,
+                 join_or(i.info.dtypes, "any"),
+                 is_python_implementation(i.library) ? std::string("Python")
+                                                     : fmt::format("ABI {}.{}", i.info.abi_version >> 16, i.info.abi_version & 0xffff),
+                 i.info.version.empty() ? "" : "; version " + i.info.version);
+      if (!i.unavailable.empty()) {
+        fmt::print("  warning    {}: its tests will be SKIPPED here: {}\n", i.name, i.unavailable);
+        ++warnings;
+        continue;
+      }
       if (device.empty()) {
         fmt::print("  error      {}: declares devices {}, the manifest lists {}: it would never run\n", i.name,
                    join_or(i.info.devices, "none"), fmt::join(p.manifest.devices, ", "));

@@ -16,6 +16,12 @@ namespace fs = std::filesystem;
 
 std::string library_stem(const fs::path& library) { return library.stem().string(); }
 
+bool python_names(const std::filesystem::path& file, const std::string& symbol) {
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find(symbol) != std::string::npos;
+}
+
 namespace {
 
 bool not_found(const std::error_code& ec) {
@@ -28,9 +34,7 @@ bool not_found(const std::error_code& ec) {
 bool python_implementation(const fs::path& file, const std::string& op) {
   const std::string name = file.filename().string();
   if (name == "gen_input.py" || name.rfind('_', 0) == 0) return false;
-  std::ifstream in(file, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find(op + "_kernel_impl") != std::string::npos || text.find(op + "_reference") != std::string::npos;
+  return python_names(file, op + "_kernel_impl") || python_names(file, op + "_reference");
 }
 
 // The shared libraries and Python implementations of an op's folder, sorted by file name; an

@@ -21,6 +21,9 @@ struct OpFolder {
   std::string error;
 };
 
+// Whether a Python file's text names `symbol` (read, never run: the host does not load Python).
+bool python_names(const std::filesystem::path& file, const std::string& symbol);
+
 // Never throws: a folder of the root that cannot be read is an OpFolder with an error; only a
 // root that is no folder, or cannot be listed, is an error of the whole call.
 Expected<std::vector<OpFolder>> discover_ops(const std::filesystem::path& root);

@@ -39,6 +39,10 @@ int new_op_main(int argc, char** argv) {
   app.add_option("--devices", devices, "devices to write an implementation for (default: cpu,cuda)")
       ->delimiter(',')
       ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
+  std::string lang = "cpp";
+  app.add_option("--lang", lang, "cpp: C++/CUDA/HIP plugins built with CMake (default); python: a Python reference, a PyTorch and (for "
+                                 "cuda) a Triton implementation, run as they are")
+      ->check(CLI::IsMember({"cpp", "python"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -73,18 +77,31 @@ int new_op_main(int argc, char** argv) {
   std::string cmake = templates::kCMakeHead;
   if (cuda) cmake += templates::kCMakeCuda;
   if (hip) cmake += templates::kCMakeHip;
-  std::vector<std::pair<std::string, std::string>> files{{"gen_input.yaml", templates::kManifest},
-                                                         {name + "_reference.cpp", templates::kReference},
-                                                         {name + "_cpp.cpp", templates::kCpp}};
-  if (cuda) files.emplace_back(name + "_cuda.cu", templates::kCuda);
-  if (hip) files.emplace_back(name + "_hip.hip", templates::kHip);
-  files.emplace_back("CMakeLists.txt", cmake);
+  std::vector<std::pair<std::string, std::string>> files{{"gen_input.yaml", templates::kManifest}};
+  if (lang == "python") {
+    files.emplace_back(name + "_reference.py", templates::kPyReference);
+    files.emplace_back(name + "_torch.py", templates::kPyTorch);
+    if (cuda) files.emplace_back(name + "_triton.py", templates::kPyTriton);
+  } else {
+    files.emplace_back(name + "_reference.cpp", templates::kReference);
+    files.emplace_back(name + "_cpp.cpp", templates::kCpp);
+    if (cuda) files.emplace_back(name + "_cuda.cu", templates::kCuda);
+    if (hip) files.emplace_back(name + "_hip.hip", templates::kHip);
+    files.emplace_back("CMakeLists.txt", cmake);
+  }
   for (const auto& [file, text] : files) {
     if (auto s = write_file_atomically(dir / file, fill(text, name, device_list)); !s) {
       fmt::print(stderr, "error: {}\n", s.error().message);
       return 2;
     }
     fmt::print("wrote {}\n", (dir / file).string());
+  }
+  if (lang == "python") {
+    fmt::print("\nnext: run it (no build step; --custom-ops-root {0} if it is not in the root a run uses):\n"
+               "  backendbench check {0}\n"
+               "  backendbench --custom-ops-root {0} --ops {1}\n",
+               root, name);
+    return 0;
   }
   fmt::print("\nnext: build it out of tree and run it:\n"
              "  cmake -S {0} -B {0}/build && cmake --build {0}/build\n"

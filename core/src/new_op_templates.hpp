@@ -192,4 +192,51 @@ if(BACKENDBENCH_HAVE_HIP)
 endif()
 )";
 
+// --lang python: the reference and the implementations as Python files (no build step).
+inline constexpr const char* kPyReference = R"(# The trusted reference of @OP@: every implementation is checked against it. Plain and
+# obviously right beats fast here: computed in double precision. Tensors arrive as PyTorch
+# tensors sharing the host's memory; attributes as keyword arguments.
+def @OP@_reference(x, y, alpha=2.0):
+    return (alpha * x.double() + y.double()).to(x.dtype)
+)";
+
+inline constexpr const char* kPyTorch = R"(# @OP@ in PyTorch (written by `backendbench new-op --lang python`). Return the result (the
+# worker copies it into the host's output after the call, outside the timed region), or take
+# `out=` and write into it. Work on a GPU goes on PyTorch's current stream, which is the call's.
+import torch
+
+
+def @OP@_kernel_impl(x, y, alpha=2.0):
+    return torch.add(y, x, alpha=alpha)
+)";
+
+inline constexpr const char* kPyTriton = R"(# @OP@ as a Triton kernel, compiled by Triton's JIT in the worker (no build step): at the first
+# call of each specialisation, which is a checked call, never a timed one; the compilation time
+# is reported apart. BACKENDBENCH_INFO says where it runs (the op's devices otherwise).
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # no Triton for this interpreter: the first call says so
+    triton = None
+
+BACKENDBENCH_INFO = {"devices": ["cuda"], "dtypes": ["float32"], "version": "1"}
+
+if triton is not None:
+
+    @triton.jit
+    def axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, alpha * x + y, mask=mask)
+
+
+def @OP@_kernel_impl(x, y, alpha=2.0, *, out):
+    if triton is None:
+        raise RuntimeError("Triton is not installed for this interpreter")
+    n = out.numel()
+    axpy_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, alpha, BLOCK=1024)
+)";
+
 }  // namespace bb::templates

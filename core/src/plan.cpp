@@ -80,31 +80,51 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   plan.manifest = std::move(*m);
   plan.cases = std::move(*cases);
 
+  // Python files --impls leaves out, where they cannot serve as the reference or a baseline.
+  OpFolder chosen = folder;
+  if (!options.selected.empty()) {
+    const bool has_reference = !plan.manifest.reference.empty() || std::any_of(folder.libraries.begin(), folder.libraries.end(), [&](const auto& l) {
+      return l.stem() == folder.name + "_reference";
+    });
+    auto named = [&](const std::filesystem::path& l) {
+      const std::string stem = library_stem(l);
+      for (const auto& s : options.selected)
+        if (s == stem || s == folder.name + "__" + stem) return true;
+      for (const auto& [device, b] : plan.manifest.baselines)
+        if (b == stem || b == folder.name + "__" + stem) return true;
+      return plan.manifest.baseline == stem || plan.manifest.baseline == folder.name + "__" + stem;
+    };
+    auto skip = [&](const std::filesystem::path& l) {
+      return has_reference && is_python_implementation(l) && !named(l) && !python_names(l, folder.name + "_reference");
+    };
+    chosen.libraries.erase(std::remove_if(chosen.libraries.begin(), chosen.libraries.end(), skip), chosen.libraries.end());
+  }
+  const OpFolder& f = chosen;
   std::vector<Implementation> impls, unavailable;
   std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
   std::map<std::string, PluginInfo> infos;  // by stem
   // Each library is probed in a fresh worker, so static initialisers cannot leak; with
   // make_executor, several at once.
-  std::vector<ExecOutcome> outcomes(folder.libraries.size());
+  std::vector<ExecOutcome> outcomes(f.libraries.size());
   auto probe = [&](Executor& ex, std::size_t k) {
     ex.recycle();
-    outcomes[k] = ex.execute(to_json(ProbeRequest{folder.libraries[k].string(), folder.name}), options.probe_timeout);
+    outcomes[k] = ex.execute(to_json(ProbeRequest{f.libraries[k].string(), folder.name}), options.probe_timeout);
     ex.recycle();
   };
   // Python files first, several to a worker (importing PyTorch takes a second or two): a file
   // that fails there, or whose batch dies, is probed again alone, so that no file's import can
   // make another's fail.
-  std::vector<bool> alone(folder.libraries.size(), true);
+  std::vector<bool> alone(f.libraries.size(), true);
   {
     std::vector<std::size_t> py;
-    for (std::size_t k = 0; k < folder.libraries.size(); ++k)
-      if (is_python_implementation(folder.libraries[k])) py.push_back(k);
+    for (std::size_t k = 0; k < f.libraries.size(); ++k)
+      if (is_python_implementation(f.libraries[k])) py.push_back(k);
     constexpr std::size_t kPerWorker = 8;  // the bridge binds 16 functions a process
     for (std::size_t first = 0; py.size() > 1 && first < py.size(); first += kPerWorker) {
       const std::vector<std::size_t> batch(py.begin() + static_cast<std::ptrdiff_t>(first),
                                            py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kPerWorker)));
       nlohmann::json libraries = nlohmann::json::array();
-      for (auto k : batch) libraries.push_back(folder.libraries[k].string());
+      for (auto k : batch) libraries.push_back(f.libraries[k].string());
       executor.recycle();
       ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", libraries}, {"op", folder.name}},
                                          options.probe_timeout * static_cast<double>(batch.size()));
@@ -119,7 +139,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     }
   }
   std::vector<std::size_t> todo;
-  for (std::size_t k = 0; k < folder.libraries.size(); ++k)
+  for (std::size_t k = 0; k < f.libraries.size(); ++k)
     if (alone[k]) todo.push_back(k);
   if (options.make_executor && options.parallel > 1 && todo.size() > 1) {
     std::atomic<std::size_t> next{0};
@@ -135,8 +155,8 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     for (auto k : todo) probe(executor, k);
   }
   std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
-  for (std::size_t k = 0; k < folder.libraries.size(); ++k) {
-    const auto& lib = folder.libraries[k];
+  for (std::size_t k = 0; k < f.libraries.size(); ++k) {
+    const auto& lib = f.libraries[k];
     const ExecOutcome& out = outcomes[k];
     if (out.status == ExecOutcome::Status::timed_out) {
       plan.failures.push_back({lib, fmt::format("{}: did not finish loading in {:.0f} s (a static initialiser that never returns?); "

@@ -68,6 +68,9 @@ struct PlanOptions {
   // Probe up to `parallel` libraries at once, each thread with an executor of its own.
   std::function<std::unique_ptr<Executor>()> make_executor;
   int parallel = 1;
+  // --impls: a Python file none of these names is not imported at all (PyTorch takes seconds to
+  // import) where it cannot matter: the folder has its reference, and the file names none.
+  std::vector<std::string> selected;
 };
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.

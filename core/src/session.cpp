@@ -90,6 +90,7 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor, const 
   PlanOptions plan_options;
   plan_options.seed = o.seed;
   plan_options.random_cases = o.random_cases;
+  plan_options.selected = o.impls;
   if (o.isolate) {
     plan_options.make_executor = [&] {
       auto e = make_isolated_executor(o.worker_binary, o.worker_limits);

@@ -161,3 +161,25 @@ TEST(PythonImpl, BackendBenchPyFolderRunsAsItIs) {
   EXPECT_EQ(made, 1) << "made once, then found in the cache";
   ::unsetenv("BACKENDBENCH_CACHE_DIR");
 }
+
+// `new-op --lang python` writes an op that runs as written, with no build step: `check` imports
+// its files without running a kernel, and a run passes its PyTorch implementation (its Triton
+// one is for CUDA: SKIPPED here without a GPU).
+TEST(PythonImpl, NewOpWritesAPythonOpThatRunsAsWritten) {
+  const auto work = e2e::temp_dir("work");
+  auto made = backendbench({"new-op", "pyop", "--lang", "python", "--root", work.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  for (const char* f : {"gen_input.yaml", "pyop_reference.py", "pyop_torch.py", "pyop_triton.py"}) EXPECT_TRUE(fs::exists(work / "pyop" / f)) << f;
+  EXPECT_FALSE(fs::exists(work / "pyop" / "CMakeLists.txt"));
+  auto checked = backendbench({"check", work.string()});
+  if (checked.out.find("cannot run on this machine") != std::string::npos) GTEST_SKIP() << "no Python bridge or no PyTorch";
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("pyop__pyop_torch: cpu; dtypes any; Python"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("no kernel was run"), std::string::npos) << checked.out;
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", work.string(), "--correctness-only", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  EXPECT_EQ(verdicts(r, "pyop__pyop_torch"), "PASS PASS PASS PASS ");
+  for (const auto& t : e2e::tests_of(r, "pyop__pyop_triton")) EXPECT_EQ(t["verdict"], "SKIPPED") << t.dump();
+}
