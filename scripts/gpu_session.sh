@@ -7,7 +7,8 @@
 # sweep.tgz: BACKENDBENCH_TRACE_BLOCKS). MICRO_FILTER: some of the micro-benchmarks. FAST_PAUSE:
 # seconds between the fast runs. The GPU tests: Gpu.* end to end, and the unit tests that need a device
 # (Device*, GpuReference*: the shipped references on CUDA against their CPU code). ncu: the
-# cold timing against Nsight Compute and do_bench (scripts/bench_gpu_timing.sh).
+# cold timing against Nsight Compute and do_bench (scripts/bench_gpu_timing.sh). python: the
+# Python implementations of myop and vector_add, and a BackendBench-py folder on the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -38,6 +39,20 @@ for step in ${STEPS:-micro attacks self gputests}; do
               scripts/bench_myop_suite.sh $b >> "$out/fast.txt" 2>&1
           done
           (cd "$out" && tar czf fast.tgz fast && rm -rf fast) ;;
+    python) # Python implementations (Triton JIT, PyTorch) beside the CUDA plugins of myop and vector_add,
+            # then the BackendBench-py fixture folder drawing its tensors on the GPU.
+            for what in "ops|--custom-ops-root $b/custom_ops --ops myop,vector_add" "bbpy|--custom-ops-root /tmp/bbpy_cuda"; do
+              name="${what%%|*}"
+              if [ "$name" = bbpy ]; then
+                rm -rf /tmp/bbpy_cuda && cp -r test/fixtures/bbpy /tmp/bbpy_cuda
+                sed -i 's/torch.randn(\([^)]*\))/torch.randn(\1, device="cuda")/g' /tmp/bbpy_cuda/axpy/gen_input.py
+              fi
+              s0=$(date +%s.%N)
+              # shellcheck disable=SC2086
+              timeout "${PYTHON_TIMEOUT:-300}" $b/backendbench ${what#*|} --log-dir "/tmp/py_$name" ${PYTHON_ARGS:-} > "$out/python_$name.txt" 2>&1
+              echo "exit $? after $(echo "$(date +%s.%N) - $s0" | bc) s" >> "$out/python_$name.txt"
+              cp "/tmp/py_$name/results.json" "$out/python_${name}_results.json" 2>/dev/null
+            done ;;
     ncu) timeout "${NCU_TIMEOUT:-400}" scripts/bench_gpu_timing.sh $b /tmp/ncu > "$out/ncu.txt" 2>&1 ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac
