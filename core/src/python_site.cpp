@@ -26,6 +26,15 @@ namespace {
 constexpr const char* kAsk = "import json, sys; print(json.dumps({'version': list(sys.version_info[:2]), 'base_prefix': sys.base_prefix, 'path': sys.path}))";
 
 std::optional<PythonSite> g_site;
+
+// The workers' scratch space (each worker's private Triton cache), removed when the host ends.
+struct Scratch {
+  std::string dir;
+  ~Scratch() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+} g_scratch;
 std::vector<std::string> g_extra;
 std::mutex g_mutex;
 
@@ -93,6 +102,13 @@ const PythonSite& resolve_python_site(const std::string& interpreter) {
     setenv(BB_PYTHON_SITE_ENV, env.dump().c_str(), 1);
   }
   if (site.named) setenv(BB_PYTHON_ENV, interpreter.c_str(), 1);
+  std::string scratch = (std::filesystem::temp_directory_path() / "backendbench-python-XXXXXX").string();
+  if (mkdtemp(scratch.data())) {
+    std::error_code ec;
+    std::filesystem::permissions(scratch, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
+    g_scratch.dir = scratch;
+    setenv("BACKENDBENCH_PYTHON_SCRATCH", scratch.c_str(), 1);
+  }
   g_site = site;
   return *g_site;
 }

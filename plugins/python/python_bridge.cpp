@@ -34,6 +34,11 @@ def start(python, explicit, site):
     `python3` on the PATH, where it is this installation or a venv of it), then PyTorch, imported
     before any implementation can change it."""
     sys.dont_write_bytecode = True
+    # Triton's caches (compiled kernels) private to this worker, unless the user chose a place:
+    # a shared one would let one implementation leave kernels for another to load.
+    if "TRITON_CACHE_DIR" not in os.environ and "TRITON_HOME" not in os.environ:
+        import tempfile
+        os.environ["TRITON_HOME"] = tempfile.mkdtemp(prefix="triton-", dir=os.environ.get("BACKENDBENCH_PYTHON_SCRATCH") or None)
     answer = None
     if site:
         answer = json.loads(site)

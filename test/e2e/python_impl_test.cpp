@@ -56,7 +56,7 @@ std::string first_message(const nlohmann::json& r, const std::string& impl) {
 TEST(PythonImpl, EachGetsItsVerdictBesideTheLibraries) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--correctness-only",
-                           "--test-timeout", "3"});
+                           "--test-timeout", "12"});  // a worker importing PyTorch with CUDA takes seconds
   const auto r = e2e::read_json(logs / "results.json");
   if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(run.exit_code, 2) << "scale_syntax.py cannot be used\n" << run.out << run.err;
@@ -87,7 +87,8 @@ TEST(PythonImpl, IsTimedAndScoredBesideALibrary) {
                            "--timeout", "0.2", "--min-time", "0.01"});
   const auto r = e2e::read_json(logs / "results.json");
   if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
-  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;  // scale_syntax.py is still in the folder
+  // scale_syntax.py, which --impls leaves out, is not imported at all (the folder has its reference).
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   for (const std::string impl : {"scale__scale_torch", "scale__scale_good"}) {
     EXPECT_EQ(verdicts(r, impl), "PASS PASS PASS ") << r.dump();
     int timed = 0;
