@@ -165,7 +165,7 @@ TEST(PythonImpl, BackendBenchPyFolderRunsAsItIs) {
 
 // `new-op --lang python` writes an op that runs as written, with no build step: `check` imports
 // its files without running a kernel, and a run passes its PyTorch implementation (its Triton
-// one is for CUDA: SKIPPED here without a GPU).
+// one is for CUDA: SKIPPED without a GPU, PASS on the H100).
 TEST(PythonImpl, NewOpWritesAPythonOpThatRunsAsWritten) {
   const auto work = e2e::temp_dir("work");
   auto made = backendbench({"new-op", "pyop", "--lang", "python", "--root", work.string()});
@@ -182,5 +182,6 @@ TEST(PythonImpl, NewOpWritesAPythonOpThatRunsAsWritten) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   const auto r = e2e::read_json(logs / "results.json");
   EXPECT_EQ(verdicts(r, "pyop__pyop_torch"), "PASS PASS PASS PASS PASS PASS ");  // correctness-only checks the performance cases too
-  for (const auto& t : e2e::tests_of(r, "pyop__pyop_triton")) EXPECT_EQ(t["verdict"], "SKIPPED") << t.dump();
+  for (const auto& t : e2e::tests_of(r, "pyop__pyop_triton"))  // PASS where there is a GPU and Triton
+    EXPECT_TRUE(t["verdict"] == "SKIPPED" || t["verdict"] == "PASS") << t.dump();
 }
