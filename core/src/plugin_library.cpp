@@ -39,6 +39,32 @@ Expected<OpenBridge> open_bridge(const std::string& what) {
   return OpenBridge{std::move(*lib), bridge};
 }
 
+// A BACKENDBENCH_INFO dict, as the bridge gives it in JSON.
+PluginInfo python_info(const nlohmann::json& j) {
+  PluginInfo info;
+  if (!j.is_object()) return info;
+  info.present = !j.empty();
+  auto strings = [&](const char* key, std::vector<std::string>& out) {
+    if (auto it = j.find(key); it != j.end() && it->is_array())
+      for (const auto& v : *it)
+        if (v.is_string()) out.push_back(v.get<std::string>());
+  };
+  strings("devices", info.devices);
+  strings("dtypes", info.dtypes);
+  if (auto it = j.find("version"); it != j.end() && it->is_string()) info.version = it->get<std::string>();
+  return info;
+}
+
+Expected<OpenBridge*> kept_bridge(const std::string& what) {
+  static std::optional<OpenBridge> kept;  // the interpreter lives as long as the worker
+  if (!kept) {
+    auto opened = open_bridge(what);
+    if (!opened) return opened.error();
+    kept.emplace(std::move(*opened));
+  }
+  return &*kept;
+}
+
 // A .py implementation: the worker loads the Python bridge (never the host: discovery and
 // planning only read file names) and the bridge imports the file.
 Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std::string& op) {
@@ -53,18 +79,7 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
   const std::string impl_name = op + "_kernel_impl", ref_name = op + "_reference";
   if (!p.kernel_impl && !p.reference)
     return make_error(fmt::format("{}: defines neither {} nor {} (a function)", path.string(), impl_name, ref_name));
-  const auto j = nlohmann::json::parse(info.c_str(), nullptr, false);
-  if (j.is_object()) {
-    p.info.present = !j.empty();
-    auto strings = [&](const char* key, std::vector<std::string>& out) {
-      if (auto it = j.find(key); it != j.end() && it->is_array())
-        for (const auto& v : *it)
-          if (v.is_string()) out.push_back(v.get<std::string>());
-    };
-    strings("devices", p.info.devices);
-    strings("dtypes", p.info.dtypes);
-    if (auto it = j.find("version"); it != j.end() && it->is_string()) p.info.version = it->get<std::string>();
-  }
+  p.info = python_info(nlohmann::json::parse(info.c_str(), nullptr, false));
   return p;
 }
 
@@ -74,16 +89,12 @@ bool is_python_implementation(const std::filesystem::path& path) { return path.e
 
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
-  static std::optional<OpenBridge> kept;  // the interpreter lives as long as the worker
-  if (!kept) {
-    auto opened = open_bridge(gen_input.string());
-    if (!opened) return opened.error().message;
-    kept.emplace(std::move(*opened));
-  }
+  auto kept = kept_bridge(gen_input.string());
+  if (!kept) return kept.error().message;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& c : candidates) files.push_back(c.string());
   std::string error(16384, '\0');
-  if (kept->bridge->generate(gen_input.c_str(), files.dump().c_str(), op.c_str(), seed, out_dir.c_str(), error.data(), error.size()) != 0)
+  if ((*kept)->bridge->generate(gen_input.c_str(), files.dump().c_str(), op.c_str(), seed, out_dir.c_str(), error.data(), error.size()) != 0)
     return fmt::format("{}: its tests could not be made:\n{}", gen_input.string(), error.c_str());
   return "";
 }
@@ -125,6 +136,21 @@ Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std
       return s.error();
   }
   return p;
+}
+
+Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::string& op) {
+  auto kept = kept_bridge(files.empty() ? std::string("a Python file") : files.front());
+  if (!kept) return kept.error();
+  std::string out(1 << 20, '\0'), error(16384, '\0');
+  if ((*kept)->bridge->survey(nlohmann::json(files).dump().c_str(), op.c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
+    return make_error(error.c_str());
+  const auto j = nlohmann::json::parse(out.c_str(), nullptr, false);
+  if (!j.is_array() || j.size() != files.size()) return make_error("the Python survey gave no answer that could be read");
+  std::vector<PythonSurvey> found;
+  for (const auto& e : j)
+    found.push_back({e.value("loaded", false), e.value("error", ""), e.value("has_kernel_impl", false), e.value("has_reference", false),
+                     python_info(e.value("info", nlohmann::json::object()))});
+  return found;
 }
 
 }  // namespace bb

@@ -42,6 +42,17 @@ bool is_python_implementation(const std::filesystem::path& path);
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir);
 
+// What a Python file defines, imported in a process of its own (the bridge's survey).
+struct PythonSurvey {
+  bool loaded = false;
+  std::string error;
+  bool has_kernel_impl = false, has_reference = false;
+  PluginInfo info;
+};
+// Every file of `files` surveyed by one interpreter that imports PyTorch once and forks a child
+// per file (so that no file's import changes what another reports). Worker side.
+Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::string& op);
+
 // Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
 // the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info
 // record declares an ABI major the host does not speak, or is malformed. A .py file is imported

@@ -247,8 +247,17 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   }
   if (cmd == "probe_many") {  // Python files of one op: one interpreter, PyTorch imported once (plan.cpp)
     nlohmann::json probes = nlohmann::json::array();
-    for (const auto& library : request.value("libraries", std::vector<std::string>{}))
-      probes.push_back(to_json(probe({library, request.value("op", "")})));
+    auto found = survey_python(request.value("libraries", std::vector<std::string>{}), request.value("op", ""));
+    if (found)
+      for (const auto& f : *found) {
+        ProbeReply r;
+        r.loaded = f.loaded;
+        r.error = f.error;
+        r.has_kernel_impl = f.has_kernel_impl;
+        r.has_reference = f.has_reference;
+        r.info = f.info;
+        probes.push_back(to_json(r));
+      }
     return Message{{{"probes", probes}}, {}};
   }
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));

@@ -101,6 +101,40 @@ def load(path, op):
         raise TypeError("%s: BACKENDBENCH_INFO must be a dict of devices, dtypes and version" % path)
     return fns[0], fns[1], json.dumps({k: info[k] for k in ("devices", "dtypes", "version") if k in info})
 
+def survey(files, op):
+    """What each file defines, each imported in a child of this process (forked once PyTorch is
+    imported here, which this process keeps to itself): no file's import can change what another
+    reports. A child that dies or fails is reported as not loaded (the host probes it again alone)."""
+    found = []
+    for path in json.loads(files):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                impl, ref, info = load(path, op)
+                got = {"loaded": True, "has_kernel_impl": impl is not None, "has_reference": ref is not None, "info": json.loads(info)}
+            except BaseException as e:
+                got = {"loaded": False, "error": "".join(traceback.format_exception(type(e), e, e.__traceback__))}
+            data = json.dumps(got).encode()
+            while data:
+                data = data[os.write(w, data):]
+            os._exit(0)
+        os.close(w)
+        chunks = []
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(r)
+        os.waitpid(pid, 0)
+        try:
+            found.append(json.loads(b"".join(chunks)))
+        except ValueError:
+            found.append({"loaded": False, "error": "the child importing it died"})
+    return json.dumps(found)
+
 def hook_triton():
     """Times Triton's compilations (its JIT compiles a kernel at its first launch of a new
     specialisation): reported apart, and never inside a timed call that the host did not see."""
@@ -699,7 +733,29 @@ int generate(const char* gen_input, const char* candidates, const char* op, uint
   return status;
 }
 
-const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate};
+int survey(const char* files, const char* op, char* out, size_t out_capacity, char* error, size_t error_capacity) {
+  std::string why;
+  if (!start_python(why)) {
+    write_message(why, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallMethod(g_glue, "survey", "ss", files, op);
+  int status = 1;
+  if (!r) {
+    write_message(take_error(), error, error_capacity);
+  } else if (const char* text = PyUnicode_AsUTF8(r); text && std::strlen(text) < out_capacity) {
+    write_message(text, out, out_capacity);
+    status = 0;
+  } else {
+    write_message("the survey's answer does not fit", error, error_capacity);
+  }
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+  return status;
+}
+
+const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate, survey};
 
 }  // namespace
 

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 3
+#define BB_PYTHON_BRIDGE_VERSION 4
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -52,6 +52,10 @@ typedef struct bb_python_bridge {
    * into `out_dir`. Returns 0, or nonzero with the reason in `error`. */
   int (*generate)(const char* gen_input, const char* candidates, const char* op, uint64_t seed, const char* out_dir, char* error,
                   size_t error_capacity);
+  /* What each of `files` (a JSON list of .py files) defines, each imported in a process of its
+   * own forked from this one once PyTorch is imported: `out` gets a JSON list of {"loaded",
+   * "error", "has_kernel_impl", "has_reference", "info"}. Returns 0, or nonzero with `error`. */
+  int (*survey)(const char* files, const char* op, char* out, size_t out_capacity, char* error, size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
