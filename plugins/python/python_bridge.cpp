@@ -3,8 +3,10 @@
 // the file imported as a module, its function called with the inputs as PyTorch tensors that
 // share the host's buffers (DLPack, no copy), the attributes as keyword arguments, on the
 // call's stream; a returned tensor (or tuple) checked for count, shape, dtype and device and
-// copied into the host's output, or the output passed as `out=` where the function takes it.
-// An exception is the call's error, with its traceback.
+// handed back as a pointer, which the worker copies into the host's output after the call,
+// outside the timed region (or the output passed as `out=` where the function takes it). An
+// exception is the call's error, with its traceback. Also: Triton's compilations counted apart,
+// a BackendBench-py gen_input.py made into a manifest, and a folder's files surveyed.
 #include <Python.h>
 
 #include <dlfcn.h>
