@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds, and runs every test under ctest.
+# Installs what is needed, builds everything (tests and benchmarks too), and runs every test
+# under ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh
-scripts/build.sh
+scripts/install_deps.sh test
+scripts/build.sh -DBACKENDBENCH_BUILD_TESTS=ON -DBACKENDBENCH_BUILD_BENCH=ON
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)" --timeout 600

@@ -48,7 +48,7 @@ typedef struct bb_python_bridge {
   double (*compile_seconds)(int64_t* compiles);
   /* A BackendBench-py folder's tests made into a manifest: runs `gen_input` (a gen_input.py),
    * the outputs' shapes taken from the first of `candidates` (a JSON list of .py files) that
-   * defines <op>_reference or <op>_kernel_impl, and writes gen_input.yaml (JSON) and data/*.npy
+   * defines <op>_reference or <op>_kernel_impl, and writes gen_input.yaml (JSON) and data/ (.npy files)
    * into `out_dir`. Returns 0, or nonzero with the reason in `error`. */
   int (*generate)(const char* gen_input, const char* candidates, const char* op, uint64_t seed, const char* out_dir, char* error,
                   size_t error_capacity);
