@@ -13,7 +13,12 @@ if(NOT BACKENDBENCH_PLUGIN_INCLUDE_DIR)
   set(BACKENDBENCH_PLUGIN_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../core/include")
 endif()
 
-if(HIPCC_EXECUTABLE AND NOT DEFINED BACKENDBENCH_HIP_ARCHS)
+# The architectures, asked of hipcc when the first HIP library is declared (a project that builds
+# no HIP hears nothing of HIP).
+function(backendbench_hip_archs)
+  if(DEFINED BACKENDBENCH_HIP_ARCHS)
+    return()
+  endif()
   set(probe_src "${CMAKE_BINARY_DIR}/CMakeFiles/hip_arch_probe.hip")
   file(WRITE "${probe_src}" "__global__ void k() {}\n")
   execute_process(COMMAND "${HIPCC_EXECUTABLE}" --offload-arch=gfx942 -c "${probe_src}" -o "${probe_src}.o"
@@ -24,12 +29,19 @@ if(HIPCC_EXECUTABLE AND NOT DEFINED BACKENDBENCH_HIP_ARCHS)
     set(BACKENDBENCH_HIP_ARCHS "gfx90a;gfx940" CACHE STRING "AMD GPU architectures for HIP kernels")
     message(STATUS "BackendBench: ${HIPCC_EXECUTABLE} does not accept gfx942; HIP kernels target gfx90a and gfx940")
   endif()
-endif()
+endfunction()
 
 function(backendbench_hip_library target)
-  cmake_parse_arguments(ARG "" "OUTPUT" "SOURCES;INCLUDES;DEPENDS;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUTPUT" "SOURCES;INCLUDES;DEPENDS;LIBS;EXPORTS" ${ARGN})
+  backendbench_hip_archs()
   get_target_property(dlpack_inc dlpack::dlpack INTERFACE_INCLUDE_DIRECTORIES)
   set(flags -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -Wno-unused-command-line-argument)
+  if(ARG_EXPORTS)  # the symbols the library exports; the rest local
+    list(JOIN ARG_EXPORTS ";\n    " globals)
+    file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports" "{\n  global:\n    ${globals};\n  local:\n    *;\n};\n")
+    list(APPEND flags "-Wl,--version-script=${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
+    list(APPEND ARG_DEPENDS "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
+  endif()
   foreach(arch IN LISTS BACKENDBENCH_HIP_ARCHS)
     list(APPEND flags --offload-arch=${arch})
   endforeach()
@@ -81,7 +93,8 @@ function(backendbench_add_hip_plugin target)
   file(GLOB local_headers "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh" "${CMAKE_CURRENT_SOURCE_DIR}/*.h" "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp")
   backendbench_hip_library(${target} OUTPUT "${ARG_ROOT}/${ARG_OP}/${ARG_NAME}${CMAKE_SHARED_MODULE_SUFFIX}"
                            SOURCES ${ARG_SOURCES} INCLUDES ${shim_includes}
-                           DEPENDS ${shim_headers} ${local_headers} ${ARG_DEPENDS})
+                           DEPENDS ${shim_headers} ${local_headers} ${ARG_DEPENDS}
+                           EXPORTS ${ARG_OP}_kernel_impl ${ARG_OP}_reference backendbench_plugin_info)
   if(ARG_MANIFEST)
     configure_file("${ARG_MANIFEST}" "${ARG_ROOT}/${ARG_OP}/gen_input.yaml" COPYONLY)
   endif()

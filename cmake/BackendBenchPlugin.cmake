@@ -8,6 +8,14 @@
 #
 # Builds a plugin library into its op's folder of a built custom-ops root, next to a copy of
 # the op's manifest (and of any data/ folder beside it, for .npy initialisers).
+# A plugin is timed: built optimised. A project that names no build type gets Release (at
+# find_package(BackendBench), or where this file is included); backendbench_add_plugin warns
+# when a plugin is built without optimisation.
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type (BackendBench: Release unless set, plugins are timed)" FORCE)
+  message(STATUS "BackendBench: no CMAKE_BUILD_TYPE given: Release (plugins are timed; -DCMAKE_BUILD_TYPE=... for another)")
+endif()
+
 function(backendbench_add_plugin target)
   cmake_parse_arguments(ARG "" "OP;NAME;ROOT;MANIFEST" "SOURCES;LINK" ${ARGN})
   if(NOT ARG_OP)
@@ -43,6 +51,18 @@ function(backendbench_add_plugin target)
   if(NOT WIN32 AND NOT APPLE)
     # Every symbol resolved at link time: a typo fails the build, not the run.
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
+    # Exported: the entry points and the info record, nothing else, whatever the language (the
+    # visibility presets do not reach what nvcc generates, nor code linked in statically).
+    set(exports "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
+    file(WRITE "${exports}" "{\n  global:\n    ${ARG_OP}_kernel_impl;\n    ${ARG_OP}_reference;\n    backendbench_plugin_info;\n  local:\n    *;\n};\n")
+    target_link_options(${target} PRIVATE "-Wl,--version-script=${exports}")
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${exports}")
+  endif()
+  # Timed code built without optimisation times the compiler, not the kernel.
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
+  if(build_type STREQUAL "DEBUG" OR CMAKE_CXX_FLAGS MATCHES "-O0" OR CMAKE_CUDA_FLAGS MATCHES "-O0")
+    message(WARNING "BackendBench: ${target} (${ARG_OP}/${ARG_NAME}) is built without optimisation (CMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}): "
+                    "its timings will not be the kernel's; build with -DCMAKE_BUILD_TYPE=Release")
   endif()
 
   if(ARG_MANIFEST)
@@ -59,7 +79,9 @@ function(backendbench_add_plugin target)
 endfunction()
 
 # backendbench_enable_cuda(): enables CUDA where nvcc is found (on PATH, CUDACXX, or
-# /usr/local/cuda) and sets BACKENDBENCH_HAVE_CUDA; elsewhere says so and leaves it off. For
+# /usr/local/cuda), finds the CUDA toolkit (link CUDA::cublas and its kin with
+# backendbench_add_plugin's LINK) and sets BACKENDBENCH_HAVE_CUDA; elsewhere says so and leaves
+# it off. For
 # projects that build CUDA plugins: the kernels use the shared CUDA runtime, as the host's CUDA
 # runtime plugin does, and are built for CMAKE_CUDA_ARCHITECTURES (80;90 unless set: never
 # `native`, a build machine need not have a GPU). A macro: languages are enabled at file scope.
@@ -80,6 +102,8 @@ macro(backendbench_enable_cuda)
       set(CMAKE_CUDA_STANDARD 17)
     endif()
     set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+    # CUDA's libraries as targets: CUDA::cublas, CUDA::cublasLt, CUDA::curand, ...
+    find_package(CUDAToolkit REQUIRED)
     set(BACKENDBENCH_HAVE_CUDA ON)
   else()
     set(BACKENDBENCH_HAVE_CUDA OFF)

@@ -259,6 +259,13 @@ std::string BoundCall::collect() {
   return error;
 }
 
+void BoundCall::returned_error(int rc, CallOutcome& out) const {
+  const std::string msg = plugin_message();
+  out.unsupported = rc == BB_ERR_UNSUPPORTED;
+  if (out.unsupported) out.error = fmt::format("BB_ERR_UNSUPPORTED: {}", msg.empty() ? "(no message)" : msg);
+  else out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
+}
+
 CallOutcome BoundCall::run(bb_kernel_fn fn) {
   frame_->clear_error();
   escaped_.clear();
@@ -266,10 +273,7 @@ CallOutcome BoundCall::run(bb_kernel_fn fn) {
   const std::string collected = rc == BB_OK ? collect() : "";
   CallOutcome out = finish_device();
   if (out.error.empty()) out.error = collected;
-  if (out.error.empty() && rc != BB_OK) {
-    const std::string msg = plugin_message();
-    out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
-  }
+  if (out.error.empty() && rc != BB_OK) returned_error(rc, out);
   return out;
 }
 
@@ -321,10 +325,7 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
   if (out.error.empty()) out.error = collected;
   int timed_out = 0;
   api.ticket_timed_out(ticket, &timed_out);
-  if (out.error.empty() && rc != BB_OK) {
-    const std::string msg = plugin_message();
-    out.error = fmt::format("returned {}{}{}", rc, msg.empty() ? "" : ": ", msg.empty() ? "(no message)" : msg);
-  }
+  if (out.error.empty() && rc != BB_OK) returned_error(rc, out);
   if (out.error.empty() && changed && !timed_out && !released) {
     out.outside = true;
     api.synchronize();  // let it finish before anything else touches the buffers

@@ -49,6 +49,7 @@ struct CallOutcome {
   bool sticky = false;         // the device context is lost
   bool outside = false;        // run_witnessed: outputs changed while the given stream was held
   bool held_too_long = false;  // run_witnessed: the hold timed out (the call synchronised the device)
+  bool unsupported = false;    // it returned BB_ERR_UNSUPPORTED (error holds its message), and nothing else went wrong
 };
 
 extern const char* const kOutsideStream;  // the message for `outside`
@@ -65,6 +66,8 @@ class BoundCall {
   const std::string& setup_error() const { return error_; }
   const bb_call* call() const { return frame_->call(); }
   std::string plugin_message() const;
+  // out.error for a call that returned `rc` (not BB_OK); out.unsupported for BB_ERR_UNSUPPORTED.
+  void returned_error(int rc, CallOutcome& out) const;
   bool on_device() const { return ex_.rt != nullptr; }
   const ExecPlace& place() const { return ex_; }
 

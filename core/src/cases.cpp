@@ -202,10 +202,33 @@ Expected<AttrValue> resolve_attr(const Manifest& m, const AttrSpec& spec, const 
 
 InitSpec default_init(DType t) {
   InitSpec s;
-  if (t == DType::bool_) s = {InitKind::randint, 0, 2, {}, 0};
-  else if (t == DType::uint8) s = {InitKind::randint, 0, 256, {}, 0};
-  else if (!is_floating(t)) s = {InitKind::randint, -100, 100, {}, 0};
+  if (t == DType::bool_) s = {InitKind::randint, 0, 2, {}, 0, {}, {}};
+  else if (t == DType::uint8) s = {InitKind::randint, 0, 256, {}, 0, {}, {}};
+  else if (!is_floating(t)) s = {InitKind::randint, -100, 100, {}, 0, {}, {}};
   return s;
+}
+
+// An initialiser's bounds that are expressions, evaluated for this case (its parameters and the
+// inputs before this one), then checked as the manifest checks literal ones.
+Status resolve_bounds(const Manifest& m, InitSpec& init, const CaseEnv& env, const std::string& input) {
+  auto resolve = [&](std::string& expr, double& value) -> Status {
+    if (expr.empty()) return Ok{};
+    auto v = evaluate(expr, env);
+    if (!v) return make_error(fmt::format("{}: the initialiser of input '{}': {}", m.where(init.line), input, v.error().message));
+    if (!std::isfinite(*v))
+      return make_error(fmt::format("{}: the initialiser of input '{}': '{}' is {}, expected a finite number", m.where(init.line), input, expr, *v));
+    value = *v;
+    expr.clear();
+    return Ok{};
+  };
+  if (auto s = resolve(init.a_expr, init.a); !s) return s;
+  if (auto s = resolve(init.b_expr, init.b); !s) return s;
+  if ((init.kind == InitKind::uniform || init.kind == InitKind::randint) && !(init.a < init.b))
+    return make_error(fmt::format("{}: the initialiser of input '{}': expected low < high, got [{}, {})", m.where(init.line), input,
+                                  init.a, init.b));
+  if (init.kind == InitKind::randn && init.b < 0)
+    return make_error(fmt::format("{}: the initialiser of input '{}': std {} is negative", m.where(init.line), input, init.b));
+  return Ok{};
 }
 
 Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
@@ -247,6 +270,7 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
     t.init = init ? *init : default_init(t.dtype);
     if (t.init.kind == InitKind::npy && t.init.path.empty())
       return make_error(fmt::format("{}: npy initialiser needs a file", m.where(t.init.line)));
+    if (auto r = resolve_bounds(m, t.init, env, in.name); !r) return r.error();
     env.add_tensor(t.name, t.shape, t.dtype);
     c.inputs.push_back(std::move(t));
   }
@@ -277,7 +301,7 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
       return make_error(fmt::format("{}: dtype '{}' of output '{}': expected an input name, a dtype or a parameter holding one",
                                     m.where(dtype.line), dtype.text, out.name));
     }
-    o.tolerance = resolve_tolerance(o.dtype, m.tolerances, spec.tolerances);
+    o.tolerance = resolve_tolerance(o.dtype, out, m.tolerances, spec.tolerances);
     env.add_tensor(o.name, o.shape, o.dtype);
     c.outputs.push_back(std::move(o));
   }
@@ -381,6 +405,51 @@ Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_c
     }
   }
   return out;
+}
+
+Expected<bool> meets(const ConcreteCase& c, std::string_view condition) {
+  CaseEnv env(c.params);
+  for (const auto& t : c.inputs) env.add_tensor(t.name, t.shape, t.dtype);
+  for (const auto& o : c.outputs)
+    if (o.inplace_input < 0) env.add_tensor(o.name, o.shape, o.dtype);
+  auto v = evaluate(condition, env);
+  if (!v) return v.error();
+  return *v != 0;
+}
+
+namespace {
+enum class DTypeKind { floating, integer, boolean };
+DTypeKind kind_of(DType t) {
+  if (t == DType::bool_) return DTypeKind::boolean;
+  return is_floating(t) ? DTypeKind::floating : DTypeKind::integer;
+}
+}  // namespace
+
+std::string dtype_mismatch(const ConcreteCase& c, const std::vector<std::string>& dtypes) {
+  if (dtypes.empty()) return "";
+  auto check = [&](const std::string& name, DType t) -> std::string {
+    // Entries naming this tensor decide alone; else the plain entries of its kind, if any.
+    std::vector<std::string> own, of_kind;
+    for (const auto& d : dtypes) {
+      const auto colon = d.find(':');
+      if (colon != std::string::npos) {
+        if (d.substr(0, colon) == name) own.push_back(d.substr(colon + 1));
+        continue;
+      }
+      if (auto parsed = parse_dtype(d); parsed && kind_of(*parsed) == kind_of(t)) of_kind.push_back(d);
+    }
+    const auto& allowed = own.empty() ? of_kind : own;
+    if (allowed.empty()) return "";
+    for (const auto& a : allowed)
+      if (parse_dtype(a) == t) return "";
+    return fmt::format("dtype {} of '{}' is not supported by the implementation (it supports {})", dtype_name(t), name,
+                       fmt::join(dtypes, ", "));
+  };
+  for (const auto& t : c.inputs)
+    if (auto why = check(t.name, t.dtype); !why.empty()) return why;
+  for (const auto& o : c.outputs)
+    if (auto why = check(o.name, o.dtype); !why.empty()) return why;
+  return "";
 }
 
 }  // namespace bb

@@ -60,6 +60,14 @@ struct ConcreteCase {
 // A kernel tuned to the listed shapes only fails them.
 Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_cases = 0);
 
+// Whether `c` meets `condition` (an expression of expr.hpp, true when nonzero) over its
+// parameters and its tensors' shapes; an error names what could not be evaluated.
+Expected<bool> meets(const ConcreteCase& c, std::string_view condition);
+
+// Why `dtypes` (an info record's or a manifest's list, as plugin.h says) do not admit a tensor of
+// `c`; "" when they admit every one (or are empty).
+std::string dtype_mismatch(const ConcreteCase& c, const std::vector<std::string>& dtypes);
+
 // Deterministic 64-bit mixing (FNV-1a of a string, folded with a seed through splitmix64).
 uint64_t mix_seed(uint64_t seed, std::string_view salt);
 

@@ -20,6 +20,7 @@
 #include "dtype.hpp"
 #include "executor.hpp"
 #include "generated_manifest.hpp"
+#include "job_runner.hpp"
 #include "plan.hpp"
 #include "plugin_library.hpp"
 #include "python_site.hpp"
@@ -49,6 +50,8 @@ int check_main(int argc, char** argv, const char* worker_binary) {
   std::vector<std::string> ops;
   double probe_timeout = 30;
   app.add_option("ROOT", root, "the custom-ops root (default: the one a run uses)");
+  std::string root_flag;  // a run's spelling of ROOT
+  app.add_option("--custom-ops-root", root_flag, "the custom-ops root, as a run names it (the same as ROOT)");
   app.add_option("--ops", ops, "ops to check, comma-separated (default: all)")->delimiter(',');
   app.add_option("--probe-timeout", probe_timeout, "seconds a library may take to load (default 30)")->check(CLI::PositiveNumber);
   std::string python;
@@ -58,6 +61,11 @@ int check_main(int argc, char** argv, const char* worker_binary) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  if (!root_flag.empty()) {
+    if (!root.empty() && root != root_flag)
+      return fmt::print(stderr, "error: two roots: {} and --custom-ops-root {}; give one\n", root, root_flag), 2;
+    root = root_flag;
   }
   const std::filesystem::path dir = root.empty() ? default_root(self_executable(argv[0])) : std::filesystem::path(root);
 
@@ -96,8 +104,9 @@ int check_main(int argc, char** argv, const char* worker_binary) {
     for (const auto& i : p.impls) {
       ++impls;
       const std::string device = device_for(i.info, p.manifest);
-      fmt::print("  impl       {}: {}; dtypes {}; {}{}\n", i.name, device.empty() ? "no device of the op" : device,
+      fmt::print("  impl       {}: {}; dtypes {}; {}{}{}\n", i.name, device.empty() ? "no device of the op" : device,
                  join_or(i.info.dtypes, "any"),
+                 i.info.preconditions.empty() ? "" : fmt::format("preconditions {}; ", fmt::join(i.info.preconditions, ", ")),
                  is_python_implementation(i.library) ? std::string("Python")
                                                      : fmt::format("ABI {}.{}", i.info.abi_version >> 16, i.info.abi_version & 0xffff),
                  i.info.version.empty() ? "" : "; version " + i.info.version);
@@ -111,32 +120,25 @@ int check_main(int argc, char** argv, const char* worker_binary) {
                    join_or(i.info.devices, "none"), fmt::join(p.manifest.devices, ", "));
         ++errors;
       }
-      if (!i.info.dtypes.empty()) {
-        // The dtypes of the cases this implementation runs (a case may be for some devices only).
-        std::set<std::string> its_dtypes;
-        std::size_t its_cases = 0;
-        for (const auto& c : p.cases)
-          if (c.runs_on(device)) {
-            ++its_cases;
-            for (DType t : c.dtypes()) its_dtypes.insert(dtype_name(t));
-          }
-        std::vector<std::string> missing;
-        for (const auto& d : its_dtypes)
-          if (std::find(i.info.dtypes.begin(), i.info.dtypes.end(), d) == i.info.dtypes.end()) missing.push_back(d);
-        if (!missing.empty()) {
-          int skipped = 0;
-          for (const auto& c : p.cases) {
-            if (!c.runs_on(device)) continue;
-            for (DType t : c.dtypes())
-              if (std::find(missing.begin(), missing.end(), dtype_name(t)) != missing.end()) {
-                ++skipped;
-                break;
-              }
-          }
-          fmt::print("  warning    {}: does not declare {}: {} of its {} case(s) will be SKIPPED\n", i.name, fmt::join(missing, ", "),
-                     skipped, its_cases);
-          ++warnings;
-        }
+      // The cases it will skip by what it declares (dtypes, preconditions), grouped by reason.
+      std::vector<std::pair<std::string, std::vector<std::string>>> skips;
+      std::size_t its_cases = 0, skipped = 0;
+      for (const auto& c : p.cases) {
+        if (!c.runs_on(device)) continue;
+        ++its_cases;
+        const std::string why = unsupported_reason(i.info, c);
+        if (why.empty()) continue;
+        ++skipped;
+        auto g = std::find_if(skips.begin(), skips.end(), [&](const auto& e) { return e.first == why; });
+        if (g == skips.end()) g = skips.insert(skips.end(), {why, {}});
+        g->second.push_back(c.id);
+      }
+      if (skipped > 0) {
+        fmt::print("  warning    {}: {} of its {} case(s) will be SKIPPED:\n", i.name, skipped, its_cases);
+        for (const auto& [why, ids] : skips)
+          fmt::print("               {} case(s): {}: {}{}\n", ids.size(), why, fmt::join(ids.begin(), ids.begin() + std::min<std::size_t>(ids.size(), 4), ", "),
+                     ids.size() > 4 ? fmt::format(" and {} more", ids.size() - 4) : "");
+        ++warnings;
       }
     }
     if (p.impls.empty()) {

@@ -5,14 +5,38 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "build_info.hpp"
 #include "run_record.hpp"
 #include "version.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
 namespace bb {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;  // a case id's parameters hold commas: correctness/small[dtype=float16,rows=7]
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']' && depth > 0) --depth;
+    if (c == ',' && depth == 0) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::string version_line() {
+  return fmt::format("backendbench {} (commit {}{})", kVersion, kGitCommit, kGitDirty ? ", with uncommitted changes" : "");
+}
 
 std::filesystem::path self_executable(const char* argv0) {
   std::error_code ec;
@@ -140,6 +164,12 @@ std::vector<RunOption> run_options() {
       {"ops", "--ops", true, [](const auto& v, SessionOptions& o) { o.ops = v.template get<std::vector<std::string>>(); }, list("--ops")},
       {"impls", "--impls", true, [](const auto& v, SessionOptions& o) { o.impls = v.template get<std::vector<std::string>>(); },
        list("--impls")},
+      {"cases", "--cases", true, [](const auto& v, SessionOptions& o) { o.cases = v.template get<std::vector<std::string>>(); },
+       list("--cases")},
+      {"input_ids", "--input-id", true, [](const auto& v, SessionOptions& o) { o.input_ids = v.template get<std::vector<int>>(); },
+       [](const auto& v) {
+         return v.empty() ? std::string("no --input-id") : fmt::format("--input-id {}", fmt::join(v.template get<std::vector<int>>(), ","));
+       }},
       {"isolate", "--no-isolate", false, [](const auto& v, SessionOptions& o) { o.isolate = v.template get<bool>(); },
        flag_when("--no-isolate", false)},
       {"test_timeout_s", "--test-timeout", false, [](const auto& v, SessionOptions& o) { o.test_timeout = v.template get<double>(); },
@@ -215,7 +245,7 @@ std::vector<RunOption> run_options() {
 
 // The selection compares as a set: --impls b,a is --impls a,b.
 nlohmann::json comparable(const std::string& key, nlohmann::json v) {
-  if ((key == "ops" || key == "impls") && v.is_array()) {
+  if ((key == "ops" || key == "impls" || key == "cases") && v.is_array()) {
     auto names = v.get<std::vector<std::string>>();
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -260,17 +290,26 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
 
   CLI::App app{"BackendBench: correctness and performance of custom-op implementations loaded at run time"};
   app.footer("Commands:\n"
+             "  backendbench check [ROOT] [--ops a,b]                       a root validated without running a kernel (exit 2: unusable)\n"
+             "  backendbench new-op NAME [--lang cpp|cuda|python]           a new op's folder: manifest, reference, implementation\n"
              "  backendbench compare BASE NEW [--threshold PCT] [--md FILE]   a run against an earlier one (exit 3: regression)\n"
              "  backendbench merge --log-dir OUT SHARD...                   the shards of one sweep joined into one run\n"
              "  backendbench resource-spec [-o FILE]                        a CTest resource spec of this host's GPUs\n"
              "Each takes --help. docs/RUNNING.md, docs/NIGHTLY.md and docs/COMPARE.md say more.");
-  app.set_version_flag("--version", std::string("backendbench ") + kVersion);
+  app.set_version_flag("--version", version_line());
+  // An option given twice takes its last value (a script's defaults, then the user's own); lists
+  // are read as one text each for that reason, and split here.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string suite = "custom_ops", backend = "custom_ops", root;
   app.add_option("--suite", suite, "test suite (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
   app.add_option("--backend", backend, "backend (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
   app.add_option("--custom-ops-root", root, "folder of <op>/gen_input.yaml and plugin libraries (default: the built custom_ops)");
-  app.add_option("--ops", o.session.ops, "ops to run, comma-separated (all of their implementations)")->delimiter(',');
-  app.add_option("--impls", o.session.impls, "implementations to run: <op>__<name> or <name>, comma-separated")->delimiter(',');
+  std::string ops, impls, cases, input_ids, perf_p;
+  app.add_option("--ops", ops, "ops to run, comma-separated (all of their implementations)");
+  app.add_option("--impls", impls, "implementations to run: <op>__<name> or <name>, comma-separated");
+  app.add_option("--cases", cases,
+                 "cases to run: case ids or globs of them, comma-separated (correctness/*, 'performance/large*'; --list shows the ids)");
+  app.add_option("--input-id", input_ids, "cases to run by index, 0-based in each op's order, comma-separated (tritonbench's --input-id)");
   app.add_option("--log-dir", o.log_dir, "where results go (default: bb-logs/<timestamp>)");
   std::string resume;
   app.add_option("--resume", resume,
@@ -278,9 +317,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
                  "there unless --log-dir says otherwise");
   app.add_flag("--no-log", o.no_log, "write no result files");
   app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
-  app.add_flag("-v,--verbose", o.verbose, "a line for every test");
+  app.add_flag("-v,--verbose", o.verbose, "a line for every test that ran (SKIPPED ones stay grouped by reason)");
   app.add_flag("-q,--quiet", o.quiet, "print only the final table");
-  app.add_option("--json", o.json_file, "write results.json's content to this file too");
+  app.add_option("--json", o.json_file, "write results.json's content to this file too (-: to stdout, the console then on stderr)");
   app.add_option("--junit", o.junit_file, "write a JUnit XML report to this file too");
   app.add_option("--csv", o.csv_file, "write the operator summary CSV to this file too");
   app.add_option("--md", o.md_file, "write the Markdown summary to this file too");
@@ -341,7 +380,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--throttle-recovery-delay", o.session.timing.throttle_recovery_delay,
                  "devices: seconds to wait after a throttled sample")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--perf-p", o.session.perf_p, "thresholds p for perf@p, comma-separated")->delimiter(',');
+  app.add_option("--perf-p", perf_p, "thresholds p for perf@p, comma-separated (default 1)");
 
   try {
     app.parse(argc, argv);
@@ -355,6 +394,24 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
     return o;
   } catch (const CLI::ParseError& e) {
     return make_error(fmt::format("{} (see backendbench --help)", e.what()));
+  }
+  o.session.ops = split_list(ops);
+  o.session.impls = split_list(impls);
+  o.session.cases = split_list(cases);
+  for (const auto& id : split_list(input_ids)) {
+    if (id.empty() || id.size() > 6 || id.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(fmt::format("--input-id {}: '{}' is no case index; expected indices like 0,3", input_ids, id));
+    o.session.input_ids.push_back(std::stoi(id));
+  }
+  if (!perf_p.empty()) {
+    o.session.perf_p.clear();
+    for (const auto& p : split_list(perf_p)) {
+      char* end = nullptr;
+      const double v = std::strtod(p.c_str(), &end);
+      if (p.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+        return make_error(fmt::format("--perf-p {}: '{}' is no threshold; expected positive numbers like 1,1.5", perf_p, p));
+      o.session.perf_p.push_back(v);
+    }
   }
   auto device_choice = parse_devices(devices.empty() ? ctest_devices() : devices);
   if (!device_choice) return device_choice.error();

@@ -40,6 +40,12 @@ Expected<std::pair<bool, std::vector<int>>> parse_devices(const std::string& tex
 // The GPU ids CTest gave this test (CTEST_RESOURCE_GROUP_0_GPUS), as "1,2"; "" outside CTest.
 std::string ctest_devices();
 
+// "a,b,c" split at commas outside brackets (a case id's parameters keep theirs); empty items dropped.
+std::vector<std::string> split_list(const std::string& text);
+
+// "backendbench 0.1.0 (commit 1e97ddc...)": --version's line, and every subcommand's.
+std::string version_line();
+
 // Where the host binary is: /proc/self/exe, else argv[0].
 std::filesystem::path self_executable(const char* argv0);
 

@@ -5,7 +5,9 @@
 // above it. Not on a terminal there is no carriage return and no escape code: a plain progress
 // line every few seconds instead, also while one long test runs. SKIPPED tests are grouped: an
 // implementation whose device is missing gets one line, other reasons one line per
-// (implementation, reason). -v: a line for every test; -q: only the final table.
+// (implementation, reason), with -v too. Tests that did not pass get a line each, the first
+// few per implementation, and at the end a summary grouped by implementation, verdict and
+// message. -v: a line for every test that ran; -q: only the final table.
 //
 // Events come from the session's thread; a ticker thread redraws the status line (or prints the
 // progress line) while nothing happens. One mutex guards the state and the output.
@@ -135,6 +137,7 @@ class ConsoleReporter final : public Reporter {
     if (!o_.quiet)
       for (const auto& w : op.warnings) error_line(fmt::format("warning: {}", w));
     for (const auto& e : op.errors) error_line(fmt::format("error: {}", e));
+    unusable_ += op.errors.size();
     if (!o_.quiet && !op.reference.empty())
       print_line(fmt::format("{}: {} case(s), {} implementation(s), reference {} ({}){}", op.op, op.cases, op.impls.size(), op.reference,
                              op.reference_kind, op.baseline.empty() ? "" : ", baseline " + op.baseline));
@@ -229,7 +232,19 @@ class ConsoleReporter final : public Reporter {
       ++ran_;
       ++(r.verdict == Verdict::pass ? passed_ : failed_);
     }
-    if (!o_.quiet && (o_.verbose || (r.verdict != Verdict::pass && r.verdict != Verdict::skipped))) print_line(test_line(r, done, total));
+    // A line per test that did not pass, the first few of each implementation (all with -v; a
+    // pass too with -v); the rest are counted in the summary by implementation at the end.
+    // SKIPPED tests are grouped by reason, with -v too.
+    const bool not_passed = r.verdict != Verdict::pass && r.verdict != Verdict::skipped;
+    if (not_passed) note_failure(r);
+    if (!o_.quiet && not_passed) {
+      const std::size_t shown = ++live_failures_[r.impl];
+      if (o_.verbose || shown <= kLiveFailuresPerImpl) print_line(test_line(r, done, total));
+      else if (shown == kLiveFailuresPerImpl + 1)
+        print_line(fmt::format("      ... more of {}'s tests did not pass: they are summarised at the end", r.impl));
+    } else if (!o_.quiet && o_.verbose && r.verdict == Verdict::pass) {
+      print_line(test_line(r, done, total));
+    }
     if (++finished_of_impl_[r.impl] == expected_tests(r.impl)) flush_groups(r.impl);
     draw_soon();
     if (!o_.terminal) progress_if_due();
@@ -241,6 +256,7 @@ class ConsoleReporter final : public Reporter {
     clear_status();
     flush_pending();
     flush_groups("");
+    if (!o_.quiet) print_failures();
     print_table(s);
     std::fflush(o_.out);
     std::fflush(o_.err);
@@ -251,6 +267,13 @@ class ConsoleReporter final : public Reporter {
     std::string impl, device, reason;
     std::size_t count = 0;
   };
+  struct FailureGroup {
+    std::string shape;  // verdict and message_shape
+    Verdict verdict = Verdict::fail;
+    std::string example;  // the first message's first line
+    std::vector<std::string> cases;
+  };
+  static constexpr std::size_t kLiveFailuresPerImpl = 5;
   struct SkipGroup {
     std::string impl, reason;
     std::size_t count = 0;
@@ -262,7 +285,7 @@ class ConsoleReporter final : public Reporter {
   std::string verdict_word(Verdict v, std::size_t width = 0) const {
     const std::string name = verdict_name(v);
     const std::string pad(name.size() < width ? width - name.size() : 0, ' ');
-    if (!o_.terminal) return name + pad;
+    if (!o_.terminal || !o_.colour) return name + pad;
     const char* c = v == Verdict::pass ? "32" : v == Verdict::skipped ? "33" : "31";
     return fmt::format("\033[{}m{}\033[0m{}", c, name, pad);
   }
@@ -298,11 +321,33 @@ class ConsoleReporter final : public Reporter {
                           m.output, m.count, m.total, m.unwritten > 0 ? fmt::format(", {} unwritten", m.unwritten) : "", m.atol, m.rtol,
                           m.max_abs_error, m.max_rel_error, m.first_index, m.actual, m.expected);
     }
+    if (!r.output.empty() && (r.verdict != Verdict::pass || o_.verbose)) line += output_lines(r);
     if (r.timing)
       for (const auto& n : r.timing->notes)
         if ((n.find("budget") == std::string::npos && n.find("stopped improving") == std::string::npos) || o_.verbose)
           line += "\n      note: " + n;
     return line;
+  }
+
+  // What the implementation printed during the test: its last lines, indented, with how much
+  // there was (the results hold the head and the tail of all of it).
+  static std::string output_lines(const TestResult& r) {
+    constexpr std::size_t kLines = 8;
+    std::string text = r.output;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const auto nl = text.find('\n', start);
+      lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    const std::size_t from = lines.size() > kLines ? lines.size() - kLines : 0;
+    std::string out = fmt::format("\n      it printed ({} bytes{}):", r.output_bytes ? r.output_bytes : r.output.size(),
+                                  from > 0 ? fmt::format("; the last {} lines", kLines) : "");
+    for (std::size_t i = from; i < lines.size(); ++i) out += "\n      | " + truncated(lines[i], 200);
+    return out;
   }
 
   // A line above the status line: clear it, print, draw it again.
@@ -361,12 +406,64 @@ class ConsoleReporter final : public Reporter {
         ++it;
         continue;
       }
-      if (!o_.quiet && !o_.verbose) {
+      if (!o_.quiet) {
         const bool all = it->count == expected_tests(it->impl);
         print_line(fmt::format("{} {}: {}{}: {}", verdict_word(Verdict::skipped), it->impl, all ? "all " : "", tests(it->count),
                                it->reason.empty() ? "(no reason given)" : it->reason));
       }
       it = groups_.erase(it);
+    }
+  }
+
+  // ---- tests that did not pass, by implementation ---------------------------------------------
+
+  // A message's shape: digits dropped, so "3 of 10 elements differ" and "5 of 20 elements differ"
+  // group together.
+  static std::string message_shape(const std::string& m) {
+    std::string out;
+    for (char c : m.substr(0, m.find('\n'))) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        if (out.empty() || out.back() != '#') out += '#';
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
+  void note_failure(const TestResult& r) {
+    auto& groups = failures_[r.impl];
+    if (std::find(failure_order_.begin(), failure_order_.end(), r.impl) == failure_order_.end()) failure_order_.push_back(r.impl);
+    const std::string shape = fmt::format("{}\n{}", verdict_name(r.verdict), message_shape(r.message));
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const FailureGroup& f) { return f.shape == shape; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {shape, r.verdict, r.message.substr(0, r.message.find('\n')), {}});
+    g->cases.push_back(r.case_id + where(r) + (r.repeat > 0 ? fmt::format(" (repeat {})", r.repeat + 1) : ""));
+  }
+
+  // "not passed, by implementation": each implementation's tests that did not pass, grouped by
+  // verdict and message, with a few of the cases and one message in full.
+  void print_failures() {
+    if (failure_order_.empty()) return;
+    fmt::print(o_.out, "\nnot passed, by implementation:\n");
+    for (const auto& impl : failure_order_) {
+      const auto& groups = failures_[impl];
+      std::map<std::string, std::size_t> by_verdict;
+      std::size_t n = 0;
+      for (const auto& g : groups) {
+        by_verdict[verdict_name(g.verdict)] += g.cases.size();
+        n += g.cases.size();
+      }
+      std::string counts;
+      for (const auto& [v, k] : by_verdict) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
+      fmt::print(o_.out, "  {}: {} of {} ({})\n", impl, n, tests(finished_of_impl_[impl]), counts);
+      for (const auto& g : groups) {
+        fmt::print(o_.out, "    {} x{}: {}\n", verdict_word(g.verdict), g.cases.size(), truncated(g.example, 200));
+        const std::size_t listed = std::min<std::size_t>(g.cases.size(), 3);
+        std::string cases;
+        for (std::size_t i = 0; i < listed; ++i) cases += fmt::format("{}{}", i ? ", " : "", g.cases[i]);
+        if (g.cases.size() > listed) cases += fmt::format(" and {} more", g.cases.size() - listed);
+        fmt::print(o_.out, "      {}\n", cases);
+      }
     }
   }
 
@@ -463,10 +560,13 @@ class ConsoleReporter final : public Reporter {
     // Per implementation: verdict counts, then speedup.
     std::map<std::string, std::map<std::string, int>> verdicts;
     for (const auto& r : s.results) ++verdicts[r.impl][verdict_name(r.verdict)];
+    // The name column as wide as the longest name (32 at least), so the columns stay aligned.
+    std::size_t name_width = 32;
+    for (const auto& is : s.scores.impls) name_width = std::max(name_width, is.impl.size());
     // The speedup's interval (paired timing) follows it; "n.s.": it holds 1.0, no significant difference.
-    fmt::print(out, "{}{:<32} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", o_.quiet ? "" : "\n", "implementation", "pass", "fail", "skip", "speedup",
-               "interval", "verdicts");
-    fmt::print(out, "{}\n", std::string(100, '-'));
+    fmt::print(out, "{}{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", o_.quiet ? "" : "\n", "implementation", name_width, "pass", "fail", "skip",
+               "speedup", "interval", "verdicts");
+    fmt::print(out, "{}\n", std::string(name_width + 68, '-'));
     for (const auto& is : s.scores.impls) {
       std::string counts;
       for (const auto& [v, n] : verdicts[is.impl])
@@ -475,17 +575,25 @@ class ConsoleReporter final : public Reporter {
       std::string interval;
       if (is.speedup && is.speedup_low && is.speedup_high)
         interval = fmt::format("[{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
-      fmt::print(out, "{:<32} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", is.impl, is.passed, is.failed, is.skipped, speed, interval, counts);
+      fmt::print(out, "{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", is.impl, name_width, is.passed, is.failed, is.skipped, speed, interval,
+                 counts);
     }
     fmt::print(out, "\n");
+    // Scores only where they mean something: no correctness rate without a test that ran, no
+    // speedup or perf@p in a run that timed nothing (--correctness-only).
+    const bool timed = !info_.options.is_object() || info_.options.value("performance", true);
     for (const auto& os : s.scores.ops)
-      fmt::print(out, "op {:<20} correct {}/{}  geomean speedup {}\n", os.op, os.correct_impls, os.impls,
-                 os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-");
-    std::string perf;
-    for (const auto& [p, share] : s.scores.perf_at) perf += fmt::format("  perf@{:g} {:.1f}%", p, share * 100);
-    fmt::print(out, "tests {}  passed {}  failed {}  skipped {}  correctness {:.1f}%  geomean speedup {}{}\n", s.scores.tests,
-               s.scores.passed, s.scores.failed, s.scores.skipped, s.scores.correctness_rate * 100,
-               s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-", perf);
+      fmt::print(out, "op {:<20} correct {}/{}{}\n", os.op, os.correct_impls, os.impls,
+                 !timed ? "" : fmt::format("  geomean speedup {}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-"));
+    std::string line = fmt::format("tests {}  passed {}  failed {}  skipped {}", s.scores.tests, s.scores.passed, s.scores.failed,
+                                   s.scores.skipped);
+    if (unusable_ > 0) line += fmt::format("  unusable {} (libraries or manifests: the errors above)", unusable_);
+    if (s.scores.passed + s.scores.failed > 0) line += fmt::format("  correctness {:.1f}%", s.scores.correctness_rate * 100);
+    if (timed && s.scores.passed > 0) {
+      line += fmt::format("  geomean speedup {}", s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-");
+      for (const auto& [p, share] : s.scores.perf_at) line += fmt::format("  perf@{:g} {:.1f}%", p, share * 100);
+    }
+    fmt::print(out, "{}\n", line);
     // The e2e tests and CI read these two lines: keep them as they are.
     fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
     // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
@@ -518,12 +626,16 @@ class ConsoleReporter final : public Reporter {
   double started_ = 0, sweep_start_ = 0, last_draw_ = -1e9, last_progress_ = 0;
   bool sweep_started_ = false, status_shown_ = false, dirty_ = false;
   std::size_t done_ = 0, total_ = 0, passed_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
+  std::size_t unusable_ = 0;  // libraries and manifests that could not be used (op_planned's errors)
   std::vector<std::pair<std::string, std::string>> running_;  // (key, label), oldest first
 
   std::map<std::string, std::size_t> cases_of_impl_;     // from op_planned
   std::map<std::string, std::size_t> finished_of_impl_;  // tests reported so far
   std::vector<PendingSkip> pending_;                     // impl_skipped, its line not yet printed
   std::set<std::string> whole_impl_skipped_;
+  std::map<std::string, std::size_t> live_failures_;  // lines printed per implementation
+  std::map<std::string, std::vector<FailureGroup>> failures_;
+  std::vector<std::string> failure_order_;  // implementations, as their first failure came
   std::vector<SkipGroup> groups_;  // other SKIPPED tests, printed once the implementation's tests end
 };
 

@@ -9,17 +9,21 @@ namespace bb {
 namespace {
 
 // Recursive-descent parser that evaluates while parsing.
+//   cond   := conj ('or' conj)*                         (true is 1, false 0)
+//   conj   := neg ('and' neg)*
+//   neg    := 'not' neg | cmp
+//   cmp    := expr (('==' | '!=' | '<=' | '>=' | '<' | '>') expr)?
 //   expr   := term (('+' | '-') term)*
 //   term   := unary (('*' | '/' | '//' | '%') unary)*
 //   unary  := ('-' | '+') unary | power
 //   power  := atom ('**' unary)?
-//   atom   := number | name | name '(' args ')' | '(' expr ')'
+//   atom   := number | name | name '(' args ')' | '(' cond ')'
 class Parser {
  public:
   Parser(std::string_view text, const ExprEnv& env) : s_(text), env_(env) {}
 
   Expected<double> run() {
-    double v = expr();
+    double v = cond();
     skip_space();
     if (!err_.empty()) return make_error(err_);
     if (pos_ != s_.size()) return make_error(fmt::format("unexpected '{}' at column {} of '{}'", s_[pos_], pos_ + 1, s_));
@@ -46,6 +50,46 @@ class Parser {
     return s_.substr(pos_, tok.size()) == tok;
   }
 
+  // A keyword: the word, not the start of a longer name ("order" is no "or").
+  bool eat_word(std::string_view word) {
+    skip_space();
+    if (s_.substr(pos_, word.size()) != word) return false;
+    const size_t end = pos_ + word.size();
+    if (end < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || s_[end] == '.')) return false;
+    pos_ = end;
+    return true;
+  }
+  double cond() {
+    double v = conj();
+    while (err_.empty() && eat_word("or")) {
+      const double b = conj();
+      v = (v != 0 || b != 0) ? 1.0 : 0.0;
+    }
+    return v;
+  }
+  double conj() {
+    double v = neg();
+    while (err_.empty() && eat_word("and")) {
+      const double b = neg();
+      v = (v != 0 && b != 0) ? 1.0 : 0.0;
+    }
+    return v;
+  }
+  double neg() {
+    if (eat_word("not")) return neg() == 0 ? 1.0 : 0.0;
+    return cmp();
+  }
+  double cmp() {
+    const double a = expr();
+    if (!err_.empty()) return a;
+    if (eat("==")) return a == expr() ? 1.0 : 0.0;
+    if (eat("!=")) return a != expr() ? 1.0 : 0.0;
+    if (eat("<=")) return a <= expr() ? 1.0 : 0.0;
+    if (eat(">=")) return a >= expr() ? 1.0 : 0.0;
+    if (eat("<")) return a < expr() ? 1.0 : 0.0;
+    if (eat(">")) return a > expr() ? 1.0 : 0.0;
+    return a;
+  }
   double expr() {
     double v = term();
     while (err_.empty()) {
@@ -110,7 +154,7 @@ class Parser {
     char c = s_[pos_];
     if (c == '(') {
       ++pos_;
-      double v = expr();
+      double v = cond();
       if (!eat(")")) fail("expected ')'");
       return v;
     }
@@ -142,6 +186,12 @@ class Parser {
       pos_ = at;
       return fail(fmt::format("{}({}): '{}' is not a tensor{}", fn, arg, arg, fn == "sizeof" ? ", a dtype or a dtype parameter" : "")), 0.0;
     }
+    if (fn == "sqrt") {
+      const double a = expr();
+      if (!eat(")")) return fail("expected ')'"), 0.0;
+      if (a < 0) return fail("sqrt of a negative number"), 0.0;
+      return std::sqrt(a);
+    }
     if (fn == "min" || fn == "max" || fn == "ceil_div") {
       double a = expr();
       if (!eat(",")) return fail(fmt::format("{} takes two arguments", fn)), 0.0;
@@ -153,7 +203,7 @@ class Parser {
       return std::ceil(a / b);
     }
     pos_ = at;
-    return fail(fmt::format("unknown function '{}' (expected numel, sizeof, min, max or ceil_div)", fn)), 0.0;
+    return fail(fmt::format("unknown function '{}' (expected numel, sizeof, sqrt, min, max or ceil_div)", fn)), 0.0;
   }
 
   std::string_view s_;

@@ -1,10 +1,12 @@
-// Arithmetic expressions of the manifest: shapes, output shapes, FLOPs and bytes.
+// Arithmetic expressions of the manifest: shapes, output shapes, initialiser bounds, FLOPs and
+// bytes, and the conditions of implementations' preconditions.
 //
 //   rows * cols            names are sweep parameters
 //   x.0, w.-1              dimension of an input tensor (negative counts from the end)
 //   numel(x), sizeof(x)    element count / element size in bytes of a tensor
 //   sizeof(dtype)          element size of a dtype-valued parameter or a dtype name
-//   + - * / // % **, parentheses, min(a, b), max(a, b), ceil_div(a, b)
+//   + - * / // % **, parentheses, min(a, b), max(a, b), ceil_div(a, b), sqrt(a)
+//   == != < <= > >=, and, or, not       conditions (preconditions): 1 when true, 0 when false
 #pragma once
 
 #include <functional>

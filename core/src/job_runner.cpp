@@ -15,18 +15,23 @@
 
 namespace bb {
 
+std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c) {
+  if (auto why = dtype_mismatch(c, info.dtypes); !why.empty()) return why;
+  for (const auto& p : info.preconditions) {
+    auto ok = meets(c, p);  // evaluated on every case at planning: an error there made the library unusable
+    if (!ok) return fmt::format("the implementation's precondition '{}' cannot be evaluated: {}", p, ok.error().message);
+    if (!*ok) return fmt::format("the implementation's precondition '{}' does not hold", p);
+  }
+  return "";
+}
+
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind) {
   if (!impl.unavailable.empty()) return impl.unavailable;
   if (device.empty())
     return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
   if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
-  if (!impl.info.dtypes.empty()) {
-    for (DType t : c.dtypes())
-      if (std::find(impl.info.dtypes.begin(), impl.info.dtypes.end(), dtype_name(t)) == impl.info.dtypes.end())
-        return fmt::format("dtype {} is not supported by the implementation (it supports {})", dtype_name(t), fmt::join(impl.info.dtypes, ", "));
-  }
-  return "";
+  return unsupported_reason(impl.info, c);
 }
 
 namespace {
@@ -249,6 +254,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     req.time = o.performance && c.kind == CaseKind::performance;
     req.device = job.device;
     req.device_index = id.device_index;
+    req.declared_supported = !impl.info.preconditions.empty();  // it runs: the preconditions hold (skip_reason)
     const SideWorkers side = side_workers(p, job, req.time);
     req.reference_device = side.reference_device;
     req.baseline = side.baseline;

@@ -73,6 +73,10 @@ struct JobEvents {
 // The result's identity, as reported, before it runs.
 TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal);
 
+// Why an implementation does not support a case by what it declares (its dtypes, its
+// preconditions), or "" if it does.
+std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c);
+
 // Why an implementation cannot run a case on `device`, or "" if it can.
 std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
                         const nlohmann::json& device_kind);

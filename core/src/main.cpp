@@ -142,7 +142,16 @@ int main(int argc, char** argv) {
   info.options = bb::session_options_json(cli->session);
 
   std::vector<std::unique_ptr<bb::Reporter>> reporters;
-  reporters.push_back(bb::make_console_reporter({cli->verbose, cli->quiet, isatty(STDOUT_FILENO) != 0}));
+  // `--json -`: stdout holds the JSON alone; the console goes to stderr.
+  const bool json_to_stdout = cli->json_file && *cli->json_file == "-";
+  bb::ConsoleOptions console;
+  console.verbose = cli->verbose;
+  console.quiet = cli->quiet;
+  console.out = json_to_stdout ? stderr : stdout;
+  console.terminal = isatty(json_to_stdout ? STDERR_FILENO : STDOUT_FILENO) != 0;
+  const char* no_colour = std::getenv("NO_COLOR");  // no-color.org: set and not empty
+  console.colour = !(no_colour && *no_colour);
+  reporters.push_back(bb::make_console_reporter(console));
   if (!cli->no_log) {
     info.log_dir = cli->log_dir.empty() ? timestamped_log_dir() : cli->log_dir;
     std::error_code ec;

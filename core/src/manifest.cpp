@@ -166,28 +166,39 @@ InitSpec parse_init(const YAML::Node& n) {
     if (name == k) spec.kind = v, found = true;
   if (!found) fail(n, fmt::format("unknown initialiser '{}'; {}", name, expected));
 
+  // A bound: a number, or an expression resolved per case.
+  auto bound = [&](const YAML::Node& v, const char* what, double& value, std::string& expr) {
+    if (!v.IsScalar()) fail(v, fmt::format("{}: expected a number or an expression", what));
+    const Scalar sc = to_scalar(v);
+    if (auto* i = std::get_if<int64_t>(&sc)) value = static_cast<double>(*i);
+    else if (auto* d = std::get_if<double>(&sc)) value = *d;
+    else expr = v.Scalar();
+  };
   auto two = [&](const char* first, const char* second, double d1, double d2) {
     spec.a = d1;
     spec.b = d2;
     if (!has_args) return;
     if (args.IsSequence() && args.size() == 2) {
-      spec.a = as_number(args[0], first);
-      spec.b = as_number(args[1], second);
+      bound(args[0], first, spec.a, spec.a_expr);
+      bound(args[1], second, spec.b, spec.b_expr);
       return;
     }
     check_keys(args, name.c_str(), {first, second});
-    if (args[first]) spec.a = as_number(args[first], first);
-    if (args[second]) spec.b = as_number(args[second], second);
+    if (args[first]) bound(args[first], first, spec.a, spec.a_expr);
+    if (args[second]) bound(args[second], second, spec.b, spec.b_expr);
   };
+
   switch (spec.kind) {
     case InitKind::randn: two("mean", "std", 0.0, 1.0); break;
     case InitKind::uniform:
       two("low", "high", 0.0, 1.0);
-      if (!(spec.a < spec.b)) fail(n, fmt::format("uniform: expected low < high, got [{}, {})", spec.a, spec.b));
+      if (spec.a_expr.empty() && spec.b_expr.empty() && !(spec.a < spec.b))
+        fail(n, fmt::format("uniform: expected low < high, got [{}, {})", spec.a, spec.b));
       break;
     case InitKind::randint:
       two("low", "high", 0.0, 10.0);
-      if (!(spec.a < spec.b)) fail(n, fmt::format("randint: expected low < high, got [{}, {})", spec.a, spec.b));
+      if (spec.a_expr.empty() && spec.b_expr.empty() && !(spec.a < spec.b))
+        fail(n, fmt::format("randint: expected low < high, got [{}, {})", spec.a, spec.b));
       break;
     case InitKind::arange: two("start", "step", 0.0, 1.0); break;
     case InitKind::ones:
@@ -198,9 +209,10 @@ InitSpec parse_init(const YAML::Node& n) {
       if (!has_args) fail(n, "full: expected a value, like {full: 2.5}");
       if (args.IsMap()) {
         check_keys(args, "full", {"value"});
-        spec.a = as_number(args["value"], "full.value");
+        if (!args["value"]) fail(args, "full: expected {value: V}");
+        bound(args["value"], "full.value", spec.a, spec.a_expr);
       } else {
-        spec.a = as_number(args, "full");
+        bound(args, "full", spec.a, spec.a_expr);
       }
       break;
     case InitKind::npy:
@@ -392,7 +404,7 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
   if (!root.IsMap()) fail(root, "expected a mapping at the top level (op, inputs, outputs, tests, ...)");
   check_keys(root, "the manifest",
              {"op", "description", "seed", "devices", "baseline", "reference", "inputs", "attributes", "outputs", "tolerances",
-              "flops", "bytes", "tests"});
+              "flops", "bytes", "tests", "implementations"});
   m.op = expected_op;
   if (root["op"]) {
     m.op = identifier(root["op"], "op");
@@ -441,6 +453,36 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
                           "(myop_reference.so or myop_reference)", m.reference));
   }
 
+  // implementations: what the manifest declares of some of them
+  if (const auto& im = root["implementations"]) {
+    if (!im.IsMap()) fail(im, "implementations: expected a map of implementation name to {preconditions: [...], dtypes: [...]}");
+    for (const auto& kv : im) {
+      ImplDeclaration d;
+      d.line = line_of(kv.first);
+      d.name = as_string(kv.first, "implementation name");
+      const YAML::Node& body = kv.second;
+      if (!body.IsMap()) fail(body, fmt::format("implementations: {}: expected {{preconditions: [...], dtypes: [...]}}", d.name));
+      check_keys(body, "an implementation's declaration", {"preconditions", "dtypes"});
+      auto list = [&](const YAML::Node& n, const char* what, auto add) {
+        if (!n) return;
+        if (n.IsScalar()) return add(n);
+        if (!n.IsSequence()) fail(n, fmt::format("implementations: {}: {}: expected a list", d.name, what));
+        for (const auto& e : n) add(e);
+      };
+      list(body["preconditions"], "preconditions", [&](const YAML::Node& e) {
+        d.preconditions.push_back({as_string(e, "precondition"), line_of(e)});
+      });
+      list(body["dtypes"], "dtypes", [&](const YAML::Node& e) {
+        std::string t = as_string(e, "dtype");
+        const auto colon = t.find(':');
+        if (!parse_dtype(colon == std::string::npos ? t : t.substr(colon + 1)))
+          fail(e, fmt::format("implementations: {}: unknown dtype '{}'; expected one of: {} (or TENSOR:DTYPE)", d.name, t, dtype_names_list()));
+        d.dtypes.push_back(std::move(t));
+      });
+      m.implementations.push_back(std::move(d));
+    }
+  }
+
   // inputs
   if (!root["inputs"] || !root["inputs"].IsSequence() || root["inputs"].size() == 0)
     fail(root["inputs"] ? root["inputs"] : root, "expected 'inputs:' with a list of at least one tensor ({name: x, ...})");
@@ -481,9 +523,19 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
   if (!root["outputs"] || !root["outputs"].IsSequence() || root["outputs"].size() == 0)
     fail(root["outputs"] ? root["outputs"] : root, "expected 'outputs:' with a list of at least one tensor");
   for (const auto& n : root["outputs"]) {
-    check_keys(n, "an output", {"name", "shape", "dtype", "inplace", "description"});
+    check_keys(n, "an output", {"name", "shape", "dtype", "inplace", "description", "tolerance", "tolerances"});
     OutputSpec o;
     o.line = line_of(n);
+    // Its own tolerance: {atol, rtol} for any dtype, or a table per dtype as the op's.
+    if (const auto& t = n["tolerance"]) {
+      check_keys(t, "an output's tolerance", {"atol", "rtol"});
+      Tolerance tol{0.0, 0.0};
+      if (t["atol"]) tol.atol = as_number(t["atol"], "atol");
+      if (t["rtol"]) tol.rtol = as_number(t["rtol"], "rtol");
+      if (tol.atol < 0 || tol.rtol < 0) fail(t, "tolerances must be non-negative");
+      o.tolerance = tol;
+    }
+    if (n["tolerances"]) o.tolerances = parse_tolerances(n["tolerances"]);
     if (!n["name"]) fail(n, "an output: expected 'name'");
     o.name = identifier(n["name"], "output name");
     if (!names.insert(o.name).second) fail(n, fmt::format("name '{}' is declared twice", o.name));

@@ -36,12 +36,16 @@ const char* init_kind_name(InitKind k);
 
 // How an input is filled. randn: a=mean, b=std. uniform: [a, b). randint: [a, b).
 // arange: a=start, b=step. full: a=value. npy: path (relative to the manifest's folder).
+// A bound may be an expression of the case's parameters and the inputs before this one
+// ({randn: {std: "1 / sqrt(d)"}}: scaled logits; {randint: {high: vocab}}): its text is kept in
+// a_expr / b_expr and the value resolved per case (cases.hpp).
 struct InitSpec {
   InitKind kind = InitKind::randn;
   double a = 0.0;
   double b = 1.0;
   std::string path;
   int line = 0;
+  std::string a_expr, b_expr;  // "" where a / b is a number
 };
 
 // An input's shape/dtype/init; the op-level entry gives defaults a case may override.
@@ -78,20 +82,22 @@ struct RawAttr {
   int line = 0;
 };
 
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+using ToleranceTable = std::map<DType, Tolerance>;
+
 struct OutputSpec {
   std::string name;
   std::optional<std::string> inplace;  // the input this output aliases
   std::optional<std::string> shape_like;  // same shape as this input
   std::vector<Sourced> shape;             // or explicit dimension expressions
   Sourced dtype;                          // input name, dtype name, or parameter name
+  std::optional<Tolerance> tolerance;  // its own, whatever its dtype (below a case's, above the op's)
+  ToleranceTable tolerances;          // its own per dtype (above `tolerance`)
   int line = 0;
 };
-
-struct Tolerance {
-  double atol = 0.0;
-  double rtol = 0.0;
-};
-using ToleranceTable = std::map<DType, Tolerance>;
 
 enum class CaseKind { correctness, performance };
 const char* case_kind_name(CaseKind k);
@@ -108,6 +114,15 @@ struct CaseSpec {
   std::optional<Sourced> flops;
   std::optional<Sourced> bytes;
   std::vector<std::string> devices;  // empty: every device of the op
+};
+
+// What the manifest declares of one implementation (`implementations: {NAME: {...}}`), added to
+// what its library's info record declares.
+struct ImplDeclaration {
+  std::string name;                     // as --impls names it: <stem> or <op>__<stem>
+  std::vector<Sourced> preconditions;   // conditions every case it supports meets (expr.hpp)
+  std::vector<std::string> dtypes;      // as the info record's dtypes (plugin.h)
+  int line = 0;
 };
 
 struct Manifest {
@@ -130,6 +145,7 @@ struct Manifest {
   std::optional<Sourced> flops;
   std::optional<Sourced> bytes;
   std::vector<CaseSpec> cases;  // correctness first, then performance, in file order
+  std::vector<ImplDeclaration> implementations;
 
   int input_index(const std::string& name) const;
   std::filesystem::path dir() const { return path.parent_path(); }

@@ -169,16 +169,15 @@ inline constexpr const char* kCMakeHead = R"(# Builds the op @OP@ out of tree ag
 cmake_minimum_required(VERSION 3.25)
 project(@OP@ LANGUAGES CXX)
 
-find_package(BackendBench REQUIRED)
-set(BACKENDBENCH_ROOT "${BackendBench_CUSTOM_OPS_ROOT}" CACHE PATH "custom-ops root the plugins are built into")
+find_package(BackendBench REQUIRED)  # also: Release unless -DCMAKE_BUILD_TYPE says otherwise
 
 backendbench_add_plugin(@OP@_reference OP @OP@ SOURCES @OP@_reference.cpp)
 backendbench_add_plugin(@OP@_cpp OP @OP@ SOURCES @OP@_cpp.cpp)
 )";
 
 inline constexpr const char* kCMakeCuda = R"(
-# CUDA, where nvcc is found (BACKENDBENCH_CUDA_ARCHITECTURES or CMAKE_CUDA_ARCHITECTURES: 80;90
-# by default).
+# CUDA, where nvcc is found, for CMAKE_CUDA_ARCHITECTURES (80;90 unless set). CUDA's libraries
+# are targets: backendbench_add_plugin(... LINK CUDA::cublas).
 backendbench_enable_cuda()
 if(BACKENDBENCH_HAVE_CUDA)
   backendbench_add_plugin(@OP@_cuda OP @OP@ SOURCES @OP@_cuda.cu)

@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <map>
 #include <atomic>
@@ -59,6 +61,55 @@ Expected<std::optional<LibraryInfo>> choose_reference(const OpFolder& folder, co
                                   folder.name, references.size(), symbol, fmt::join(exporting, ", "), m.path.string()));
   if (references.empty()) return std::optional<LibraryInfo>();
   return std::optional<LibraryInfo>(references.front());
+}
+
+}  // namespace
+
+namespace {
+
+// What the manifest declares of its implementations (`implementations:`) joins their info
+// records. Every precondition is evaluated on every case now: one that cannot be (an unknown
+// name, a division by zero) makes its library unusable, with where it was declared and why.
+void declare_from_manifest(OpPlan& plan, std::vector<Implementation>& impls) {
+  const Manifest& m = plan.manifest;
+  for (const auto& d : m.implementations) {
+    auto it = std::find_if(impls.begin(), impls.end(), [&](const Implementation& i) { return i.name == d.name || i.stem == d.name; });
+    if (it == impls.end()) {
+      std::vector<std::string> names;
+      for (const auto& i : impls) names.push_back(i.stem);
+      plan.warnings.push_back(fmt::format("{}: implementations: '{}' is no implementation of {} here ({}); its declaration is not used",
+                                          m.where(d.line), d.name, plan.folder.name, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+      continue;
+    }
+    for (const auto& p : d.preconditions) it->info.preconditions.push_back(p.text);
+    it->info.dtypes.insert(it->info.dtypes.end(), d.dtypes.begin(), d.dtypes.end());
+  }
+  auto source = [&](const Implementation& impl, const std::string& text) {
+    for (const auto& d : m.implementations)
+      if (d.name == impl.name || d.name == impl.stem)
+        for (const auto& p : d.preconditions)
+          if (p.text == text) return m.where(p.line);
+    return fmt::format("{}: its info record", impl.library.string());
+  };
+  for (auto it = impls.begin(); it != impls.end();) {
+    std::string error;
+    for (const auto& p : it->info.preconditions) {
+      for (const auto& c : plan.cases)
+        if (auto ok = meets(c, p); !ok) {
+          error = fmt::format("{}: precondition '{}' of {}: {} (case {}); expected a condition on the case's parameters and tensors "
+                              "(docs/MANIFEST.md, Preconditions)",
+                              source(*it, p), p, it->name, ok.error().message, c.id);
+          break;
+        }
+      if (!error.empty()) break;
+    }
+    if (error.empty()) {
+      ++it;
+      continue;
+    }
+    plan.failures.push_back({it->library, error});
+    it = impls.erase(it);
+  }
 }
 
 }  // namespace
@@ -238,6 +289,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
                                         folder.name, plan.manifest.inputs.front().name));
   }
+  declare_from_manifest(plan, impls);
   impls.insert(impls.end(), unavailable.begin(), unavailable.end());
   plan.impls = std::move(impls);
 
@@ -295,6 +347,34 @@ std::string device_for(const PluginInfo& info, const Manifest& m) {
   for (const auto& d : info.devices)
     if (std::find(m.devices.begin(), m.devices.end(), d) != m.devices.end()) return d;
   return "";
+}
+
+Status filter_cases(std::vector<OpPlan>& plans, const std::vector<std::string>& patterns, const std::vector<int>& indices) {
+  if (patterns.empty() && indices.empty()) return Ok{};
+  std::set<std::string> unmatched(patterns.begin(), patterns.end());
+  std::set<int> unused(indices.begin(), indices.end());
+  std::vector<std::string> some;
+  for (auto& p : plans) {
+    std::vector<ConcreteCase> kept;
+    for (std::size_t k = 0; k < p.cases.size(); ++k) {
+      auto& c = p.cases[k];
+      if (some.size() < 6) some.push_back(c.id);
+      bool hit = false;
+      for (const auto& pat : patterns)
+        if (pat == c.id || fnmatch(pat.c_str(), c.id.c_str(), 0) == 0) hit = true, unmatched.erase(pat);
+      for (int i : indices)
+        if (i == static_cast<int>(k)) hit = true, unused.erase(i);
+      if (hit) kept.push_back(std::move(c));
+    }
+    p.cases = std::move(kept);
+  }
+  if (!unmatched.empty())
+    return make_error(fmt::format("--cases: {} matches no case; case ids look like {} (a glob: correctness/*, performance/large*)",
+                                  fmt::join(unmatched, ", "), some.empty() ? "none here" : fmt::format("{}", fmt::join(some, ", "))));
+  if (!unused.empty())
+    return make_error(fmt::format("--input-id: no op has a case {} (indices count from 0 in each op's order: --list shows it)",
+                                  fmt::join(unused, ", ")));
+  return Ok{};
 }
 
 Status filter_impls(std::vector<OpPlan>& plans, const std::vector<std::string>& names) {

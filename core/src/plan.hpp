@@ -82,6 +82,12 @@ std::string device_for(const PluginInfo& info, const Manifest& m);
 
 // Keeps the impls named in `names` ("myop__myop_cpp" or "myop_cpp"); an unknown name is an
 // error that lists what exists.
+// --cases and --input-id: only the cases a pattern (an exact case id, or a glob of ids:
+// "correctness/*", "performance/large*") or an index (0-based, in the op's expanded order, as
+// tritonbench's --input-id) selects; none of either: every case. A pattern or an index that
+// selects no case of any op is an error that lists some ids.
+Status filter_cases(std::vector<OpPlan>& plans, const std::vector<std::string>& patterns, const std::vector<int>& indices);
+
 Status filter_impls(std::vector<OpPlan>& plans, const std::vector<std::string>& names);
 
 // Keeps the ops named in `names`; an unknown name is an error that lists what exists.

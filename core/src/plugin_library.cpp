@@ -51,6 +51,7 @@ PluginInfo python_info(const nlohmann::json& j) {
   };
   strings("devices", info.devices);
   strings("dtypes", info.dtypes);
+  strings("preconditions", info.preconditions);
   if (auto it = j.find("version"); it != j.end() && it->is_string()) info.version = it->get<std::string>();
   return info;
 }
@@ -133,6 +134,10 @@ Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std
     if (auto s = strings(info->num_devices, info->devices, offsetof(bb_plugin_info, devices) + sizeof(void*), p.info.devices); !s)
       return s.error();
     if (auto s = strings(info->num_dtypes, info->dtypes, offsetof(bb_plugin_info, dtypes) + sizeof(void*), p.info.dtypes); !s)
+      return s.error();
+    if (auto s = strings(info->num_preconditions, info->preconditions, offsetof(bb_plugin_info, preconditions) + sizeof(void*),
+                         p.info.preconditions);
+        !s)
       return s.error();
   }
   return p;

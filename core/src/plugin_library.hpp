@@ -18,7 +18,8 @@ struct PluginInfo {
   uint32_t abi_version = BB_ABI_VERSION;
   std::string version;
   std::vector<std::string> devices;  // empty: the op's devices
-  std::vector<std::string> dtypes;   // empty: every dtype
+  std::vector<std::string> dtypes;   // empty: every dtype (plugin.h says what an entry constrains)
+  std::vector<std::string> preconditions;  // conditions every supported case meets (expr.hpp)
 };
 
 struct PluginLibrary {

@@ -31,7 +31,13 @@ Status write_file_atomically(const std::filesystem::path& file, const std::strin
 }
 
 Status write_json_report(const RunRecord& run, const std::filesystem::path& file) {
-  return write_file_atomically(file, to_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  const std::string text = to_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (file == "-") {  // --json -: stdout
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return Ok{};
+  }
+  return write_file_atomically(file, text);
 }
 Status write_junit_report(const RunRecord& run, const std::filesystem::path& file) { return write_file_atomically(file, junit_xml(run)); }
 Status write_csv_report(const RunRecord& run, const std::filesystem::path& file) {

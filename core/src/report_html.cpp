@@ -326,6 +326,13 @@ std::string timing_chart(const RunRecord& run) {
   return out;
 }
 
+// What the implementation printed during the test, folded under its message.
+std::string printed(const TestResult& t) {
+  if (t.output.empty()) return "";
+  return fmt::format("<details class=\"printed\"><summary>it printed {} bytes</summary><pre>{}</pre></details>",
+                     t.output_bytes ? t.output_bytes : t.output.size(), h(t.output));
+}
+
 // A mismatch's figures in one line, under the message.
 std::string mismatch_line(const TestResult& t) {
   if (!t.mismatch) return "";
@@ -409,7 +416,7 @@ std::string html_report(const RunRecord& run) {
       const auto& t = *failures[i];
       out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><div class=\"msg\">{}</div>{}</td></tr>\n",
                          badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", h(device_label(t)),
-                         t.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.message), mismatch_line(t));
+                         t.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.message), mismatch_line(t) + printed(t));
     }
     out += "</tbody></table>\n";
     if (failures.size() > kMaxFailures)

@@ -111,7 +111,11 @@ std::string timing_text(const TestResult& r) {
 
 void write_testcase(std::string& out, const TestResult& r) {
   out += fmt::format("    <testcase name=\"{}\" classname=\"{}.{}\" time=\"{}\"", xml(test_label(r)), xml(r.op), xml(r.impl), seconds(r.duration));
-  const std::string sysout = timing_text(r);
+  std::string sysout = timing_text(r);
+  // What the implementation printed during the test, as CI systems show a test's output.
+  if (!r.output.empty())
+    sysout += fmt::format("{}printed ({} bytes):\n{}", sysout.empty() ? "" : "\n", r.output_bytes ? r.output_bytes : r.output.size(),
+                          r.output.substr(0, kMaxText));
   if (r.verdict == Verdict::pass && sysout.empty()) {
     out += "/>\n";
     return;

@@ -130,6 +130,7 @@ Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor, const 
     out.any_unusable = out.any_unusable || !p.failures.empty();
   }
   if (auto s = filter_impls(out.plans, o.impls); !s) return s.error();
+  if (auto s = filter_cases(out.plans, o.cases, o.input_ids); !s) return s.error();
   return out;
 }
 
@@ -178,6 +179,8 @@ nlohmann::json session_options_json(const SessionOptions& o) {
   return {{"root", o.root.string()},
           {"ops", o.ops},
           {"impls", o.impls},
+          {"cases", o.cases},
+          {"input_ids", o.input_ids},
           {"isolate", o.isolate},
           {"test_timeout_s", o.test_timeout},
           {"performance", o.performance},

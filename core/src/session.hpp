@@ -19,6 +19,8 @@ struct SessionOptions {
   std::filesystem::path root;
   std::vector<std::string> ops;    // --ops
   std::vector<std::string> impls;  // --impls
+  std::vector<std::string> cases;  // --cases: ids or globs of case ids (plan.hpp, filter_cases)
+  std::vector<int> input_ids;      // --input-id: case indices, 0-based, in each op's order
   std::string python;              // --python: the interpreter whose packages .py implementations import
   bool isolate = true;             // worker processes; --no-isolate runs in the host
   std::string worker_binary;       // the host binary, run as `<binary> __worker`

@@ -455,6 +455,8 @@ class TestDriver {
     }
     if (out.reply.value("fatal", false)) reference_fatal_ = true;
     const CallReply c = CallReply::from_json(out.reply);
+    if (c.unsupported && c.left_behind.empty())
+      return finish(Verdict::skipped, "the reference does not support this case: " + c.error.substr(c.error.find(": ") + 2));
     if (!c.error.empty()) return finish(Verdict::error, "reference: " + c.error);
     if (!c.left_behind.empty()) return finish(Verdict::error, "reference: the call " + c.left_behind);
     return std::nullopt;
@@ -469,10 +471,20 @@ class TestDriver {
     auto out = ask_impl(request, limits_.call_timeout, other ? other->fd() : -1);
     if (!out) return make_error("");
     const CallReply c = CallReply::from_json(out->reply);
+    if (c.unsupported && !first_call_returned_ && c.left_behind.empty() && !c.outside) {
+      // Its first call on this case: it does not support it. SKIPPED with its message, unless
+      // the preconditions it declares admit the case; a later call that says so is an ERROR (it
+      // supported the case before).
+      failed_ = req_.declared_supported
+                    ? finish(Verdict::error, fmt::format("{}: its declared preconditions admit this case", c.error))
+                    : finish(Verdict::skipped, "unsupported by the implementation: " + c.error.substr(c.error.find(": ") + 2));
+      return make_error("");
+    }
     if (!c.error.empty() || !c.left_behind.empty() || c.outside) {
       failed_ = call_failure(c, prefix);
       return make_error("");
     }
+    first_call_returned_ = true;
     if (!c.changed_after_return.empty()) {
       failed_ = finish(Verdict::fail, prefix + c.changed_after_return);
       return make_error("");
@@ -1022,6 +1034,7 @@ class TestDriver {
   DriverLimits limits_;
   TestResult r_;
   std::optional<TestResult> failed_;
+  bool first_call_returned_ = false;  // the implementation returned from a call on this case (BB_ERR_UNSUPPORTED after that is an ERROR)
   Clock::time_point started_, phase_start_;
   const char* phase_ = "setup_s";
   const OpCases* data_ = nullptr;

@@ -36,6 +36,9 @@ struct TestRequest {
   // With `time`: the baseline to time against, on the implementation's device, in alternating
   // blocks in its own worker (paired.hpp); the result then carries the paired speedup.
   std::optional<Target> baseline;
+  // The implementation declares preconditions (info record or manifest) and this case meets
+  // them: BB_ERR_UNSUPPORTED on it is an ERROR, not SKIPPED.
+  bool declared_supported = false;
 };
 
 // The workers of a test. `baseline` may be `reference` (the same trusted worker) or null.

@@ -30,7 +30,7 @@ nlohmann::json to_json(const ProbeReply& r) {
           {"has_reference", r.has_reference},
           {"info",
            {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
-            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}}}};
+            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}, {"preconditions", r.info.preconditions}}}};
 }
 
 ProbeReply probe_reply_from_json(const nlohmann::json& j) {
@@ -46,6 +46,7 @@ ProbeReply probe_reply_from_json(const nlohmann::json& j) {
   r.info.version = info.value("version", "");
   r.info.devices = info.value("devices", std::vector<std::string>{});
   r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
+  r.info.preconditions = info.value("preconditions", std::vector<std::string>{});
   return r;
 }
 
@@ -417,6 +418,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
   r.error = out.error;
   r.sticky = out.sticky;
   r.outside = out.outside;
+  r.unsupported = out.unsupported;
   if (out.sticky) poisoned_ = true;
   if (left.any()) {
     retired_ = true;

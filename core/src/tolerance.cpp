@@ -18,4 +18,11 @@ Tolerance resolve_tolerance(DType t, const ToleranceTable& op_level, const Toler
   return default_tolerance(t);
 }
 
+Tolerance resolve_tolerance(DType t, const OutputSpec& output, const ToleranceTable& op_level, const ToleranceTable& case_level) {
+  if (auto it = case_level.find(t); it != case_level.end()) return it->second;
+  if (auto it = output.tolerances.find(t); it != output.tolerances.end()) return it->second;
+  if (output.tolerance) return *output.tolerance;
+  return resolve_tolerance(t, op_level, case_level);
+}
+
 }  // namespace bb

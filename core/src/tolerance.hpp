@@ -11,5 +11,8 @@ Tolerance default_tolerance(DType t);
 
 // The tolerance for dtype t: the case's override, else the op's, else the default.
 Tolerance resolve_tolerance(DType t, const ToleranceTable& op_level, const ToleranceTable& case_level);
+// The same for one output: the case's, else the output's own (per dtype, then for any dtype),
+// else the op's, else the default.
+Tolerance resolve_tolerance(DType t, const OutputSpec& output, const ToleranceTable& op_level, const ToleranceTable& case_level);
 
 }  // namespace bb

@@ -106,6 +106,10 @@ int worker_main(long host_pid) {
   const int null = open("/dev/null", O_RDONLY);
   if (null >= 0) dup2(null, STDIN_FILENO), close(null);
   dup2(STDERR_FILENO, STDOUT_FILENO);
+  // A plugin's prints reach the pipe by the line (not when a full buffer happens to flush, a
+  // test later, or never when it crashes), and all of a request's before its reply: the host
+  // files them under the test that made them.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
   runner().watch_integrity();
   LineReader reader(sock);
@@ -135,6 +139,7 @@ int worker_main(long host_pid) {
     }
     if (!reply.body.is_object()) reply.body = nlohmann::json::object();
     reply.body["nonce"] = nonce;
+    std::fflush(nullptr);  // what this request printed goes before its reply
     if (!send_line(sock, reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), reply.fd.get())) return 0;
   }
 }

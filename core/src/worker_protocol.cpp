@@ -117,7 +117,7 @@ CallRequest call_request_from_json(const nlohmann::json& j) {
 
 nlohmann::json CallReply::to_json() const {
   return {{"error", error}, {"sticky", sticky}, {"outside", outside}, {"left_behind", left_behind},
-          {"changed_after_return", changed_after_return}, {"skipped", skipped}};
+          {"changed_after_return", changed_after_return}, {"skipped", skipped}, {"unsupported", unsupported}};
 }
 
 CallReply CallReply::from_json(const nlohmann::json& j) {
@@ -132,6 +132,7 @@ CallReply CallReply::from_json(const nlohmann::json& j) {
   r.left_behind = j.value("left_behind", "");
   r.changed_after_return = j.value("changed_after_return", "");
   r.skipped = j.value("skipped", false);
+  r.unsupported = j.value("unsupported", false);
   return r;
 }
 

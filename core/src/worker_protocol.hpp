@@ -97,6 +97,7 @@ struct CallReply {
   std::string left_behind;      // what it left in the process (call_guard.hpp); the worker is retired
   std::string changed_after_return;  // a thread it left kept writing the outputs
   bool skipped = false;         // prepare: the device is missing (error says why)
+  bool unsupported = false;     // call: it returned BB_ERR_UNSUPPORTED (error holds its message)
   nlohmann::json to_json() const;
   static CallReply from_json(const nlohmann::json& j);
 };

@@ -139,6 +139,7 @@ void gpu_extra_compute(Kind& kind) {
 #include <dlfcn.h>
 
 #define GPU_NOT_SUPPORTED cudaErrorNotSupported
+#define GPU_NO_DRIVER_TEXT "no NVIDIA driver on this machine (libcuda.so.1 is not installed), so no CUDA GPU"
 #define GPU_INVALID_VALUE cudaErrorInvalidValue
 
 namespace {

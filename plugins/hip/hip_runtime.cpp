@@ -47,6 +47,7 @@ static bool gpu_is_sticky(hipError_t e) {
 
 // No shareable memory on HIP yet: the host keeps to host copies (each block's buffers come back).
 #define GPU_NOT_SUPPORTED hipErrorNotSupported
+#define GPU_NO_DRIVER_TEXT "no AMD GPU driver on this machine (no /dev/kfd), so no HIP GPU"
 #define GPU_INVALID_VALUE hipErrorInvalidValue
 static int gpu_shareable_alloc(void**, size_t, size_t*, unsigned long long*) { return hipErrorNotSupported; }
 static int gpu_shareable_export(unsigned long long, int*) { return hipErrorNotSupported; }

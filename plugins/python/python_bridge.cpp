@@ -36,6 +36,13 @@ def start(python, explicit, site):
     `python3` on the PATH, where it is this installation or a venv of it), then PyTorch, imported
     before any implementation can change it."""
     sys.dont_write_bytecode = True
+    # An implementation's prints reach the worker's output by the line, so each is filed under
+    # the test that printed it, and a crash loses none that ended with a newline.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=True)
+        except (AttributeError, ValueError):
+            pass
     # Triton's caches (compiled kernels) private to this worker, unless the user chose a place:
     # a shared one would let one implementation leave kernels for another to load.
     if "TRITON_CACHE_DIR" not in os.environ and "TRITON_HOME" not in os.environ:
@@ -68,7 +75,8 @@ def start(python, explicit, site):
         from torch.utils.dlpack import from_dlpack
     except ImportError as e:
         raise ImportError("Python implementations cannot run on this machine: they need PyTorch (tensors cross as DLPack), and %s "
-                          "(sys.path: %s; --python names another interpreter)" % (e, sys.path))
+                          "(sys.path: %s; --python names another interpreter; on Debian, apt-get install python3-torch, which "
+                          "scripts/install_deps.sh test installs)" % (e, sys.path))
     # What a call uses, taken now: an implementation that patches torch later changes none of it.
     global _call_defaults
     _call_defaults = (torch.Tensor, from_dlpack, torch.Tensor.data_ptr, torch.Tensor.is_contiguous, torch.Tensor.contiguous,
@@ -616,8 +624,26 @@ int call_bound(int slot, const bb_call* call) {
   Py_XDECREF(positional);
   int status = BB_OK;
   if (!r) {
-    write_message(take_error(), call->error, call->error_capacity);
-    status = BB_ERR_GENERIC;
+    // NotImplementedError says the case is not supported (BB_ERR_UNSUPPORTED: SKIPPED, with its
+    // message); any other exception is an error with its traceback.
+    const bool unsupported = PyErr_ExceptionMatches(PyExc_NotImplementedError);
+    std::string message;
+    if (unsupported) {
+      PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+      PyErr_Fetch(&type, &value, &trace);
+      PyObject* text = value ? PyObject_Str(value) : nullptr;
+      const char* utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
+      message = utf8 && *utf8 ? utf8 : "NotImplementedError";
+      Py_XDECREF(text);
+      Py_XDECREF(type);
+      Py_XDECREF(value);
+      Py_XDECREF(trace);
+      PyErr_Clear();
+    } else {
+      message = take_error();
+    }
+    write_message(message, call->error, call->error_capacity);
+    status = unsupported ? BB_ERR_UNSUPPORTED : BB_ERR_GENERIC;
   } else if (r != Py_None) {
     // (pointers, tensors): the copy into the host's outputs is the worker's, after the call.
     PyObject* pointers = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? PyTuple_GetItem(r, 0) : nullptr;

@@ -15,7 +15,7 @@ TEST(Check, TheShippedOpsAreUsableAndItSaysWhatARunWouldUse) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("reference  myop_reference: a library exporting the reference"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("baseline   myop_reference (cpu)"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("impl       myop__myop_cpp: cpu; dtypes float32, float64, float16, bfloat16; ABI 1.0"), std::string::npos)
+  EXPECT_NE(run.out.find("impl       myop__myop_cpp: cpu; dtypes float32, float64, float16, bfloat16; ABI 1.1"), std::string::npos)
       << run.out;
   // Warnings may come (a baseline named for a device this build has no library for); no error.
   EXPECT_TRUE(std::regex_search(run.out, std::regex(" 0 error\\(s\\), [0-9]+ warning\\(s\\): no kernel was run"))) << run.out;
@@ -38,7 +38,7 @@ TEST(Check, AManifestErrorNamesTheFileAndLine) {
 }
 
 // A library for a device the op does not list never runs (an error); one that does not declare
-// a dtype the cases use has those cases SKIPPED (a warning that counts them).
+// a dtype the cases use has those cases SKIPPED (a warning that counts them and names some).
 TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
   const auto root = e2e::temp_dir("root");
   fs::create_directories(root / "rmsnorm");
@@ -56,8 +56,10 @@ TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
   if (fs::exists(gpu)) fs::copy_file(gpu, root / "rmsnorm" / "rmsnorm_cuda_block.so");
 
   auto run = backendbench({"check", root.string()});
-  EXPECT_NE(run.out.find("rmsnorm__rmsnorm_cpp: does not declare float64"), std::string::npos) << run.out;
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("does not declare float64: [1-9][0-9]* of its [0-9]+ case\\(s\\) will be SKIPPED"))) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("rmsnorm__rmsnorm_cpp: [1-9][0-9]* of its [0-9]+ case\\(s\\) will be SKIPPED:\n"
+                                                    " +[1-9][0-9]* case\\(s\\): dtype float64 of 'x' is not supported by the "
+                                                    "implementation \\(it supports float32, float16, bfloat16\\): correctness/")))
+      << run.out;
   if (fs::exists(gpu)) {
     EXPECT_EQ(run.exit_code, 2) << run.out;
     EXPECT_NE(run.out.find("rmsnorm__rmsnorm_cuda_block: declares devices cuda, the manifest lists cpu: it would never run"),
@@ -65,4 +67,40 @@ TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
   } else {
     EXPECT_EQ(run.exit_code, 0) << run.out;
   }
+}
+
+// Preconditions and dtypes declared in an info record or the manifest: `check` says which cases
+// each implementation will skip and why; a precondition that cannot be evaluated on a case makes
+// its library unusable, naming where it was declared.
+TEST(Check, SaysWhichCasesEachImplementationWillSkip) {
+  auto run = backendbench({"check", "--custom-ops-root", e2e::fixture_root("preconditions")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("impl       scale__scale_vec4_declared: cpu; dtypes float32; preconditions x.0 % 4 == 0; ABI 1.1"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("scale__scale_vec4_declared: 2 of its 5 case(s) will be SKIPPED:\n"
+                         "               2 case(s): the implementation's precondition 'x.0 % 4 == 0' does not hold: "
+                         "correctness/small[n=7], correctness/small[n=30]"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("scale__scale_vec4_manifest: 2 of its 5 case(s) will be SKIPPED"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("scale__scale_vec4_unsupported: 2 of its"), std::string::npos) << run.out;  // it declares nothing
+  EXPECT_EQ(run.out.find("gather__gather_float: "), run.out.find("gather__gather_float: cpu")) << run.out;  // skips none
+  EXPECT_NE(run.out.find("gather__gather_int64ids: 2 of its 2 case(s) will be SKIPPED:\n"
+                         "               2 case(s): dtype int32 of 'ids' is not supported by the implementation "
+                         "(it supports float32, ids:int64)"),
+            std::string::npos) << run.out;
+
+  // A precondition naming what no case has.
+  const auto root = e2e::temp_dir("root");
+  fs::copy(e2e::fixture_root("preconditions"), root, fs::copy_options::recursive);
+  std::ifstream in(root / "scale" / "gen_input.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  std::ofstream(root / "scale" / "gen_input.yaml")
+      << std::regex_replace(text.str(), std::regex("x.0 % 4 == 0"), "cols % 4 == 0");
+  auto bad = backendbench({"check", root.string(), "--ops", "scale"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(std::regex_search(bad.out, std::regex("error +\\S*scale/gen_input.yaml:11: precondition 'cols % 4 == 0' of "
+                                                    "scale__scale_vec4_manifest: unknown name 'cols' at column 1")))
+      << bad.out;
 }

@@ -38,3 +38,72 @@ TEST(Package, SelectiveBuildConfiguresOnlyTheNamedOps) {
   for (const char* part : {"no op 'nosuch' in", "expected some of:", "inplace_rmsnorm_, layernorm, linear_gelu, mul3,"})
     EXPECT_NE(bad.err.find(part), std::string::npos) << part << "\n" << bad.err;
 }
+
+// An out-of-tree project against the installed package, as a kernel engineer wraps third-party
+// kernels: a C++ plugin with helpers of its own, and (where nvcc is found) a CUDA plugin that
+// links cuBLAS through the CUDA toolkit's targets. Each library exports its entry points and
+// nothing else; no build type means Release; a CUDA-only project hears nothing of HIP; a Debug
+// plugin is warned about; the package carries dlpack.h.
+TEST(Package, AnOutOfTreeCudaPluginLinkingCublasExportsOnlyItsEntryPoints) {
+  const auto prefix = e2e::temp_dir("prefix"), project = e2e::temp_dir("project"), root = e2e::temp_dir("root");
+  auto install = e2e::run_program({BB_CMAKE, "--install", BB_BUILD_DIR, "--prefix", prefix.string()}, 300);
+  ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+  EXPECT_TRUE(fs::exists(prefix / "include" / "backendbench" / "third_party" / "dlpack" / "dlpack.h"));
+
+  std::ofstream(project / "CMakeLists.txt") << R"(cmake_minimum_required(VERSION 3.25)
+project(gemmop LANGUAGES CXX)
+find_package(BackendBench REQUIRED)
+backendbench_add_plugin(gemmop_cpp OP gemmop SOURCES gemmop_cpp.cpp)
+backendbench_enable_cuda()
+if(BACKENDBENCH_HAVE_CUDA)
+  backendbench_add_plugin(gemmop_cublas OP gemmop SOURCES gemmop_cublas.cu LINK CUDA::cublas)
+endif()
+)";
+  std::ofstream(project / "gemmop_cpp.cpp") << R"(#include <backendbench/plugin.hpp>
+int gemmop_helper(int x) { return 2 * x; }            // external linkage: hidden all the same
+extern "C" int gemmop_c_helper(void) { return 3; }     // C linkage too
+namespace { void run(bb::Call&) {} }
+BB_KERNEL_IMPL(gemmop, run)
+BB_PLUGIN_INFO("1.0", "cpu", "float32")
+)";
+  std::ofstream(project / "gemmop_cublas.cu") << R"(#include <backendbench/plugin.h>
+#include <cublas_v2.h>
+__global__ void gemmop_kernel(float* y) { y[threadIdx.x] = 0; }
+int gemmop_host_helper() { return 1; }
+extern "C" BB_EXPORT int gemmop_kernel_impl(const bb_call* call) {
+  cublasHandle_t h = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return BB_ERR_DEVICE;
+  cublasDestroy(h);
+  gemmop_kernel<<<1, 1, 0, static_cast<cudaStream_t>(call->stream)>>>(nullptr);
+  return BB_OK;
+}
+)";
+  const auto build = project / "build";
+  auto configure = e2e::run_program({BB_CMAKE, "-S", project.string(), "-B", build.string(), "-G", "Ninja",
+                                     "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DBACKENDBENCH_ROOT=" + root.string()},
+                                    300);
+  ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+  EXPECT_NE(configure.out.find("BackendBench: no CMAKE_BUILD_TYPE given: Release"), std::string::npos) << configure.out;
+  EXPECT_EQ((configure.out + configure.err).find("HIP"), std::string::npos) << configure.out << configure.err;
+  EXPECT_EQ(configure.err.find("without optimisation"), std::string::npos) << configure.err;
+  auto made = e2e::run_program({BB_CMAKE, "--build", build.string()}, 540);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+
+  auto exported = [](const fs::path& lib) {
+    auto nm = e2e::run_program({"/bin/sh", "-c", "nm -D --defined-only '" + lib.string() + "' | awk '{print $3}' | sort"});
+    return nm.out;
+  };
+  EXPECT_EQ(exported(root / "gemmop" / "gemmop_cpp.so"), "backendbench_plugin_info\ngemmop_kernel_impl\n");
+  if (BB_HAVE_CUDA) {
+    EXPECT_EQ(exported(root / "gemmop" / "gemmop_cublas.so"), "gemmop_kernel_impl\n");
+    auto needed = e2e::run_program({"/bin/sh", "-c", "readelf -d '" + (root / "gemmop" / "gemmop_cublas.so").string() + "'"});
+    EXPECT_NE(needed.out.find("libcublas.so"), std::string::npos) << needed.out;
+  }
+
+  // A Debug build is warned about: its timings would not be the kernel's.
+  auto debug = e2e::run_program({BB_CMAKE, "-S", project.string(), "-B", (project / "debug").string(), "-G", "Ninja",
+                                 "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DBACKENDBENCH_ROOT=" + root.string()},
+                                300);
+  ASSERT_EQ(debug.exit_code, 0) << debug.out << debug.err;
+  EXPECT_NE(debug.err.find("gemmop_cpp (gemmop/gemmop_cpp) is built without optimisation"), std::string::npos) << debug.err;
+}

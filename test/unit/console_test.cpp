@@ -294,7 +294,7 @@ TEST(Console, TheTableSaysWhereTheTimeWent) {
       << text;
 }
 
-TEST(Console, VerbosePrintsEveryTest) {
+TEST(Console, VerbosePrintsEveryTestThatRan) {
   std::vector<bb::TestResult> results;
   for (int i = 0; i < 7; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
   bb::Timing t;
@@ -308,8 +308,13 @@ TEST(Console, VerbosePrintsEveryTest) {
   bb::ConsoleOptions o;
   o.verbose = true;
   const std::string text = run(o, results);
-  for (std::size_t i = 1; i <= results.size(); ++i)
+  for (std::size_t i = 1; i <= 7; ++i)
     EXPECT_EQ(count_lines(text, fmt::format("[{}/{}] ", i, results.size())), 1u) << i << "\n" << text;
+  // SKIPPED tests stay grouped by reason with -v: one line, not one per test.
+  for (std::size_t i = 8; i <= results.size(); ++i)
+    EXPECT_EQ(count_lines(text, fmt::format("[{}/{}] ", i, results.size())), 0u) << i << "\n" << text;
+  EXPECT_EQ(count_lines_starting(text, "SKIPPED "), 1u) << text;
+  EXPECT_NE(text.find("SKIPPED myop__myop_vec: 4 tests: dtype float16 is not supported\n"), std::string::npos) << text;
   EXPECT_NE(text.find("PASS             myop__myop_cpp correctness/c3  2.00 us"), std::string::npos) << text;
   EXPECT_NE(text.find("1.50x  12.0 GB/s"), std::string::npos) << text;
   // Without -v, a timed pass gets no line either.
@@ -421,3 +426,85 @@ TEST(Console, ATerminalGetsOneStatusLineRewrittenInPlace) {
 }
 
 }  // namespace
+
+TEST(Console, NoColourKeepsTheStatusLineAndDropsTheColours) {
+  std::vector<bb::TestResult> results{test("myop__myop_cpp", 0, Verdict::pass), test("myop__myop_wrong", 1, Verdict::fail, "wrong values")};
+  bb::ConsoleOptions o;
+  o.terminal = true;
+  o.width = 120;
+  o.colour = false;  // NO_COLOR
+  const std::string text = run(o, results, 1);
+  EXPECT_EQ(text.find("\x1b[31m"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\x1b[32m"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\x1b[K"), std::string::npos) << text;  // the status line is still rewritten in place
+  EXPECT_NE(text.find("FAIL             myop__myop_wrong correctness/c1\n"), std::string::npos) << text;
+  o.colour = true;
+  EXPECT_NE(run(o, results, 1).find("\x1b[31mFAIL\x1b[0m"), std::string::npos);
+}
+
+TEST(Console, TheTableKeepsItsColumnsForLongNames) {
+  const std::string long_name = "linear_gelu__linear_gelu_cuda_fused_bias_epilogue_v7";  // 52 characters
+  std::vector<bb::TestResult> results{test("myop__myop_cpp", 0, Verdict::pass), test(long_name, 1, Verdict::pass)};
+  const std::string text = run({}, results);
+  const auto lines = lines_of(text);
+  std::size_t header = 0, short_row = 0, long_row = 0;
+  for (const auto& l : lines) {
+    if (l.rfind("implementation ", 0) == 0) header = l.find("pass");
+    if (l.rfind("myop__myop_cpp ", 0) == 0) short_row = l.find(" 1 ");
+    if (l.rfind(long_name + " ", 0) == 0) long_row = l.find(" 1 ", long_name.size());
+  }
+  ASSERT_GT(header, long_name.size()) << text;
+  // "pass" is right-aligned in a column of 6: its last letter and each row's count line up.
+  EXPECT_EQ(short_row + 1, header + 3) << text;
+  EXPECT_EQ(long_row + 1, header + 3) << text;
+}
+
+// Failures: the first five of an implementation get a line each as they come; all of them are
+// summarised at the end, grouped by implementation, verdict and message shape.
+TEST(Console, FailuresAreGroupedByImplementationAtTheEnd) {
+  std::vector<bb::TestResult> results;
+  for (int i = 0; i < 40; ++i)
+    results.push_back(test("myop__myop_wrong", i, Verdict::fail, fmt::format("output 'y': {} of {} elements differ", i + 1, 100 + i)));
+  results.push_back(test("myop__myop_crash", 40, Verdict::crash, "killed by signal SIGSEGV"));
+  results.push_back(test("myop__myop_cpp", 41, Verdict::pass));
+  const std::string text = run({}, results, 1);
+  EXPECT_EQ(count_lines(text, "FAIL             myop__myop_wrong"), 5u) << text;
+  EXPECT_NE(text.find("      ... more of myop__myop_wrong's tests did not pass: they are summarised at the end\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nnot passed, by implementation:\n"
+                      "  myop__myop_wrong: 40 of 40 tests (FAIL 40)\n"
+                      "    FAIL x40: output 'y': 1 of 100 elements differ\n"
+                      "      correctness/c0, correctness/c1, correctness/c2 and 37 more\n"
+                      "  myop__myop_crash: 1 of 1 test (CRASH 1)\n"
+                      "    CRASH x1: killed by signal SIGSEGV\n"
+                      "      correctness/c40\n"),
+            std::string::npos) << text;
+}
+
+// The summary line: no correctness rate without a test that ran, no speedup or perf@p when
+// nothing was timed, and the libraries that could not be used counted.
+TEST(Console, TheSummaryLineSaysOnlyWhatApplies) {
+  Capture out, err;
+  bb::ConsoleOptions o;
+  o.out = out.file();
+  o.err = err.file();
+  {
+    auto rep = bb::make_console_reporter(o);
+    bb::RunInfo info;
+    info.options = {{"performance", false}};
+    rep->run_started(info);
+    bb::OpReport op;
+    op.op = "myop";
+    op.errors = {"myop_broken.so: missing symbol", "myop_other.so: crashed while loading"};
+    rep->op_planned(op);
+    rep->sweep_planned(info, 1);
+    const auto r = test("myop__myop_cpp", 0, Verdict::pass);
+    rep->test_started(r);
+    rep->test_finished(r, 1, 1);
+    rep->run_finished(summary_of({r}, 2));
+  }
+  const std::string text = out.text();
+  EXPECT_NE(text.find("tests 1  passed 1  failed 0  skipped 0  unusable 2 (libraries or manifests: the errors above)  correctness 100.0%\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("perf@"), std::string::npos) << text;
+  EXPECT_EQ(text.find("geomean speedup"), std::string::npos) << text;
+}

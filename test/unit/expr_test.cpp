@@ -66,3 +66,27 @@ TEST(Expr, DimensionsMustBeNonNegativeIntegers) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Expr, ConditionsForPreconditions) {
+  EXPECT_EQ(eval("cols % 4 == 0"), 1);
+  EXPECT_EQ(eval("rows % 4 == 0"), 0);
+  EXPECT_EQ(eval("x.-1 != 5"), 0);
+  EXPECT_EQ(eval("rows < cols and cols <= 128"), 1);
+  EXPECT_EQ(eval("rows > cols or x.0 >= 3"), 1);
+  EXPECT_EQ(eval("not rows == 7"), 0);
+  EXPECT_EQ(eval("not (rows == 8) and (cols // 2 == 64)"), 1);
+  EXPECT_EQ(eval("1 + 1 == 2"), 1);  // arithmetic binds tighter than comparison
+  EXPECT_EQ(eval("sqrt(cols * 2)"), 16);
+  EXPECT_NEAR(eval("1 / sqrt(cols)"), 0.0883883, 1e-6);
+  // A keyword is a whole word: "orders" would be a name, and it is unknown.
+  auto v = bb::evaluate("rows == 7 orders", Env{});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("unexpected 'o' at column 11"), std::string::npos) << v.error().message;
+  auto neg = bb::evaluate("sqrt(0 - 1)", Env{});
+  ASSERT_FALSE(neg.ok());
+  EXPECT_NE(neg.error().message.find("sqrt of a negative number"), std::string::npos) << neg.error().message;
+}
+
+}  // namespace

@@ -34,14 +34,16 @@ extern "C" {
 /* ABI version: the major changes on an incompatible change; the host refuses a plugin whose
  * major differs from its own. Additions at the end of a struct do not change it. */
 #define BB_ABI_VERSION_MAJOR 1
-#define BB_ABI_VERSION_MINOR 0
+#define BB_ABI_VERSION_MINOR 1 /* 1: bb_plugin_info.preconditions */
 #define BB_ABI_VERSION ((BB_ABI_VERSION_MAJOR << 16) | BB_ABI_VERSION_MINOR)
 #define BB_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 
 /* Return codes. */
 #define BB_OK 0
 #define BB_ERR_GENERIC 1           /* anything else; see the message */
-#define BB_ERR_UNSUPPORTED 2       /* dtype, shape, layout or device not supported */
+#define BB_ERR_UNSUPPORTED 2       /* dtype, shape, layout or device not supported: the test is SKIPPED
+                                    * with the message (an error where the library's declared
+                                    * preconditions admit the case) */
 #define BB_ERR_INVALID_ARGUMENT 3  /* the call does not make sense for this op */
 #define BB_ERR_DEVICE 4            /* a device runtime call failed */
 #define BB_ERR_ABI 5               /* the call's ABI version is not one the plugin speaks */
@@ -114,9 +116,21 @@ typedef struct bb_plugin_info {
   /* Devices the library's functions run on: "cpu", "cuda", "hip". NULL/0: the op's devices. */
   int32_t num_devices;
   const char* const* devices;
-  /* Dtypes it supports, by BackendBench name ("float32", "bfloat16", ...). NULL/0: all. */
+  /* Dtypes it supports, by BackendBench name ("float32", "bfloat16", ...). NULL/0: all.
+   * A plain name constrains the tensors of its kind: a floating name ("bfloat16") every floating
+   * tensor, an integer name every integer tensor, "bool" every bool tensor; a kind the list
+   * names none of is not constrained (an embedding's int32 ids under ["bfloat16"]).
+   * "<tensor>:<dtype>" constrains that tensor alone ("ids:int64"); a tensor named so follows
+   * only those entries. A case with a tensor outside them is SKIPPED without a call. */
   int32_t num_dtypes;
   const char* const* dtypes;
+  /* Since ABI 1.1. Preconditions: conditions on a case's shapes and parameters that every case
+   * the library supports meets, in the manifest's expression language ("x.-1 % 4 == 0",
+   * "rows <= 65535 and numel(x) > 0"; docs/MANIFEST.md). A case that fails one is SKIPPED
+   * without a call; `check` and `--list` name those cases. Where preconditions are declared, a
+   * call that returns BB_ERR_UNSUPPORTED on a case they admit is an ERROR. NULL/0: none. */
+  int32_t num_preconditions;
+  const char* const* preconditions;
 } bb_plugin_info;
 
 typedef int (*bb_kernel_fn)(const bb_call* call);

@@ -130,6 +130,13 @@ class Error : public std::runtime_error {
   int code_;
 };
 
+// Thrown by a function for a case it does not support (a shape, a dtype): BB_ERR_UNSUPPORTED, so
+// the test is SKIPPED with the message (an ERROR where the declared preconditions admit the case).
+class Unsupported : public Error {
+ public:
+  explicit Unsupported(const std::string& what) : Error(what, BB_ERR_UNSUPPORTED) {}
+};
+
 #define BB_CHECK(cond, msg)                                                      \
   do {                                                                           \
     if (!(cond)) throw ::bb::Error(std::string("check failed: " #cond ": ") + (msg), BB_ERR_INVALID_ARGUMENT); \
@@ -340,26 +347,32 @@ int invoke(F&& f, const bb_call* c) noexcept {
 }
 // Owns the strings behind a bb_plugin_info built from comma-separated lists.
 struct InfoHolder {
-  std::vector<std::string> device_strings, dtype_strings;
-  std::vector<const char*> device_ptrs, dtype_ptrs;
+  std::vector<std::string> device_strings, dtype_strings, precondition_strings;
+  std::vector<const char*> device_ptrs, dtype_ptrs, precondition_ptrs;
   bb_plugin_info info{};
-  static void split(const char* csv, std::vector<std::string>& out) {
+  // Items between `sep`; spaces dropped where `keep_spaces` is false.
+  static void split(const char* list, std::vector<std::string>& out, char sep = ',', bool keep_spaces = false) {
     std::string cur;
-    for (const char* p = csv; ; ++p) {
-      if (*p == ',' || *p == '\0') {
+    for (const char* p = list; ; ++p) {
+      if (*p == sep || *p == '\0') {
+        while (!cur.empty() && cur.back() == ' ') cur.pop_back();
         if (!cur.empty()) out.push_back(cur);
         cur.clear();
         if (*p == '\0') break;
-      } else if (*p != ' ') {
+      } else if (*p != ' ' || (keep_spaces && !cur.empty())) {
         cur += *p;
       }
     }
   }
-  InfoHolder(const char* version, const char* devices, const char* dtypes) {
+  InfoHolder(const char* version, const char* devices, const char* dtypes, const char* preconditions = "") {
     split(devices, device_strings);
     split(dtypes, dtype_strings);
+    split(preconditions, precondition_strings, ';', true);
     for (auto& d : device_strings) device_ptrs.push_back(d.c_str());
     for (auto& d : dtype_strings) dtype_ptrs.push_back(d.c_str());
+    for (auto& d : precondition_strings) precondition_ptrs.push_back(d.c_str());
+    info.num_preconditions = static_cast<int32_t>(precondition_ptrs.size());
+    info.preconditions = precondition_ptrs.empty() ? nullptr : precondition_ptrs.data();
     info.struct_size = sizeof(bb_plugin_info);
     info.abi_version = BB_ABI_VERSION;
     info.version = version;
@@ -389,6 +402,14 @@ struct InfoHolder {
   extern "C" BB_EXPORT const bb_plugin_info* backendbench_plugin_info(void) {            \
     static const ::bb::detail::InfoHolder holder(version_string, devices_csv, dtypes_csv); \
     return &holder.info;                                                                  \
+  }
+
+// The same with preconditions, separated by ';' (docs/PLUGIN_ABI.md, Preconditions):
+//   BB_PLUGIN_INFO_PRECONDITIONS("1.0", "cuda", "bfloat16,ids:int32", "x.-1 % 4 == 0; rows <= 65535")
+#define BB_PLUGIN_INFO_PRECONDITIONS(version_string, devices_csv, dtypes_csv, preconditions)                   \
+  extern "C" BB_EXPORT const bb_plugin_info* backendbench_plugin_info(void) {                                  \
+    static const ::bb::detail::InfoHolder holder(version_string, devices_csv, dtypes_csv, preconditions);      \
+    return &holder.info;                                                                                        \
   }
 
 #endif  // BACKENDBENCH_PLUGIN_HPP
