@@ -93,7 +93,7 @@ if [[ ! -e $baseline_file ]]; then
 fi
 
 # 3. The comparison.
-"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" --md "$out/compare.md" >"$out/compare.txt" 2>&1
+"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" --md "$out/compare.md" --html "$out/report.html" >"$out/compare.txt" 2>&1
 compare_status=$?
 case $compare_status in
   0)

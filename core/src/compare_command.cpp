@@ -26,6 +26,8 @@ int compare_main(int argc, char** argv) {
   app.add_option("--threshold", options.threshold_pct, "a slowdown of at most PCT percent is never a regression (default 5)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--md", md_file, "also write the comparison as Markdown to FILE");
+  std::string html_file;
+  app.add_option("--html", html_file, "also write NEW's HTML report with the comparison in it (its regressions listed) to FILE");
   app.add_option("--format", format, "what to print: text (a table) or md (the Markdown)")->check(CLI::IsMember({"text", "md"}));
   app.add_option("--max-rows", max_rows, "list at most N changed tests (regressions come first; default: all)");
   app.add_flag("--skip-is-regression", options.skip_is_regression, "a test that passed in BASE and is SKIPPED in NEW is a regression");
@@ -63,6 +65,13 @@ int compare_main(int argc, char** argv) {
   if (!md_file.empty()) {
     if (auto st = write_file_atomically(md_file, comparison_markdown(c, *base, *next, labels)); !st) {
       fmt::print(stderr, "error: compare: --md {}\n", st.error().message);
+      return 2;
+    }
+  }
+  if (!html_file.empty()) {
+    const ReportComparison rc{base_path, &c};
+    if (auto st = write_file_atomically(html_file, html_report(*next, &rc)); !st) {
+      fmt::print(stderr, "error: compare: --html {}\n", st.error().message);
       return 2;
     }
   }

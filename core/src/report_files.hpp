@@ -17,6 +17,7 @@
 
 #include "expected.hpp"
 #include "reporter.hpp"
+#include "regression.hpp"
 #include "run_record.hpp"
 
 namespace bb {
@@ -31,7 +32,13 @@ Status write_html_report(const RunRecord& run, const std::filesystem::path& file
 std::string junit_xml(const RunRecord& run);
 std::string operator_summary_csv(const RunRecord& run);
 std::string overall_summary_md(const RunRecord& run);
-std::string html_report(const RunRecord& run);
+// The run's regressions against an earlier run, shown in its HTML report when `compare --html`
+// writes it (nightly.sh does, into the new run's log dir).
+struct ReportComparison {
+  std::string base_label;  // the earlier run, as compare named it
+  const RunComparison* comparison = nullptr;
+};
+std::string html_report(const RunRecord& run, const ReportComparison* compared = nullptr);
 
 // Where each report goes: any number of files per format (the log dir's, and a flag's copy).
 struct ReportPaths {

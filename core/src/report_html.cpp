@@ -102,14 +102,14 @@ td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-si
 .msg{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12em;overflow:auto}
 .mm{color:var(--muted);font-size:12px;margin-top:2px}.mm b{color:var(--fg);font-weight:600}
 pre{margin:4px 0 0;padding:8px;background:var(--bg);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:260px;overflow:auto}
-.failure td{background:#fff8f8}
+.failure td{background:#fff8f8} table.by-impl{width:auto;margin-bottom:12px} table.by-impl td{padding-right:24px}
 .note{color:var(--muted);font-size:13px;margin:6px 0}
 .empty{color:var(--muted);font-style:italic}
 svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-serif}
 svg text{font-size:12px;fill:var(--fg)} svg .lbl{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px}
 svg .axis{stroke:#8c959f;stroke-width:1} svg .grid{stroke:#eaeef2;stroke-width:1} svg .one{stroke:#57606a;stroke-width:1.5;stroke-dasharray:4 3}
 svg .faster{fill:#2da44e} svg .slower{fill:#fb8f44} svg .bw{fill:#218bff} svg .failed{fill:var(--fail);font-weight:600} svg .muted{fill:var(--muted)}
-svg .box{fill:#b6e3ff;stroke:#0969da} svg .whisker{stroke:#0969da;stroke-width:1.2} svg .median{stroke:#0a3069;stroke-width:2.5} svg .base{fill:var(--warn)}
+svg .box{fill:#b6e3ff;stroke:#0969da} svg .box.untrusted{fill:#fff1e5;stroke:var(--warn);stroke-dasharray:3 2} svg text.untrusted,.untrusted{fill:var(--warn);color:var(--warn)} svg .whisker{stroke:#0969da;stroke-width:1.2} svg .median{stroke:#0a3069;stroke-width:2.5} svg .base{fill:var(--warn)}
 .legend{font-size:12px;color:var(--muted);margin:4px 0 8px}
 .legend span{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px;vertical-align:middle}
 .filter{margin:8px 0;display:flex;gap:8px;align-items:center}
@@ -136,9 +136,21 @@ constexpr const char* kScript = R"js(
 })();
 )js";
 
-// A horizontal chart's frame: labels on the left, the plot, a value column on the right.
+// A horizontal chart's frame: labels on the left, the plot, a value column on the right. The
+// label column is as wide as its longest label (fit_labels), so no label is cut: the page
+// scales the whole chart down instead (svg max-width 100%).
 struct Frame {
-  double label_w = 330, plot_w = 500, value_w = 150, row_h = 24, top = 28, bottom = 10;
+  double label_w = 330, plot_w = 500, value_w = 230, row_h = 24, top = 28, bottom = 10;
+  // Monospace 11.5 px: about 7 px a character, and room for the gap to the plot.
+  void fit_labels(const std::vector<std::string>& labels) {
+    std::size_t longest = 0;
+    for (const auto& l : labels) {
+      std::size_t chars = 0;
+      for (unsigned char c : clean_text(l)) chars += (c & 0xC0) != 0x80;
+      longest = std::max(longest, chars);
+    }
+    label_w = std::max(160.0, 16.0 + 7.0 * static_cast<double>(longest));
+  }
   double width() const { return label_w + plot_w + value_w; }
   double height(std::size_t rows) const { return top + row_h * static_cast<double>(rows) + bottom; }
   double y(std::size_t row) const { return top + row_h * static_cast<double>(row); }
@@ -167,10 +179,10 @@ std::string svg_open(const Frame& f, std::size_t rows, const char* id, const std
                      id, h(label), f.width(), f.height(rows), f.width());
 }
 
-// The row's label at the left, with the full text as its tooltip.
+// The row's label at the left, whole (the frame fits it), with the text as its tooltip too.
 std::string row_label(const Frame& f, std::size_t row, const std::string& text) {
   return fmt::format("<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", f.label_w - 8,
-                     f.y(row) + f.row_h * 0.65, h(text), h(shorten(text, 46)));
+                     f.y(row) + f.row_h * 0.65, h(text), h(text));
 }
 
 std::string fmt_ratio(double v) { return v >= 100 ? fmt::format("{:.0f}x", v) : v >= 10 ? fmt::format("{:.1f}x", v) : fmt::format("{:.2f}x", v); }
@@ -204,6 +216,9 @@ std::string speedup_chart(const RunRecord& run) {
     if (is.fully_correct && finite(is.speedup) && *is.speedup > 0) lo = std::min(lo, *is.speedup / 1.3), hi = std::max(hi, *is.speedup * 1.3);
   const LogAxis ax{lo, hi};
   Frame f;
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < rows; ++i) labels.push_back(impls[i].impl);
+  f.fit_labels(labels);
   const auto verdicts = verdict_counts_by_impl(run);
   std::string out = "<div class=\"legend\"><span style=\"background:#2da44e\"></span>faster than the baseline<span style=\"background:#fb8f44\"></span>slower"
                     "<span style=\"background:#cf222e\"></span>failed: not timed as if right, no bar</div>\n";
@@ -242,6 +257,18 @@ std::string speedup_chart(const RunRecord& run) {
   return out;
 }
 
+// Why a measurement's spread is not to be trusted, or "": it stopped on its budget before the
+// noise target, has few samples, or varied more than 10%.
+std::string untrusted_spread(const Timing& t) {
+  std::vector<std::string> why;
+  if (t.stop == "timeout") why.push_back("stopped on its time budget before the noise target");
+  if (t.stats.samples < 10) why.push_back(fmt::format("{} samples", t.stats.samples));
+  if (std::isfinite(t.stats.rel_stdev) && t.stats.rel_stdev > 0.10) why.push_back(fmt::format("±{:.0f}% spread", t.stats.rel_stdev * 100));
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
 std::string case_name(const TestResult& t) {
   return fmt::format("{} {}{}{}", t.impl, t.case_id, t.repeat > 0 ? fmt::format("#{}", t.repeat) : "",
                      t.device == "cpu" || t.device.empty() ? "" : " " + device_label(t));
@@ -258,6 +285,9 @@ std::string bandwidth_chart(const RunRecord& run) {
   double top = 100;
   for (const auto* t : rows) top = std::max(top, *t->peak_pct);
   Frame f;
+  std::vector<std::string> labels;
+  for (const auto* t : rows) labels.push_back(case_name(*t));
+  f.fit_labels(labels);
   std::string out = svg_open(f, rows.size(), "bandwidth-chart", "percent of peak bandwidth per case");
   for (double p = 0; p <= top + 1e-9; p += top > 150 ? 50 : 25) {
     const double x = f.label_w + p / top * f.plot_w;
@@ -295,11 +325,15 @@ std::string timing_chart(const RunRecord& run) {
   lo /= 1.5, hi *= 1.5;
   const LogAxis ax{lo, hi};
   Frame f;
+  std::vector<std::string> labels;
+  for (const auto* t : rows) labels.push_back(case_name(*t));
+  f.fit_labels(labels);
   std::string out =
       "<div class=\"legend\">box: interquartile range · thick line: median · whiskers: min to max · <span class=\"diamond\" "
       "style=\"background:#bc4c00;transform:rotate(45deg);width:8px;height:8px\"></span>baseline median</div>\n";
   out += svg_open(f, rows.size(), "timing-chart", "timing spread per case, log scale");
   out += log_grid(f, ax, rows.size(), true);
+  std::size_t untrusted = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& t = *rows[i];
     const auto& s = t.timing->stats;
@@ -311,18 +345,27 @@ std::string timing_chart(const RunRecord& run) {
     out += fmt::format("<line class=\"whisker\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", xmin, xmax, cy, cy);
     out += fmt::format("<line class=\"whisker\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/><line class=\"whisker\" x1=\"{3:.1f}\" x2=\"{3:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
                        xmin, cy - bh / 3, cy + bh / 3, xmax);
-    out += fmt::format("<rect class=\"box\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>", xq1, cy - bh / 2, std::max(1.5, xq3 - xq1), bh);
+    out += fmt::format("<rect class=\"box{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>", untrusted_spread(*t.timing).empty() ? "" : " untrusted", xq1, cy - bh / 2, std::max(1.5, xq3 - xq1), bh);
     out += fmt::format("<line class=\"median\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>", xm, cy - bh / 2, cy + bh / 2);
     if (finite(t.baseline_median) && *t.baseline_median > 0) {
       const double xb = ax.x(f, *t.baseline_median);
       out += fmt::format("<path class=\"base\" d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\"><title>baseline median {}</title></path>", xb, cy - 4,
                          h(format_seconds(*t.baseline_median)));
     }
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{} ±{:.1f}%</text></g>\n", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65,
-                       h(format_seconds(s.median)), std::isfinite(s.rel_stdev) ? s.rel_stdev * 100 : 0.0);
+    const std::string doubt = untrusted_spread(*t.timing);
+    out += fmt::format("<text{} x=\"{:.1f}\" y=\"{:.1f}\">{}{} ±{:.1f}%{}</text></g>\n", doubt.empty() ? "" : " class=\"untrusted\"",
+                       f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, doubt.empty() ? "" : "⚠ ", h(format_seconds(s.median)),
+                       std::isfinite(s.rel_stdev) ? s.rel_stdev * 100 : 0.0,
+                       doubt.empty() ? "" : fmt::format("<title>not to be trusted: {}</title>", h(doubt)));
+    if (!doubt.empty()) ++untrusted;
   }
   out += "</svg>\n";
   if (total > rows.size()) out += fmt::format("<p class=\"note\">The first {} of {} timed cases are drawn.</p>\n", rows.size(), total);
+  if (untrusted > 0)
+    out += fmt::format("<p class=\"note\"><span class=\"untrusted\">⚠</span> {} of these spreads are not to be trusted (dashed box): the "
+                       "measurement stopped on its budget before the noise target, took few samples, or varied more than 10%; its "
+                       "tooltip says which. Rerun those cases with a larger --timeout, or on a quieter machine.</p>\n",
+                       untrusted);
   return out;
 }
 
@@ -353,7 +396,43 @@ std::string timing_cell(const TestResult& t) {
 
 }  // namespace
 
-std::string html_report(const RunRecord& run) {
+// "Compared with BASE": what compare found, regressions listed.
+std::string comparison_section(const ReportComparison& rc) {
+  const RunComparison& c = *rc.comparison;
+  std::string out = fmt::format("<section id=\"compared\">\n<h2>Compared with {} <span class=\"count\">{}</span></h2>\n", h(rc.base_label, 300),
+                                c.regressions() == 0 ? "no regression" : plural(static_cast<std::size_t>(c.regressions()), "regression"));
+  out += "<div class=\"chips\">";
+  for (ChangeKind k : {ChangeKind::correctness_regression, ChangeKind::slower, ChangeKind::lost_coverage, ChangeKind::inconclusive,
+                       ChangeKind::faster, ChangeKind::fixed, ChangeKind::new_test, ChangeKind::removed_test})
+    if (const int n = c.count(k); n > 0)
+      out += fmt::format("<span class=\"badge {}\">{} {}</span>", k == ChangeKind::correctness_regression || k == ChangeKind::slower ? "fail"
+                                                                   : k == ChangeKind::faster || k == ChangeKind::fixed         ? "pass"
+                                                                                                                               : "skip",
+                         change_kind_name(k), n);
+  out += "</div>\n";
+  for (const auto& n : c.notes) out += fmt::format("<p class=\"note\">{}</p>\n", h(n, 1000));
+  std::size_t listed = 0;
+  for (const auto& ch : c.changes) {
+    if (!ch.regression) continue;
+    if (listed == 0)
+      out += "<table class=\"tests\"><thead><tr><th>change</th><th>implementation</th><th>case</th><th class=\"num\">before</th>"
+             "<th class=\"num\">now</th><th class=\"num\">change</th><th>why</th></tr></thead><tbody>\n";
+    if (++listed > kMaxFailures) continue;
+    auto median = [](const std::optional<TestSummary>& t) {
+      return t && t->timing ? format_seconds(t->timing->median) : t ? std::string(verdict_name(t->verdict)) : std::string("-");
+    };
+    out += fmt::format("<tr class=\"failure\"><td><span class=\"badge fail\">{}</span></td><td class=\"name\">{}</td><td class=\"name\">{}</td>"
+                       "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                       change_kind_name(ch.kind), h(ch.impl), h(ch.next ? ch.next->case_id : ch.base ? ch.base->case_id : ch.key),
+                       h(median(ch.base)), h(median(ch.next)), ch.relative ? fmt::format("{:+.1f}%", *ch.relative * 100) : "", h(ch.note, 1000));
+  }
+  if (listed > 0) out += "</tbody></table>\n";
+  if (listed > kMaxFailures) out += fmt::format("<p class=\"note\">…and {} more regressions.</p>\n", listed - kMaxFailures);
+  if (listed == 0) out += "<p class=\"empty\">No test regressed.</p>\n";
+  return out + "</section>\n";
+}
+
+std::string html_report(const RunRecord& run, const ReportComparison* compared) {
   const Scores& s = run.scores;
   std::vector<const TestResult*> failures;
   std::map<Verdict, std::size_t> by_verdict;
@@ -369,7 +448,10 @@ std::string html_report(const RunRecord& run) {
   else if (unusable) verdict = fmt::format("{} could not be used", plural(unusable, "op")), state = "bad";
   else if (run.tests.empty()) verdict = "no tests ran", state = "none";
   else if (s.passed == 0) verdict = fmt::format("all {} skipped", plural(run.tests.size(), "test")), state = "none";
-  else verdict = fmt::format("all {} passed", plural(run.tests.size() - by_verdict[Verdict::skipped], "test")), state = "good";
+  else if (by_verdict[Verdict::skipped] == 0) verdict = fmt::format("all {} passed", plural(run.tests.size(), "test")), state = "good";
+  else  // what ran passed; say how much did not run, and do not call a mostly skipped run green
+    verdict = fmt::format("{} passed, {} skipped", plural(s.passed, "test"), by_verdict[Verdict::skipped]),
+    state = by_verdict[Verdict::skipped] > static_cast<std::size_t>(s.passed) ? "none" : "good";
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
@@ -387,6 +469,11 @@ std::string html_report(const RunRecord& run) {
     out += fmt::format("<p><strong>Interrupted run ({}):</strong> the tests that finished before the signal.</p>\n", h(run.interrupted));
   else if (!run.complete)
     out += "<p><strong>Incomplete run:</strong> read back from results.jsonl; the run did not finish.</p>\n";
+  if (compared && compared->comparison)
+    out += fmt::format("<p><strong>Compared with {}:</strong> {}.</p>\n", h(compared->base_label, 300),
+                       compared->comparison->regressions() == 0
+                           ? std::string("no regression")
+                           : plural(static_cast<std::size_t>(compared->comparison->regressions()), "regression"));
   out += "<div class=\"chips\">";
   for (const auto& [v, n] : by_verdict) out += fmt::format("<span class=\"badge {}\">{} {}</span>", verdict_class(v), verdict_name(v), n);
   out += "</div>\n<div class=\"cards\">";
@@ -401,7 +488,9 @@ std::string html_report(const RunRecord& run) {
   card(fmt::format("{} / {}", correct, ran), "implementations fully correct");
   out += "</div>\n<nav><a href=\"#failures\">Failures</a><a href=\"#speedup\">Speedup</a><a href=\"#bandwidth\">Bandwidth</a>"
          "<a href=\"#timing\">Timing</a><a href=\"#implementations\">Implementations</a><a href=\"#skipped\">Skipped</a>"
-         "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a></nav>\n</div></header>\n<main>\n";
+         "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a>";
+  if (compared && compared->comparison) out += "<a href=\"#compared\">Compared</a>";
+  out += "</nav>\n</div></header>\n<main>\n";
 
   // Ops that could not be used.
   for (const auto& op : run.ops)
@@ -411,6 +500,29 @@ std::string html_report(const RunRecord& run) {
   out += fmt::format("<section id=\"failures\">\n<h2>Failures <span class=\"count\">{}</span></h2>\n", failures.size());
   if (failures.empty()) out += "<p class=\"empty\">No test failed.</p>\n";
   else {
+    // By implementation first: how many of its tests failed, and how.
+    std::vector<std::pair<std::string, std::map<Verdict, std::size_t>>> by_impl;
+    std::map<std::string, std::size_t> tests_of_impl;
+    for (const auto& t : run.tests) ++tests_of_impl[t.impl];
+    for (const auto* t : failures) {
+      auto it = std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->impl; });
+      if (it == by_impl.end()) it = by_impl.insert(by_impl.end(), {t->impl, {}});
+      ++it->second[t->verdict];
+    }
+    out += "<table class=\"by-impl\"><thead><tr><th>implementation</th><th class=\"num\">failing</th><th>verdicts</th></tr></thead><tbody>\n";
+    for (const auto& [impl, counts] : by_impl) {
+      std::size_t n = 0;
+      std::string chips;
+      for (const auto& [v, k] : counts) n += k, chips += fmt::format("<span class=\"badge {}\">{} {}</span> ", verdict_class(v), verdict_name(v), k);
+      out += fmt::format("<tr><td class=\"name\">{}</td><td class=\"num\">{} of {}</td><td>{}</td></tr>\n", h(impl), n, tests_of_impl[impl], chips);
+    }
+    out += "</tbody></table>\n";
+    std::stable_sort(failures.begin(), failures.end(), [&](const TestResult* a, const TestResult* b) {
+      auto rank = [&](const TestResult* t) {
+        return std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->impl; }) - by_impl.begin();
+      };
+      return rank(a) < rank(b);
+    });
     out += "<table class=\"tests\"><thead><tr><th>verdict</th><th>implementation</th><th>case</th><th>device</th><th>message and details</th></tr></thead><tbody>\n";
     for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
       const auto& t = *failures[i];
@@ -423,6 +535,7 @@ std::string html_report(const RunRecord& run) {
       out += fmt::format("<p class=\"note\">…and {} more failing tests (junit.xml and results.json have them all).</p>\n", failures.size() - kMaxFailures);
   }
   out += "</section>\n";
+  if (compared && compared->comparison) out += comparison_section(*compared);
 
   out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
   out += speedup_chart(run) + "</section>\n";

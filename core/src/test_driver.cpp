@@ -140,7 +140,18 @@ class TestDriver {
   }
   void keep_output(ExecOutcome& out) {
     r_.output_bytes += out.output_bytes;
-    if (!out.output.empty() && r_.output.size() < kOutputCap) r_.output += out.output.substr(0, kOutputCap - r_.output.size());
+    if (out.output.empty()) return;
+    // The test's head and its tail, as each request's capture keeps them: the last words of a
+    // test (before a crash, say) are what a reader looks for.
+    r_.output += out.output;
+    if (r_.output.size() > kOutputCap + 128) {
+      const std::size_t half = kOutputCap / 2;
+      const std::string marker = "\n[... output of this test left out ...]\n";
+      if (r_.output.find(marker) == std::string::npos || r_.output.find(marker) > half)
+        r_.output = r_.output.substr(0, half) + marker + r_.output.substr(r_.output.size() - half);
+      else  // the head is kept already: keep it, and the newest tail
+        r_.output = r_.output.substr(0, half + marker.size()) + r_.output.substr(r_.output.size() - half);
+    }
   }
 
   // A request to one worker, traced (BACKENDBENCH_TRACE_BLOCKS) with its round trip and the

@@ -53,7 +53,7 @@ TEST(TestRunner, FailReportsErrorsCountAndFirstIndex) {
 TEST(TestRunner, ErrorCarriesThePluginsMessage) {
   auto r = scale("scale_error.so");
   EXPECT_EQ(r.verdict, bb::Verdict::error);
-  EXPECT_NE(r.message.find("returned 2: this fixture always refuses"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("returned 3: this fixture always refuses"), std::string::npos) << r.message;
 }
 
 TEST(TestRunner, Unwritten) {
