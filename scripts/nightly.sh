@@ -14,6 +14,9 @@
 #   --update-baseline  when nothing regressed, this night becomes the baseline (BASELINE is
 #                      replaced; a missing BASELINE is created: the first night)
 #   --threshold PCT    a slowdown beyond PCT percent is a regression (backendbench compare's)
+#   --confirm          re-time each performance regression, tonight's library against last night's,
+#                      paired, before calling it one (backendbench compare --confirm): a slowdown
+#                      the host caused, not the code, is then no regression
 #   --binary PATH      the backendbench to run (default $BACKENDBENCH, else the one on PATH,
 #                      else this checkout's build/backendbench)
 # Flags after `--`, and the words of $BACKENDBENCH_FLAGS, go to the sweep (e.g. --devices all,
@@ -30,6 +33,7 @@ usage() {
 
 update=0
 threshold=()
+confirm=()
 binary=${BACKENDBENCH:-}
 positional=()
 extra=()
@@ -38,6 +42,7 @@ while (($#)); do
     --update-baseline) update=1 ;;
     --threshold) [[ $# -ge 2 ]] || usage; threshold=(--threshold "$2"); shift ;;
     --threshold=*) threshold=(--threshold "${1#*=}") ;;
+    --confirm) confirm=(--confirm) ;;
     --binary) [[ $# -ge 2 ]] || usage; binary=$2; shift ;;
     --binary=*) binary=${1#*=} ;;
     -h | --help) usage ;;
@@ -93,7 +98,7 @@ if [[ ! -e $baseline_file ]]; then
 fi
 
 # 3. The comparison.
-"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" --md "$out/compare.md" --html "$out/report.html" >"$out/compare.txt" 2>&1
+"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" "${confirm[@]}" --md "$out/compare.md" --html "$out/report.html" >"$out/compare.txt" 2>&1
 compare_status=$?
 case $compare_status in
   0)

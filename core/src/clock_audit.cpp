@@ -1,5 +1,7 @@
 #include "clock_audit.hpp"
 
+#include "stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,12 +10,6 @@
 namespace bb {
 
 namespace {
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 }  // namespace
 

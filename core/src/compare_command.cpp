@@ -2,12 +2,16 @@
 // reads the runs, prints and writes the comparison, and picks the exit status).
 //
 //   0  no regression     3  a regression (correctness or performance)     2  unusable input
+#include <stdlib.h>
+
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli.hpp"
 #include "commands.hpp"
+#include "confirm.hpp"
 #include "regression.hpp"
 #include "report_files.hpp"
 #include "run_record.hpp"
@@ -31,6 +35,12 @@ int compare_main(int argc, char** argv) {
   app.add_option("--format", format, "what to print: text (a table) or md (the Markdown)")->check(CLI::IsMember({"text", "md"}));
   app.add_option("--max-rows", max_rows, "list at most N changed tests (regressions come first; default: all)");
   app.add_flag("--skip-is-regression", options.skip_is_regression, "a test that passed in BASE and is SKIPPED in NEW is a regression");
+  bool confirm = false;
+  app.add_flag("--confirm", confirm,
+               "re-time each performance regression now, NEW's library against BASE's, paired (from the copies the runs kept by "
+               "hash); report only those the paired interval confirms");
+  std::string confirm_dir;
+  app.add_option("--confirm-dir", confirm_dir, "where --confirm's roots and logs go (default: a temporary folder, removed after)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,7 +67,31 @@ int compare_main(int argc, char** argv) {
     return 2;
   }
 
-  const RunComparison c = compare_runs(*base, *next, options);
+  RunComparison c = compare_runs(*base, *next, options);
+  if (confirm) {
+    ConfirmOptions co;
+    co.binary = self_executable(argv[0]).string();
+    std::filesystem::path temp;
+    if (confirm_dir.empty()) {
+      std::string pattern = (std::filesystem::temp_directory_path() / "backendbench-confirm-XXXXXX").string();
+      if (!mkdtemp(pattern.data())) {
+        fmt::print(stderr, "error: compare --confirm: cannot make a folder in {}\n", std::filesystem::temp_directory_path().string());
+        return 2;
+      }
+      temp = co.work = pattern;
+    } else {
+      co.work = confirm_dir;
+      std::error_code ec;
+      std::filesystem::create_directories(co.work, ec);
+    }
+    const int retimed = confirm_regressions(c, *base, *next, co);
+    c.notes.push_back(fmt::format("--confirm re-timed {} implementation(s) on this machine, paired: {} regression(s) stand", retimed,
+                                  c.regressions()));
+    if (!temp.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(temp, ec);
+    }
+  }
   const CompareText labels{base_path, next_path, max_rows};
   const std::string text = format == "md" ? comparison_markdown(c, *base, *next, labels) : comparison_text(c, *base, *next, labels);
   fmt::print("{}", text);

@@ -9,7 +9,6 @@ namespace bb {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
 Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options,

@@ -3,11 +3,17 @@
 // sample is one call. Hot: no eviction, calls batched until a sample lasts min_sample_time.
 #pragma once
 
+#include <chrono>
 #include <functional>
 
 #include "measurement.hpp"
 
 namespace bb {
+
+// Seconds on the steady clock since `t0`.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // `call` returns 0 on success; a nonzero return stops the measurement with an error. `flush`
 // (cold mode) evicts the call's data from the caches; `reset` (when given) rewrites the call's

@@ -1,5 +1,7 @@
 #include "device_timer.hpp"
 
+#include "cpu_timer.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,7 +16,6 @@ namespace bb {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Two events, destroyed on every path.
 struct EventPair {

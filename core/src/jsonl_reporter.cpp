@@ -51,7 +51,7 @@ class JsonlReporter final : public Reporter {
            {"interrupted", s.interrupted.empty() ? nlohmann::json() : nlohmann::json(s.interrupted)},
            {"finished_at", s.finished_at}, {"wall_time_s", s.wall_time},
            {"measured_time_s", s.measured_time}, {"phases", s.phases},
-           {"workers", s.workers}, {"scores", scores_to_json(s.scores)}});
+           {"workers", s.workers}, {"host_load", s.host_load}, {"scores", scores_to_json(s.scores)}});
   }
 
  private:

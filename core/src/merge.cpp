@@ -187,6 +187,14 @@ Expected<MergeOutcome> merge_shards(const std::vector<ShardRun>& input, const Me
     }
     if (r.host.is_object() && r.host.contains("hosts"))  // a merge merged again: its hosts as they were
       for (const auto& h : r.host["hosts"]) hosts.push_back(h);
+    // Each shard's host, as it was: a disturbed shard is named as such (host_load.hpp).
+    if (r.host_load.is_object() && r.host_load.contains("shards")) {
+      for (const auto& h : r.host_load["shards"]) m.host_load["shards"].push_back(h);
+    } else if (r.host_load.is_object() && !r.host_load.empty()) {
+      auto h = r.host_load;
+      h["shard"] = r.shard.index;
+      m.host_load["shards"].push_back(std::move(h));
+    }
     if (r.workers.is_array())
       for (auto w : r.workers) {
         if (w.is_object() && !w.contains("shard")) w["shard"] = r.shard.index;

@@ -1,5 +1,7 @@
 #include "paired_timer.hpp"
 
+#include "stats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -114,12 +116,6 @@ void fit_to_overhead(TimingOptions& block, const std::vector<double>& base_overh
   const double overhead = v[v.size() / 2];
   block.rule.min_time = std::max(block.rule.min_time, std::min(overhead, block_share));
   block.rule.min_samples = std::max<std::size_t>(block.rule.min_samples, 1);
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 // Why blocks stopped before the interval was narrow enough: the budget, or the most blocks.

@@ -1,5 +1,9 @@
 #include "regression.hpp"
 
+#include <set>
+
+#include "host_load.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -16,10 +20,6 @@ namespace bb {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return quantile(v, 0.5);
-}
 
 // The repeats of one test, timed, folded into one timing (regression.hpp says how).
 std::optional<TimingSummary> fold_timings(const std::vector<const TestResult*>& repeats) {
@@ -281,7 +281,39 @@ RunComparison compare_runs(const RunRecord& base, const RunRecord& next, const C
                                     hostname(next)));
   if (base.repeats != next.repeats)
     out.notes.push_back(fmt::format("BASE ran {} repeat(s), NEW {}: repeats are folded into one test each", base.repeats, next.repeats));
+  // A busy host makes unchanged code read slow: say which run was disturbed, and by what.
+  for (const auto& [name, run] : {std::pair<const char*, const RunRecord*>{"BASE", &base}, {"NEW", &next}})
+    for (const auto& d : disturbances(run->host_load))
+      out.notes.push_back(fmt::format("{} was disturbed: {}; its timings may read slow for that alone (--confirm re-times)", name, d));
+  // Which libraries changed between the runs: a slowdown of a library that did not change is
+  // the host's or the inputs', not the code's.
+  std::set<std::string> changed_libraries;
+  for (auto& c : out.changes) {
+    const auto b = library_of(base, c.op, c.impl), n = library_of(next, c.op, c.impl);
+    if (!b || !n || b->sha256.empty() || n->sha256.empty()) continue;
+    c.library_changed = b->sha256 != n->sha256;
+    if (c.library_changed) changed_libraries.insert(fmt::format("{} ({}... -> {}...)", n->path, b->sha256.substr(0, 12), n->sha256.substr(0, 12)));
+    if (c.kind == ChangeKind::slower)
+      c.note += std::string(c.note.empty() ? "" : "; ") + (c.library_changed ? "its library changed" : "its library did not change (the same sha256)");
+  }
+  if (!changed_libraries.empty())
+    out.notes.push_back(fmt::format("libraries that changed between the runs: {}", fmt::join(changed_libraries, ", ")));
   return out;
+}
+
+std::optional<RunLibrary> library_of(const RunRecord& run, const std::string& op, const std::string& impl) {
+  if (!run.provenance.is_object()) return std::nullopt;
+  const std::string stem = impl.rfind(op + "__", 0) == 0 ? impl.substr(op.size() + 2) : impl;
+  for (const auto& p : run.provenance.value("plugins", nlohmann::json::array())) {
+    if (p.value("op", "") != op) continue;
+    const std::filesystem::path path = p.value("path", "");
+    if (path.stem().string() != stem) continue;
+    RunLibrary l;
+    l.path = path.string();
+    l.sha256 = p.value("sha256", nlohmann::json()).is_string() ? p["sha256"].get<std::string>() : "";
+    return l;
+  }
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,8 +353,12 @@ std::vector<Row> rows_of(const RunComparison& c) {
                         ch.kind == ChangeKind::timed_once || ch.kind == ChangeKind::new_test || ch.kind == ChangeKind::removed_test;
     std::string status = change_kind_name(ch.kind);
     if (ch.kind == ChangeKind::lost_coverage && ch.regression) status = "REGRESSION (SKIPPED)";
+    if (ch.kind == ChangeKind::slower && !ch.confirmation.empty() && ch.confirmation.rfind("re-timed", 0) == 0)
+      status = ch.regression ? "SLOWER (confirmed)" : "SLOWER (not confirmed)";
+    // What --confirm found comes first: it decides.
+    const std::string note = ch.confirmation.empty() ? ch.note : ch.confirmation + (ch.note.empty() ? "" : "; " + ch.note);
     rows.push_back({status, ch.key, cell(ch.base, timing), cell(ch.next, timing), ch.relative ? percent(*ch.relative) : "",
-                    one_line(ch.note)});
+                    one_line(note, ch.confirmation.empty() ? 100 : 240)});
   }
   return rows;
 }
@@ -361,7 +397,8 @@ std::string rule_line(const CompareOptions& o) {
 std::string verdict_line(const RunComparison& c) {
   const int n = c.regressions();
   if (n == 0) return "OK: no regression";
-  const int perf = c.count(ChangeKind::slower);
+  const int perf = static_cast<int>(std::count_if(c.changes.begin(), c.changes.end(),
+                                                  [](const Change& ch) { return ch.kind == ChangeKind::slower && ch.regression; }));
   const int skipped = c.options.skip_is_regression ? c.count(ChangeKind::lost_coverage) : 0;
   return fmt::format("REGRESSION: {} regression{} ({} correctness, {} performance{})", n, n == 1 ? "" : "s",
                      c.count(ChangeKind::correctness_regression), perf, skipped ? fmt::format(", {} SKIPPED", skipped) : "");
@@ -454,7 +491,7 @@ std::string comparison_markdown(const RunComparison& c, const RunRecord& base, c
     out += "| status | test | BASE | NEW | change | note |\n| --- | --- | ---: | ---: | ---: | --- |\n";
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& r = rows[i];
-      const bool bad = r.status.rfind("REGRESSION", 0) == 0 || r.status == "SLOWER";
+      const bool bad = r.status.rfind("REGRESSION", 0) == 0 || r.status == "SLOWER" || r.status == "SLOWER (confirmed)";
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", bad ? "**" + r.status + "**" : r.status, md_code(r.test), md_escape(r.base),
                          md_escape(r.next), md_escape(r.change), md_escape(r.note));
     }

@@ -97,6 +97,10 @@ struct Change {
   std::optional<TestSummary> base, next;
   std::optional<double> relative;  // (new - base) / base median, where both were timed
   std::string note;                // one line: why it is in this category
+  bool library_changed = false;    // the implementation's library has another sha256 in NEW
+  // compare --confirm: what re-timing NEW's library against BASE's, paired, found (empty: not
+  // re-timed). A slowdown it does not confirm is no regression.
+  std::string confirmation;
 };
 
 // The geomean of base median / new median over the tests both runs timed (> 1: NEW is faster).
@@ -118,6 +122,12 @@ struct RunComparison {
 };
 
 RunComparison compare_runs(const RunRecord& base, const RunRecord& next, const CompareOptions& options);
+
+// An implementation's library in a run's provenance: its path (relative to the root) and sha256.
+struct RunLibrary {
+  std::string path, sha256;
+};
+std::optional<RunLibrary> library_of(const RunRecord& run, const std::string& op, const std::string& impl);
 
 struct CompareText {
   std::string base_label = "BASE", next_label = "NEW";  // usually the files' paths

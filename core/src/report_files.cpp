@@ -105,6 +105,7 @@ class ReportFilesReporter final : public Reporter {
     run_.tests = s.results;  // in sweep order
     run_.phases = s.phases;
     run_.workers = s.workers;
+    run_.host_load = s.host_load;
     if (auto st = write_reports(run_, paths_); !st) fmt::print(stderr, "error: {}\n", st.error().message);
   }
 

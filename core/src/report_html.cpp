@@ -62,7 +62,6 @@ std::string shorten(const std::string& raw, std::size_t n) {
   return s;
 }
 
-std::string plural(std::size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
 const char* verdict_class(Verdict v) {
   switch (v) {

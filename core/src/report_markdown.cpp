@@ -1,7 +1,7 @@
 // OVERALL_SUMMARY.md: the run for a CI job summary (GitHub's $GITHUB_STEP_SUMMARY takes up to
 // 1 MiB, GitLab shows Markdown artifacts), so it stays small whatever the run's size: a title
 // with the verdict, the scores, a table of ops and of implementations, the failing tests (the
-// first kMaxFailures), the skip reasons grouped, and the provenance collapsed in <details>.
+// first kMaxFailureRows), the skip reasons grouped, and the provenance collapsed in <details>.
 // Every list is capped; a run of 100k failing tests gives a few tens of KB.
 //
 // Text from the run (plugin messages, names) is escaped for Markdown and for the HTML that
@@ -18,7 +18,7 @@ namespace bb {
 
 namespace {
 
-constexpr std::size_t kMaxFailures = 50;
+constexpr std::size_t kMaxFailureRows = 50;
 constexpr std::size_t kMaxOps = 50;
 constexpr std::size_t kMaxImpls = 100;
 constexpr std::size_t kMaxSkipReasons = 20;
@@ -55,7 +55,6 @@ std::string code_block(std::string_view raw, const char* lang) {
   return fmt::format("~~~{}\n{}\n~~~\n", lang, s);
 }
 
-std::string plural(std::size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -136,15 +135,15 @@ std::string overall_summary_md(const RunRecord& run) {
 
   // Failing tests.
   if (!failures.empty()) {
-    out += fmt::format("## Failing tests{}\n\n", failures.size() > kMaxFailures ? fmt::format(" (first {} of {})", kMaxFailures, failures.size()) : "");
+    out += fmt::format("## Failing tests{}\n\n", failures.size() > kMaxFailureRows ? fmt::format(" (first {} of {})", kMaxFailureRows, failures.size()) : "");
     out += "| verdict | implementation | case | device | message |\n|---|---|---|---|---|\n";
-    for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
+    for (std::size_t i = 0; i < failures.size() && i < kMaxFailureRows; ++i) {
       const auto& t = *failures[i];
       out += fmt::format("| **{}** | {} | {}{} | {} | {} |\n", verdict_name(t.verdict), md(t.impl), md(t.case_id),
                          t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", md(device_label(t)), md(t.message));
     }
-    if (failures.size() > kMaxFailures)
-      out += fmt::format("\n…and {} more failing tests (junit.xml and results.json have them all).\n", failures.size() - kMaxFailures);
+    if (failures.size() > kMaxFailureRows)
+      out += fmt::format("\n…and {} more failing tests (junit.xml and results.json have them all).\n", failures.size() - kMaxFailureRows);
     out += "\n";
   }
 

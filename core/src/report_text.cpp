@@ -149,4 +149,6 @@ std::string impl_status(const ImplScore& s) {
   return s.fully_correct ? "correct" : "failed";
 }
 
+std::string plural(std::size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
 }  // namespace bb

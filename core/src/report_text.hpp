@@ -56,4 +56,7 @@ const ImplScore* find_impl_score(const Scores& s, const std::string& op, const s
 // "failed", "skipped", "correct" or "not run" for an implementation's score.
 std::string impl_status(const ImplScore& s);
 
+// "1 test", "3 tests".
+std::string plural(std::size_t n, const char* word);
+
 }  // namespace bb

@@ -61,6 +61,8 @@ struct RunSummary {
   // {name, jobs, worker_starts, started_ahead, busy_s}.
   nlohmann::json phases = nlohmann::json::object();
   nlohmann::json workers = nlohmann::json::array();
+  // What else the host did while the tests ran (host_load.hpp); {} where not measured.
+  nlohmann::json host_load = nlohmann::json::object();
 };
 
 class Reporter {

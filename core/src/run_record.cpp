@@ -120,6 +120,7 @@ nlohmann::json to_json(const RunRecord& r) {
                       {"measured_time_s", r.measured_time},
                       {"phases", r.phases},
                       {"workers", r.workers},
+                      {"host_load", r.host_load},
                       {"exit_code", r.exit_code},
                       {"ops", ops},
                       {"devices", r.devices},
@@ -166,6 +167,7 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
     r.measured_time = j.value("measured_time_s", 0.0);
     r.phases = j.value("phases", nlohmann::json::object());
     r.workers = j.value("workers", nlohmann::json::array());
+    r.host_load = j.value("host_load", nlohmann::json::object());
     r.exit_code = j.value("exit_code", 0);
     for (const auto& op : j.value("ops", nlohmann::json::array())) r.ops.push_back(op_report_from_json(op));
     r.devices = j.value("devices", nlohmann::json::array());

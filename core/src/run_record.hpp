@@ -49,6 +49,7 @@ struct RunRecord {
   double wall_time = 0, measured_time = 0;
   nlohmann::json phases = nlohmann::json::object();  // where the wall time went (RunSummary)
   nlohmann::json workers = nlohmann::json::array();
+  nlohmann::json host_load = nlohmann::json::object();  // what else the host did (host_load.hpp)
   bool complete = true;  // false: read back from a results.jsonl whose run did not finish, or interrupted
   std::string interrupted;  // the signal that stopped the run early ("SIGINT"), or ""
 };

@@ -20,6 +20,8 @@
 #include "jobs.hpp"
 #include "plan.hpp"
 #include "generated_manifest.hpp"
+#include "host_load.hpp"
+#include "library_store.hpp"
 #include "plugin_library.hpp"
 #include "provenance.hpp"
 #include "python_site.hpp"
@@ -292,6 +294,10 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // 2. The sweep: every test; its identity, shared by its shards; this shard's part.
   const auto all_tests = enumerate_tests(plans, o.repeats, o.performance, o.timing);
   info.provenance = describe_provenance(o.root, plans, runtime_plugins());
+  // A copy of each library by its hash, for compare --confirm (library_store.hpp): a few
+  // milliseconds, once per content.
+  if (auto kept = keep_libraries(o.root, info.provenance); !kept)
+    for (auto* rep : reporters) rep->warning(fmt::format("no copy of the libraries was kept (compare --confirm cannot re-time this run): {}", kept.error().message));
   info.sweep_id = sweep_identity(plans, all_tests, info.options, info.provenance, o.run_id);
   const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
   if (o.resume && o.resume->sweep_id != info.sweep_id)
@@ -403,6 +409,8 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
 
   // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
   EventQueue events;
+  HostLoadMonitor host_load;  // what else the machine does while the tests run
+  host_load.start();
   {
     g_running_scheduler = &scheduler;  // a signal now cancels it
     if (interrupted()) scheduler.cancel();
@@ -430,6 +438,9 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
   }
   phase_done("run_s");
+  summary.host_load = host_load.stop();
+  for (const auto& d : disturbances(summary.host_load))
+    for (auto* rep : reporters) rep->warning("the host was busy while the tests ran: " + d + "; timings may read slow (compare --confirm re-times)");
 
   // 6. Scores and the verdict.
   summary.scores = compute_scores(summary.results, impl_order, o.perf_p);

@@ -14,6 +14,11 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile(v, 0.5);
+}
+
 SampleStats summarize(std::vector<double> samples) {
   SampleStats s;
   s.samples = samples.size();

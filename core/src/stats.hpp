@@ -16,6 +16,8 @@ struct SampleStats {
 
 // Quantiles by linear interpolation between order statistics (numpy's default).
 double quantile(const std::vector<double>& sorted, double q);
+// The median of `v` (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> v);
 SampleStats summarize(std::vector<double> samples);
 
 // When to stop sampling: once at least min_samples samples and min_time seconds of them are

@@ -2,8 +2,13 @@
 // fresh copy of the nightly fixture root (test/fixtures/nightly: a reference, scale_good and
 // scale_tunable, whose speed the file scale_tunable.work beside it sets), stores a first night
 // as the baseline, plants a change, and runs the next night.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,4 +122,46 @@ TEST_F(Nightly, RootThatCannotBeSweptIsUnusable) {
   EXPECT_NE(r.output.find("nightly: UNUSABLE: the sweep could not run"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no_such_root"), std::string::npos) << "the sweep's reason is shown:\n" << r.output;
   EXPECT_EQ(e2e::read_text(baseline_), before);
+}
+
+// A real slowdown and a spurious one in one night: scale_good replaced by a library that does
+// twelve times the work, and scale_tunable, unchanged, made slow for this night only (its side
+// file), while a CPU hog runs beside the sweep. Compared plainly, both are regressions; with
+// --confirm, each is re-timed now against last night's library, paired, and only the real one
+// stands. compare says NEW was disturbed, by what, and which library changed.
+TEST_F(Nightly, ConfirmKeepsOnlyTheSlowdownTheCodeMade) {
+  fs::copy_file(fs::path(e2e::fixture_root("nightly_variants")) / "scale" / "scale_heavy.so", root_ / "scale" / "scale_good.so",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(root_ / "scale" / "scale_tunable.work") << 12 << "\n";
+  const pid_t hog = fork();  // the host loaded during this night's sweep only
+  if (hog == 0) {
+    (void)nice(19);
+    for (volatile unsigned long i = 0;; ++i) {
+    }
+  }
+  ASSERT_GT(hog, 0);
+  const auto r = night("night1", "--confirm");
+  kill(hog, SIGKILL);
+  waitpid(hog, nullptr, 0);
+  const std::string txt = e2e::read_text(work_ / "night1" / "compare.txt");
+  EXPECT_EQ(r.exit_code, 3) << r.output << txt;
+  EXPECT_NE(r.output.find("nightly: REGRESSION"), std::string::npos) << r.output;
+  const auto row = [&](const std::string& impl) {  // the line of the comparison that names impl's big case
+    std::istringstream in(txt);
+    for (std::string l; std::getline(in, l);)
+      if (l.find(impl) != std::string::npos && l.find("performance/big") != std::string::npos) return l;
+    return std::string();
+  };
+  EXPECT_NE(row("scale__scale_good").find("confirmed"), std::string::npos) << txt;
+  EXPECT_EQ(row("scale__scale_good").find("not confirmed"), std::string::npos) << txt;
+  EXPECT_NE(row("scale__scale_tunable").find("not confirmed, so not a regression"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("1 regression(s) stand"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("NEW was disturbed: other processes took"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("libraries that changed between the runs: scale/scale_good.so"), std::string::npos) << txt;
+  EXPECT_EQ(txt.find("scale/scale_tunable.so ("), std::string::npos) << txt;  // its library did not change
+
+  // Without --confirm, both read as regressions.
+  const auto plain = e2e::run_program({BB_BINARY, "compare", baseline_.string(), (work_ / "night1" / "results.json").string(), "--threshold", "100"});
+  EXPECT_EQ(plain.exit_code, 3) << plain.out;
+  EXPECT_NE(plain.out.find("REGRESSION: 2 regressions (0 correctness, 2 performance)"), std::string::npos) << plain.out;
 }

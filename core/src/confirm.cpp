@@ -1,0 +1,192 @@
+#include "confirm.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "library_store.hpp"
+
+namespace bb {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `args` (args[0] a path) with stdout and stderr into `log`; its exit status, or -1.
+int run_logged(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The kept copy of a run's library of `op` named `stem` (an implementation or the reference).
+struct Found {
+  fs::path copy;
+  std::string why_not;
+};
+Found kept_copy(const RunRecord& run, const std::string& op, const std::string& impl) {
+  const auto lib = library_of(run, op, impl);
+  if (!lib) return {{}, fmt::format("its run lists no library for {}", impl)};
+  if (lib->sha256.empty()) return {{}, fmt::format("its run recorded no sha256 of {}", lib->path)};
+  const auto copy = kept_library(lib->sha256, fs::path(lib->path).filename().string());
+  if (!copy) return {{}, fmt::format("no copy of {} (sha256 {}...) is kept in {}", lib->path, lib->sha256.substr(0, 12), library_store_root().string())};
+  return {*copy, ""};
+}
+
+// The options of NEW's run that decide how a test is timed, as flags.
+std::vector<std::string> timing_flags(const RunRecord& next) {
+  std::vector<std::string> f;
+  const auto& o = next.options;
+  if (!o.is_object()) return f;
+  if (o.value("timing_mode", "cold") == "hot") f.push_back("--hot");
+  auto number = [&](const char* key, const char* flag, double scale = 1) {
+    if (auto it = o.find(key); it != o.end() && it->is_number()) {
+      f.push_back(flag);
+      f.push_back(fmt::format("{:g}", it->get<double>() * scale));
+    }
+  };
+  number("min_samples", "--min-samples");
+  number("max_samples", "--max-samples");
+  number("min_time_s", "--min-time");
+  number("timeout_s", "--timeout");
+  number("warmup_time_s", "--warmup-time");
+  number("max_noise", "--max-noise", 100);
+  return f;
+}
+
+}  // namespace
+
+int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord& next, const ConfirmOptions& options) {
+  // The suspects, by implementation: one re-timing run each, over its slower cases.
+  std::map<std::pair<std::string, std::string>, std::vector<Change*>> suspects;
+  for (auto& ch : c.changes)
+    if (ch.regression && ch.kind == ChangeKind::slower && ch.next) suspects[{ch.op, ch.impl}].push_back(&ch);
+  const double limit = 1.0 / (1.0 + c.options.threshold_pct / 100.0);  // NEW's speed relative to BASE's, at the threshold
+  int retimed = 0;
+  for (auto& [key, changes] : suspects) {
+    const auto& [op, impl] = key;
+    auto keep_as_is = [&](const std::string& why) {
+      for (auto* ch : changes) {
+        ch->confirmation = "not re-timed: " + why;
+      }
+    };
+    const std::string stem = impl.rfind(op + "__", 0) == 0 ? impl.substr(op.size() + 2) : impl;
+    const Found old_lib = kept_copy(base, op, impl), new_lib = kept_copy(next, op, impl);
+    if (!old_lib.why_not.empty()) {
+      keep_as_is("BASE: " + old_lib.why_not);
+      continue;
+    }
+    if (!new_lib.why_not.empty()) {
+      keep_as_is("NEW: " + new_lib.why_not);
+      continue;
+    }
+    // The reference NEW used (it checks the re-timed calls), and the op's manifest from NEW's root.
+    const auto op_report = std::find_if(next.ops.begin(), next.ops.end(), [&](const OpReport& r) { return r.op == op; });
+    if (op_report == next.ops.end() || op_report->reference_kind == "identity") {
+      keep_as_is("NEW's reference of " + op + " is not a library");
+      continue;
+    }
+    const Found reference = kept_copy(next, op, op_report->reference);
+    if (!reference.why_not.empty()) {
+      keep_as_is("the reference: " + reference.why_not);
+      continue;
+    }
+    const fs::path manifest = op_report->manifest;
+    std::error_code ec;
+    if (!fs::is_regular_file(manifest, ec)) {
+      keep_as_is(fmt::format("the manifest {} is gone", manifest.string()));
+      continue;
+    }
+    // A root of its own: the manifest (the old library as the baseline, NEW's reference as the
+    // reference), its data, the three libraries.
+    const fs::path root = options.work / fmt::format("{}-{}", op, stem), dir = root / op;
+    fs::remove_all(root, ec);
+    fs::create_directories(dir, ec);
+    const std::string was = stem + "_base" + old_lib.copy.extension().string();
+    const std::string ref_name = reference.copy.filename().string();
+    YAML::Node m;
+    try {
+      m = YAML::LoadFile(manifest.string());
+      m["baseline"] = fs::path(was).stem().string();
+      m["reference"] = ref_name;
+      m.remove("implementations");
+    } catch (const std::exception& e) {
+      keep_as_is(fmt::format("{}: {}", manifest.string(), e.what()));
+      continue;
+    }
+    std::ofstream(dir / "gen_input.yaml") << YAML::Dump(m) << "\n";
+    if (fs::is_directory(manifest.parent_path() / "data", ec)) fs::copy(manifest.parent_path() / "data", dir / "data", fs::copy_options::recursive, ec);
+    fs::copy_file(old_lib.copy, dir / was, fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(new_lib.copy, dir / new_lib.copy.filename(), fs::copy_options::overwrite_existing, ec);
+    if (reference.copy.filename() != new_lib.copy.filename())
+      fs::copy_file(reference.copy, dir / ref_name, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      keep_as_is(fmt::format("making {}: {}", root.string(), ec.message()));
+      continue;
+    }
+    std::string cases;
+    std::string devices;
+    for (const auto* ch : changes) {
+      cases += (cases.empty() ? "" : ",") + ch->next->case_id;
+    }
+    for (const auto& t : next.tests)
+      if (t.op == op && t.impl == impl && t.device != "cpu" && !t.device.empty()) devices = std::to_string(t.device_index);
+    std::vector<std::string> args{options.binary, "--custom-ops-root", root.string(), "--ops", op, "--impls", stem, "--cases", cases,
+                                  "--log-dir", (root / "logs").string(), "-q"};
+    if (!devices.empty()) args.insert(args.end(), {"--devices", devices});
+    for (const auto& f : timing_flags(next)) args.push_back(f);
+    for (const auto& f : options.extra) args.push_back(f);
+    const int status = run_logged(args, root / "console.log");
+    ++retimed;
+    auto run = load_run(root / "logs");
+    if (!run) {
+      keep_as_is(fmt::format("the re-timing run (exit {}) left no results: {}", status, (root / "console.log").string()));
+      continue;
+    }
+    for (auto* ch : changes) {
+      const auto t = std::find_if(run->tests.begin(), run->tests.end(),
+                                  [&](const TestResult& r) { return r.impl == op + "__" + stem && r.case_id == ch->next->case_id; });
+      if (t == run->tests.end() || t->verdict != Verdict::pass || !t->speedup || !t->speedup_low || !t->speedup_high) {
+        ch->confirmation = fmt::format("not re-timed: the re-timing run gave {} ({})",
+                                       t == run->tests.end() ? "no such test" : verdict_name(t->verdict),
+                                       t == run->tests.end() ? (root / "console.log").string() : t->message);
+        continue;
+      }
+      // speedup: BASE's library's time over NEW's; below the threshold's limit with its whole
+      // interval below 1: NEW's code is slower, now, on this machine.
+      const bool confirmed = *t->speedup < limit && *t->speedup_high < 1.0;
+      ch->confirmation = fmt::format("re-timed now, paired: NEW's library takes {:.2f}x BASE's time [{:.2f}, {:.2f}]: {}", 1.0 / *t->speedup,
+                                     1.0 / *t->speedup_high, 1.0 / *t->speedup_low,
+                                     confirmed ? "confirmed" : "not confirmed, so not a regression (the slowdown was the run's, not the code's)");
+      if (!confirmed) ch->regression = false;
+    }
+  }
+  // Regressions first again.
+  std::stable_sort(c.changes.begin(), c.changes.end(), [](const Change& a, const Change& b) { return a.regression && !b.regression; });
+  return retimed;
+}
+
+}  // namespace bb
