@@ -16,6 +16,23 @@
 
 namespace bb {
 
+namespace {
+// Numbers in range, said plainly (CLI11's own say "not in range 0 to 1.8e308").
+CLI::Validator number_at_least(double low, bool strict, const char* what) {
+  return CLI::Validator(
+      [low, strict, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || (strict ? !(v > low) : !(v >= low)))
+          return fmt::format("'{}' is not {}", text, what);
+        return "";
+      },
+      what);
+}
+CLI::Validator positive() { return number_at_least(0, true, "a number above 0"); }
+CLI::Validator non_negative() { return number_at_least(0, false, "a number of 0 or more"); }
+}  // namespace
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
@@ -341,11 +358,11 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   bool no_isolate = false;
   app.add_flag("--no-isolate", no_isolate, "run tests in this process (for debuggers): a crash ends the run");
   app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   double memory_gib = -1;
   app.add_option("--worker-memory-limit", memory_gib,
                  "GiB of heap a worker process may take (RLIMIT_DATA; 0: no limit; default: half of this machine's memory)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   bool correctness_only = false;
   app.add_flag("--correctness-only", correctness_only, "check every case, time none");
   app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
@@ -355,15 +372,15 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
                  "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
       ->check(CLI::Range(0, 10000));
   auto& rule = o.session.timing.rule;
-  app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(CLI::PositiveNumber);
-  app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(CLI::PositiveNumber);
-  app.add_option("--min-time", rule.min_time, "least measured seconds per measurement")->check(CLI::NonNegativeNumber);
+  app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(positive());
+  app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(positive());
+  app.add_option("--min-time", rule.min_time, "least measured seconds per measurement")->check(non_negative());
   double max_noise_percent = rule.max_noise * 100;
   app.add_option("--max-noise", max_noise_percent, "stop timing once the speedup's 99% interval (timed alone: the median's) is within +-this percent")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_option("--timeout", rule.timeout, "measurement budget in seconds per side: stop timing after it, and report so")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(CLI::NonNegativeNumber);
+      ->check(positive());
+  app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(non_negative());
   bool hot = false;
   app.add_flag("--hot", hot, "hot timing: no cache flush between samples, calls batched (default: cold, caches flushed)");
   bool no_blocking = false;
@@ -379,7 +396,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--throttle-recovery-delay", o.session.timing.throttle_recovery_delay,
                  "devices: seconds to wait after a throttled sample")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   app.add_option("--perf-p", perf_p, "thresholds p for perf@p, comma-separated (default 1)");
 
   try {

@@ -190,6 +190,7 @@ class ConsoleReporter final : public Reporter {
     flush_pending();
     info_ = info;
     total_ = total;
+    planned_ = true;
     start_sweep();
     draw_soon();
   }
@@ -557,6 +558,12 @@ class ConsoleReporter final : public Reporter {
 
   void print_table(const RunSummary& s) {
     std::FILE* out = o_.out;
+    // Stopped before a sweep was planned (an unknown --ops, no root): the error said it all; no
+    // empty table, no scores of nothing.
+    if (!planned_ && s.results.empty()) {
+      fmt::print(out, "exit status {}\n", s.exit_code);
+      return;
+    }
     // Per implementation: verdict counts, then speedup.
     std::map<std::string, std::map<std::string, int>> verdicts;
     for (const auto& r : s.results) ++verdicts[r.impl][verdict_name(r.verdict)];
@@ -625,6 +632,7 @@ class ConsoleReporter final : public Reporter {
 
   double started_ = 0, sweep_start_ = 0, last_draw_ = -1e9, last_progress_ = 0;
   bool sweep_started_ = false, status_shown_ = false, dirty_ = false;
+  bool planned_ = false;  // sweep_planned came: the run got as far as its tests
   std::size_t done_ = 0, total_ = 0, passed_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
   std::size_t unusable_ = 0;  // libraries and manifests that could not be used (op_planned's errors)
   std::vector<std::pair<std::string, std::string>> running_;  // (key, label), oldest first

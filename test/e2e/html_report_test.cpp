@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -171,4 +173,52 @@ TEST(HtmlReport, ChromiumRendersFailuresFirstAndTheSpeedupChart) {
   EXPECT_EQ(read(png).substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
 
+
+// As a person sees it: in a real browser no chart label or value is cut off, however long the
+// implementation's name; failures are grouped by implementation with counts; a run where most
+// tests were skipped does not say "all passed"; a spread that is not to be trusted is marked.
+TEST(HtmlReport, ChromiumShowsWholeLabelsGroupedFailuresAndAnHonestHeadline) {
+  if (access(kChromium, X_OK) != 0) GTEST_SKIP() << kChromium << " is not installed (Debian package chromium): the page was not rendered";
+  const auto dir = e2e::temp_dir("html");
+  const fs::path root = dir / "root", op = root / "scale";
+  fs::create_directories(op);
+  const fs::path hostile = fs::path(e2e::fixture_root("hostile")) / "scale";
+  fs::copy_file(hostile / "gen_input.yaml", op / "gen_input.yaml");
+  fs::copy_file(hostile / "scale_reference.so", op / "scale_reference.so");
+  const std::string long_name = "scale_a_rather_long_implementation_name_as_real_kernels_get_v7";
+  fs::copy_file(hostile / "scale_good.so", op / (long_name + ".so"));
+  fs::copy_file(hostile / "scale_wrong.so", op / "scale_wrong.so");
+  fs::copy_file(hostile / "scale_error.so", op / "scale_error.so");
+  const auto run = e2e::backendbench({"--custom-ops-root", root.string(), "--min-time", "0.01", "--timeout", "0.02", "--max-samples", "5",
+                                      "-q", "--log-dir", (dir / "logs").string()});
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  // The page, with a script of the test's that measures every text of every chart against its
+  // chart's box after layout, and writes the count of those that stick out into the DOM.
+  std::ifstream in(dir / "logs" / "report.html");
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string probe =
+      "<script>(function(){var n=0,t=0,w=[];document.querySelectorAll('svg').forEach(function(svg){var vb=svg.viewBox.baseVal;"
+      "svg.querySelectorAll('text').forEach(function(e){var b=e.getBBox();t++;if(b.x<vb.x-0.5||b.x+b.width>vb.x+vb.width+0.5){n++;"
+      "w.push(e.textContent);}});});document.body.setAttribute('data-texts',t);document.body.setAttribute('data-clipped',n);"
+      "document.body.setAttribute('data-clipped-texts',w.join('|'));})();</script></body>";
+  page.replace(page.rfind("</body>"), 7, probe);
+  std::ofstream(dir / "measured.html") << page;
+  const auto dom = chromium(dir / "measured.html", {"--dump-dom"}, dir / "profile");
+  ASSERT_FALSE(dom.timed_out);
+  const std::string& d = dom.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(d, m, std::regex("data-texts=\"([0-9]+)\""))) << d.substr(0, 2000);
+  EXPECT_GT(std::stoi(m[1]), 10);
+  EXPECT_NE(d.find("data-clipped=\"0\""), std::string::npos) << "labels cut off: " << d.substr(d.find("data-clipped-texts"), 500);
+  EXPECT_NE(d.find(">scale__" + long_name + "</text>"), std::string::npos) << "the long name is drawn whole";
+  // Failures by implementation, with counts.
+  const auto by_impl = d.find("<table class=\"by-impl\">");
+  ASSERT_NE(by_impl, std::string::npos);
+  EXPECT_TRUE(std::regex_search(d.substr(by_impl, 3000), std::regex("scale__scale_wrong</td><td class=\"num\">3 of 3</td><td><span class=\"badge fail\">FAIL 3</span>")))
+      << d.substr(by_impl, 3000);
+  EXPECT_NE(d.find("scale__scale_error</td><td class=\"num\">3 of 3</td>", by_impl), std::string::npos);
+  // Timed briefly on purpose: its spreads are marked as not to be trusted.
+  EXPECT_NE(d.find("of these spreads are not to be trusted"), std::string::npos);
+  EXPECT_NE(d.find("class=\"box untrusted\""), std::string::npos);
+}
 }  // namespace

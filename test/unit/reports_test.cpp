@@ -447,6 +447,42 @@ TEST(HtmlReport, ZeroTestsAndTenThousand) {
   EXPECT_NE(html.find("The first 100 of 150 implementations are drawn"), std::string::npos);
 }
 
+// A run where most tests were skipped is not "all passed"; one compared with an earlier run
+// lists its regressions.
+TEST(HtmlReport, TheHeadlineCountsTheSkippedAndTheComparisonListsRegressions) {
+  RunRecord run;
+  bb::OpReport op;
+  op.op = "myop";
+  op.impls = {"myop__myop_cpp", "myop__myop_cuda"};
+  run.ops = {op};
+  for (int i = 0; i < 3; ++i) run.tests.push_back(test("myop", "myop__myop_cpp", "correctness/c" + std::to_string(i), Verdict::pass, ""));
+  for (int i = 0; i < 10; ++i)
+    run.tests.push_back(test("myop", "myop__myop_cuda", "correctness/c" + std::to_string(i), Verdict::skipped, "no cuda device"));
+  bb::rescore(run);
+  const std::string html = bb::html_report(run);
+  EXPECT_EQ(html.find("all 3 tests passed"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"verdict\">3 tests passed, 10 skipped</span>"), std::string::npos);
+  EXPECT_NE(html.find("<header class=\"none\">"), std::string::npos);  // not green: most did not run
+
+  bb::RunComparison c;
+  bb::Change slower;
+  slower.kind = bb::ChangeKind::slower;
+  slower.regression = true;
+  slower.op = "myop";
+  slower.impl = "myop__myop_cpp";
+  slower.key = "myop/myop__myop_cpp/performance/large";
+  slower.relative = 0.4;
+  slower.note = "its library changed";
+  c.changes = {slower};
+  const bb::ReportComparison rc{"bb-logs/last-night", &c};
+  const std::string compared = bb::html_report(run, &rc);
+  EXPECT_NE(compared.find("<strong>Compared with bb-logs/last-night:</strong> 1 regression."), std::string::npos);
+  EXPECT_NE(compared.find("<section id=\"compared\">"), std::string::npos);
+  EXPECT_NE(compared.find("<span class=\"badge fail\">SLOWER 1</span>"), std::string::npos);
+  EXPECT_NE(compared.find("<td class=\"num\">+40.0%</td><td>its library changed</td>"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"compared\""), std::string::npos);
+}
+
 TEST(ReportText, CleanTextKeepsUtf8AndWritesControlsOut) {
   EXPECT_EQ(bb::clean_text("a\x01z\tb\n"), "a\\x01z\tb\n");
   EXPECT_EQ(bb::clean_text("caf\xc3\xa9"), "caf\xc3\xa9");
