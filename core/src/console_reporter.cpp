@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "host_load.hpp"
 #include "reporter.hpp"
 
 namespace bb {
@@ -612,6 +613,9 @@ class ConsoleReporter final : public Reporter {
       for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
       fmt::print(out, "tests per device: {}\n", line);
     }
+    // A busy host reads code as slower: said beside the figures it may have moved.
+    for (const auto& d : disturbances(s.host_load))
+      fmt::print(out, "the host was busy while the tests ran: {}; timings may read slow for that alone (compare --confirm re-times)\n", d);
     if (!s.interrupted.empty())
       fmt::print(out, "interrupted by {}: {} test(s) finished; the reports hold those (--resume LOG_DIR runs the rest)\n", s.interrupted,
                  s.results.size());

@@ -80,6 +80,17 @@ bool descends(const std::map<int, int>& parent, int pid, int ours) {
 
 }  // namespace
 
+std::set<std::pair<int, uint64_t>> run_processes(const std::vector<LoadSample>& samples, int ours) {
+  std::set<std::pair<int, uint64_t>> mine;
+  for (const auto& s : samples) {
+    std::map<int, int> parent;
+    for (const auto& [key, p] : s.processes) parent[key.first] = p.ppid;
+    for (const auto& [key, p] : s.processes)
+      if (descends(parent, key.first, ours)) mine.insert(key);
+  }
+  return mine;
+}
+
 LoadSample sample_load(const std::string& proc) {
   LoadSample s;
   s.at = now_s();
@@ -132,13 +143,7 @@ nlohmann::json summarize_load(const std::vector<LoadSample>& samples, int ours, 
   const double wall = last.at - first.at;
   // Each process's CPU over the run: its last ticks less its first (zero for one that started
   // during the run); the run's own processes (ours and its descendants, in any sample) apart.
-  std::set<std::pair<int, uint64_t>> mine;
-  for (const auto& s : samples) {
-    std::map<int, int> parent;
-    for (const auto& [key, p] : s.processes) parent[key.first] = p.ppid;
-    for (const auto& [key, p] : s.processes)
-      if (descends(parent, key.first, ours)) mine.insert(key);
-  }
+  const auto mine = run_processes(samples, ours);
   std::map<std::pair<int, uint64_t>, std::pair<uint64_t, uint64_t>> span;  // first, last ticks
   std::map<std::pair<int, uint64_t>, std::string> comm;
   for (std::size_t i = 0; i < samples.size(); ++i)
@@ -186,7 +191,8 @@ std::vector<std::string> disturbances(const nlohmann::json& h) {
     return out;
   }
   const double share = h.value("other_share", 0.0);
-  if (share > 0.10) {
+  // A second of others' CPU at least: a run of a few ticks cannot tell (10 ms ticks).
+  if (share > 0.10 && h.value("other_cpu_s", 0.0) >= 1.0) {
     std::string who;
     for (const auto& o : h.value("others", nlohmann::json::array()))
       who += fmt::format("{}{} {:.1f} s", who.empty() ? "" : ", ", o.value("comm", "?"), o.value("cpu_s", 0.0));
@@ -236,15 +242,13 @@ nlohmann::json HostLoadMonitor::stop() {
   // GPUs: the processes on them that are not this run's, at the start or the end.
   nlohmann::json after = describe_gpus();
   if (!after["devices"].empty() || !gpus_before_["devices"].empty()) {
-    // (The run's workers have ended by now; one listed at either end is another's.)
-    std::map<int, int> parent;
-    for (const auto& [key, p] : samples_.back().processes) parent[key.first] = p.ppid;
+    // The run's own: its processes in any sample (workers may be ending, reparented, as it stops).
+    std::set<int> mine;
+    for (const auto& key : run_processes(samples_, static_cast<int>(getpid()))) mine.insert(key.first);
     nlohmann::json others = nlohmann::json::array();
     for (const auto* g : {&gpus_before_, &after})
-      for (const auto& a : (*g)["compute_processes"]) {
-        const int pid = a.value("pid", 0);
-        if (!descends(parent, pid, static_cast<int>(getpid()))) others.push_back(a);
-      }
+      for (const auto& a : (*g)["compute_processes"])
+        if (!mine.count(a.value("pid", 0))) others.push_back(a);
     h["gpus"] = {{"start", gpus_before_["devices"]}, {"end", after["devices"]}, {"other_compute_processes", others}};
   }
   samples_.clear();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,13 +34,17 @@ struct LoadSample {
 };
 LoadSample sample_load(const std::string& proc = "/proc");
 
+// The processes of the run (`ours` and its descendants) in any of `samples`, by (pid, start time).
+std::set<std::pair<int, uint64_t>> run_processes(const std::vector<LoadSample>& samples, int ours);
+
 // The summary of two samples, `ours` the process whose descendants are the run: {"wall_s",
 // "cores", "other_cpu_s", "other_share" (of the machine's capacity), "others": [{comm, cpu_s}]
 // busiest first, "steal_share", "loadavg_max"}.
 nlohmann::json summarize_load(const std::vector<LoadSample>& samples, int ours, unsigned cores);
 
 // Reasons a run was disturbed, from its host_load (empty: it was not): other processes took more
-// than 10% of the machine, a hypervisor stole more than 5%, or another process used a GPU.
+// than 10% of the machine (and a CPU-second at least), a hypervisor stole more than 5%, or
+// another process used a GPU.
 std::vector<std::string> disturbances(const nlohmann::json& host_load);
 
 // Samples the machine every `period` from start() to stop(), in a thread of its own.

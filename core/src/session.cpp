@@ -438,9 +438,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
       summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
   }
   phase_done("run_s");
-  summary.host_load = host_load.stop();
-  for (const auto& d : disturbances(summary.host_load))
-    for (auto* rep : reporters) rep->warning("the host was busy while the tests ran: " + d + "; timings may read slow (compare --confirm re-times)");
+  summary.host_load = host_load.stop();  // the console says when the host was busy (its summary)
 
   // 6. Scores and the verdict.
   summary.scores = compute_scores(summary.results, impl_order, o.perf_p);
