@@ -48,6 +48,8 @@ TEST(Cli, CasesAndInputIdsSelectTheCasesThatRun) {
   EXPECT_NE(none.err.find("--cases: correctness/large* matches no case; case ids look like correctness/small[n=16]"), std::string::npos)
       << none.err;
   EXPECT_EQ(none.out.find("correctness 0.0%"), std::string::npos) << none.out;  // no table after an error
+  EXPECT_EQ(none.out.find("implementation "), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("exit status 2\n"), std::string::npos) << none.out;
 
   // --impls twice: the last one counts.
   auto twice = backendbench({"--custom-ops-root", root, "--impls", "scale_wrong", "--impls", "scale_good", "--cases", "correctness/*",

@@ -30,7 +30,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // Runs backendbench on a pseudo-terminal 120 columns wide; what it wrote, and its exit status.
-e2e::Run on_a_terminal(const std::vector<std::string>& args, double timeout_s = 120) {
+e2e::Run on_a_terminal(const std::vector<std::string>& args, double timeout_s = 120, const char* no_color = nullptr) {
   e2e::Run run;
   int master = -1;
   winsize ws{};
@@ -42,6 +42,8 @@ e2e::Run on_a_terminal(const std::vector<std::string>& args, double timeout_s = 
     return run;
   }
   if (pid == 0) {
+    if (no_color) setenv("NO_COLOR", no_color, 1);
+    else unsetenv("NO_COLOR");
     std::vector<char*> argv{const_cast<char*>(BB_BINARY)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -115,6 +117,12 @@ TEST(Console, ACiLogOfTheShippedOpsIsShortAndPlain) {
     ASSERT_EQ(said.size(), 1u) << impl << "\n" << run.out;
     EXPECT_TRUE(std::regex_search(said[0], std::regex("^SKIPPED " + impl + R"(: all \d+ tests: \S.*)"))) << said[0];
     EXPECT_TRUE(std::regex_search(said[0], std::regex("cuda", std::regex::icase))) << said[0];  // the reason names the device
+    // Said as it is: no driver, or no GPU; never "driver version is insufficient" for a machine
+    // without either.
+    EXPECT_EQ(said[0].find("insufficient"), std::string::npos) << said[0];
+    EXPECT_TRUE(said[0].find("no NVIDIA driver on this machine") != std::string::npos ||
+                said[0].find("no CUDA-capable device") != std::string::npos || said[0].find("no cuda runtime plugin") != std::string::npos)
+        << said[0];
     EXPECT_EQ(e2e::tests_of(results, impl).size(), static_cast<std::size_t>(std::stoi(said[0].substr(said[0].find(": all ") + 6))))
         << said[0];
   }
@@ -147,4 +155,17 @@ TEST(Console, ATerminalGetsAStatusLineRewrittenInPlace) {
   const auto table = run.out.find("implementation ");
   ASSERT_NE(table, std::string::npos);
   EXPECT_EQ(run.out.find("  eta ", table), std::string::npos) << run.out;
+}
+
+// NO_COLOR (no-color.org): the same terminal, its status line still rewritten in place, and no
+// colour at all.
+TEST(Console, NoColorOnATerminalKeepsTheStatusLineAndDropsTheColours) {
+  auto run = on_a_terminal({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good,scale_wrong", "--correctness-only",
+                            "--no-log"},
+                           120, "1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\r\x1b\[K\[\d+/6\]  pass \d+)"))) << run.out;
+  EXPECT_EQ(run.out.find("\x1b[31m"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("\x1b[32m"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("FAIL             scale__scale_wrong"), std::string::npos) << run.out;
 }

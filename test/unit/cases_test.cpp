@@ -173,3 +173,53 @@ tests:
   for (size_t i = listed.size(); i < with.size(); ++i) differs = differs || other[i].id != with[i].id;
   EXPECT_TRUE(differs);
 }
+
+// Initialiser bounds that follow the case (scaled logits, token ids below the table's rows),
+// checked per case; an output's own tolerance, below a case's and above the op's.
+TEST(Cases, BoundsAreExpressionsAndAnOutputHasItsOwnTolerance) {
+  auto c = expand(R"yaml(op: op
+inputs:
+  - {name: table, dtype: float32, init: {randn: {mean: 0, std: "1 / sqrt(dim)"}}}
+  - {name: ids, dtype: int32, init: {randint: {low: 0, high: table.0}}}
+  - {name: fill, dtype: float32, init: {full: "1 / n"}}
+outputs:
+  - {name: out, shape: [ids.0, table.1], dtype: table, tolerance: {atol: 0, rtol: 0}}
+  - {name: idx, shape: ids, dtype: float16, tolerances: {float16: {atol: 0.5, rtol: 0}}}
+  - {name: rest, shape: fill, dtype: float32}
+tolerances:
+  float32: {atol: 0.125, rtol: 0.25}
+tests:
+  correctness:
+    - name: a
+      params: {rows: [5, 64], dim: [16], n: [4]}
+      inputs: {table: {shape: [rows, dim]}, ids: {shape: [n]}, fill: {shape: [n]}}
+    - name: b
+      params: {rows: [7], dim: [4], n: [2]}
+      inputs: {table: {shape: [rows, dim]}, ids: {shape: [n]}, fill: {shape: [n]}}
+      tolerances: {float32: {atol: 1, rtol: 1}}
+)yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->size(), 3u);
+  const auto& a = (*c)[0];
+  EXPECT_DOUBLE_EQ(a.inputs[0].init.b, 0.25);  // std 1/sqrt(16)
+  EXPECT_DOUBLE_EQ(a.inputs[1].init.a, 0);
+  EXPECT_DOUBLE_EQ(a.inputs[1].init.b, 5);     // below the table's 5 rows
+  EXPECT_DOUBLE_EQ((*c)[1].inputs[1].init.b, 64);
+  EXPECT_DOUBLE_EQ(a.inputs[2].init.a, 0.25);  // full 1/4
+  EXPECT_DOUBLE_EQ(a.outputs[0].tolerance.atol, 0);  // its own, over the op's float32
+  EXPECT_DOUBLE_EQ(a.outputs[0].tolerance.rtol, 0);
+  EXPECT_DOUBLE_EQ(a.outputs[1].tolerance.atol, 0.5);  // its own per dtype
+  EXPECT_DOUBLE_EQ(a.outputs[2].tolerance.atol, 0.125);  // the op's
+  EXPECT_DOUBLE_EQ((*c)[2].outputs[0].tolerance.atol, 1);  // the case's, over the output's own
+
+  // A bound that cannot be evaluated, or bounds that cross, name the line.
+  auto bad = expand("op: op\ninputs:\n  - {name: x, init: {randint: {low: 0, high: width}}}\noutputs: [{name: y, shape: x}]\n"
+                    "tests: {correctness: [{name: a, inputs: {x: {shape: [4]}}}]}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("gen_input.yaml:3: the initialiser of input 'x': unknown name 'width'"), std::string::npos)
+      << bad.error().message;
+  bad = expand("op: op\ninputs:\n  - {name: x, init: {uniform: {low: n, high: 1}}}\noutputs: [{name: y, shape: x}]\n"
+               "tests: {correctness: [{name: a, params: {n: [2]}, inputs: {x: {shape: [4]}}}]}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("expected low < high, got [2, 1)"), std::string::npos) << bad.error().message;
+}
