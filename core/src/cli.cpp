@@ -308,7 +308,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   CLI::App app{"BackendBench: correctness and performance of custom-op implementations loaded at run time"};
   app.footer("Commands:\n"
              "  backendbench check [ROOT] [--ops a,b]                       a root validated without running a kernel (exit 2: unusable)\n"
-             "  backendbench new-op NAME [--lang cpp|cuda|python]           a new op's folder: manifest, reference, implementation\n"
+             "  backendbench new-op NAME [--lang cpp|python] [--devices ...] a new op's folder: manifest, reference, implementations\n"
              "  backendbench compare BASE NEW [--threshold PCT] [--md FILE]   a run against an earlier one (exit 3: regression)\n"
              "  backendbench merge --log-dir OUT SHARD...                   the shards of one sweep joined into one run\n"
              "  backendbench resource-spec [-o FILE]                        a CTest resource spec of this host's GPUs\n"

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "library_store.hpp"
+#include "provenance.hpp"
 
 namespace bb {
 
@@ -53,6 +54,11 @@ Found kept_copy(const RunRecord& run, const std::string& op, const std::string& 
   if (lib->sha256.empty()) return {{}, fmt::format("its run recorded no sha256 of {}", lib->path)};
   const auto copy = kept_library(lib->sha256, fs::path(lib->path).filename().string());
   if (!copy) return {{}, fmt::format("no copy of {} (sha256 {}...) is kept in {}", lib->path, lib->sha256.substr(0, 12), library_store_root().string())};
+  // The copy is the bytes that run timed, or it is not used: a plugin that could write to the
+  // store must not make last night's library slower so that its own slowdown reads as noise.
+  const auto now = sha256_file(*copy);
+  if (!now || *now != lib->sha256)
+    return {{}, fmt::format("the kept copy of {} is no longer the library that run timed (its sha256 changed)", lib->path)};
   return {*copy, ""};
 }
 

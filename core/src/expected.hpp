@@ -24,6 +24,7 @@ class [[nodiscard]] Expected {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
   const Failure& error() const { return std::get<1>(v_); }
 
  private:

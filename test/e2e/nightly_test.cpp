@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
+#include "library_store.hpp"
 #include "shell_util.hpp"
 
 namespace fs = std::filesystem;
@@ -136,11 +137,12 @@ TEST_F(Nightly, ConfirmKeepsOnlyTheSlowdownTheCodeMade) {
   const pid_t hog = fork();  // the host loaded during this night's sweep only
   if (hog == 0) {
     (void)nice(19);
-    for (volatile unsigned long i = 0;; ++i) {
+    for (volatile unsigned long i = 0;; i = i + 1) {
     }
   }
   ASSERT_GT(hog, 0);
   const auto r = night("night1", "--confirm");
+  const fs::path night1_results = work_ / "night1" / "results.json";
   kill(hog, SIGKILL);
   waitpid(hog, nullptr, 0);
   const std::string txt = e2e::read_text(work_ / "night1" / "compare.txt");
@@ -160,8 +162,38 @@ TEST_F(Nightly, ConfirmKeepsOnlyTheSlowdownTheCodeMade) {
   EXPECT_NE(txt.find("libraries that changed between the runs: scale/scale_good.so"), std::string::npos) << txt;
   EXPECT_EQ(txt.find("scale/scale_tunable.so ("), std::string::npos) << txt;  // its library did not change
 
+  // A kept copy that is no longer the bytes its run timed is not used: the plugin's worker could
+  // have written to the store to make last night's library slow. A store of the test's own
+  // holding the three libraries, BASE's scale_good altered: its slowdown stays a regression.
+  const fs::path store = work_ / "cache";
+  for (const fs::path& run : {baseline_, night1_results}) {
+    const auto results = e2e::read_json(run);  // kept: the loop below walks into it
+    for (const auto& p : results["provenance"]["plugins"]) {
+      const std::string sha = p.value("sha256", "");
+      const fs::path file = fs::path(p.value("path", "")).filename();
+      const fs::path kept = bb::library_store_root() / sha / file;
+      if (sha.empty() || !fs::exists(kept)) continue;
+      fs::create_directories(store / "libraries" / sha);
+      fs::copy_file(kept, store / "libraries" / sha / file, fs::copy_options::overwrite_existing);
+    }
+  }
+  std::string base_good;
+  const auto base_results = e2e::read_json(baseline_);
+  for (const auto& p : base_results["provenance"]["plugins"])
+    if (p.value("path", "") == "scale/scale_good.so") base_good = p.value("sha256", "");
+  ASSERT_TRUE(fs::exists(store / "libraries" / base_good / "scale_good.so"));
+  std::ofstream(store / "libraries" / base_good / "scale_good.so", std::ios::app) << "altered";
+  setenv("BACKENDBENCH_CACHE_DIR", store.c_str(), 1);
+  const auto tampered = e2e::run_program({BB_BINARY, "compare", baseline_.string(), night1_results.string(), "--threshold", "100", "--confirm"});
+  unsetenv("BACKENDBENCH_CACHE_DIR");
+  EXPECT_EQ(tampered.exit_code, 3) << tampered.out;
+  EXPECT_NE(tampered.out.find("not re-timed: BASE: the kept copy of scale/scale_good.so is no longer the library that run timed "
+                              "(its sha256 changed)"),
+            std::string::npos)
+      << tampered.out;
+
   // Without --confirm, both read as regressions.
-  const auto plain = e2e::run_program({BB_BINARY, "compare", baseline_.string(), (work_ / "night1" / "results.json").string(), "--threshold", "100"});
+  const auto plain = e2e::run_program({BB_BINARY, "compare", baseline_.string(), night1_results.string(), "--threshold", "100"});
   EXPECT_EQ(plain.exit_code, 3) << plain.out;
   EXPECT_NE(plain.out.find("REGRESSION: 2 regressions (0 correctness, 2 performance)"), std::string::npos) << plain.out;
 }
