@@ -53,7 +53,13 @@ int check_main(int argc, char** argv, const char* worker_binary) {
   std::string root_flag;  // a run's spelling of ROOT
   app.add_option("--custom-ops-root", root_flag, "the custom-ops root, as a run names it (the same as ROOT)");
   app.add_option("--ops", ops, "ops to check, comma-separated (default: all)")->delimiter(',');
-  app.add_option("--probe-timeout", probe_timeout, "seconds a library may take to load (default 30)")->check(CLI::PositiveNumber);
+  app.add_option("--probe-timeout", probe_timeout, "seconds a library may take to load (default 30)")->check(CLI::Validator(
+      [](std::string& t) {
+        char* end = nullptr;
+        const double v = std::strtod(t.c_str(), &end);
+        return t.empty() || *end != '\0' || !(v > 0) ? "'" + t + "' is not a number above 0" : std::string();
+      },
+      "a number above 0"));
   std::string python;
   app.add_option("--python", python, "the Python interpreter whose packages .py implementations import (default: python3 on the PATH)");
   try {
