@@ -214,7 +214,7 @@ namespace {
 std::atomic<Scheduler*> g_running_scheduler{nullptr};
 }  // namespace
 
-int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporter*>& reporters) {
+int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
   const auto started = std::chrono::steady_clock::now();
   if (o.isolate)
     install_interrupt_handlers([] {
@@ -275,7 +275,11 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   };
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
-  auto executor = o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor();
+  const ExecutorFactory make_executor = executors ? executors : ExecutorFactory([&o]() -> std::unique_ptr<Executor> {
+    if (o.isolate) return make_isolated_executor(o.worker_binary, o.worker_limits);
+    return make_in_process_executor();
+  });
+  auto executor = make_executor();
   executor->set_walls(probe_walls(o, info.log_dir));
   auto planned = plan_sweep(o, *executor, info.log_dir);
   if (!planned) return fatal(planned.error().message);
@@ -313,7 +317,6 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // workers that will serve them.
   auto device_of = [&](int op, int impl) { return device_for(plans[op].impls[impl].info, plans[op].manifest); };
   std::map<std::string, nlohmann::json> device_kinds = {{"cpu", {{"name", "cpu"}, {"available", true}}}};
-  auto make_executor = [&]() { return o.isolate ? make_isolated_executor(o.worker_binary, o.worker_limits) : make_in_process_executor(); };
   SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}};
   for (const auto& p : plans)
     for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());

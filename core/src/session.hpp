@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <map>
 #include <tuple>
 #include <optional>
@@ -55,8 +57,12 @@ struct SessionOptions {
 
 nlohmann::json session_options_json(const SessionOptions& options);
 
+// Where the session's requests run: a fresh executor each call. Empty: worker processes, or the
+// host with --no-isolate (executor.hpp); the unit tests give a fake that needs no process.
+using ExecutorFactory = std::function<std::unique_ptr<Executor>()>;
+
 // Returns the exit status: 0 every test passed (SKIPPED allowed), 1 some test did not pass,
 // 2 the root, a manifest or a plugin could not be used.
-int run_session(const SessionOptions& options, RunInfo info, const std::vector<Reporter*>& reporters);
+int run_session(const SessionOptions& options, RunInfo info, const std::vector<Reporter*>& reporters, ExecutorFactory executors = {});
 
 }  // namespace bb
