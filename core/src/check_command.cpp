@@ -42,10 +42,9 @@ std::string join_or(const std::vector<std::string>& v, const char* none) { retur
 
 }  // namespace
 
-int check_main(int argc, char** argv, const char* worker_binary) {
-  CLI::App app{"Validates a custom-ops root without running a kernel: manifests, libraries (symbols, ABI version, devices, "
-               "dtypes), the reference and baselines a run would use. Exit 0 when usable, 2 when not"};
-  app.name("backendbench check");
+int check_command(CLI::App& app, const CommandContext& ctx) {
+  app.description("Validates a custom-ops root without running a kernel: manifests, libraries (symbols, ABI version, devices, "
+               "dtypes), the reference and baselines a run would use. Exit 0 when usable, 2 when not");
   std::string root;
   std::vector<std::string> ops;
   double probe_timeout = 30;
@@ -62,18 +61,13 @@ int check_main(int argc, char** argv, const char* worker_binary) {
       "a number above 0"));
   std::string python;
   app.add_option("--python", python, "the Python interpreter whose packages .py implementations import (default: python3 on the PATH)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto status = parse_command(app, ctx)) return *status;
   if (!root_flag.empty()) {
     if (!root.empty() && root != root_flag)
       return fmt::print(stderr, "error: two roots: {} and --custom-ops-root {}; give one\n", root, root_flag), 2;
     root = root_flag;
   }
-  const std::filesystem::path dir = root.empty() ? default_root(self_executable(argv[0])) : std::filesystem::path(root);
+  const std::filesystem::path dir = root.empty() ? default_root(ctx.self) : std::filesystem::path(root);
 
   auto discovered = discover_ops(dir);
   if (!discovered) return fmt::print(stderr, "error: {}\n", discovered.error().message), 2;
@@ -88,7 +82,7 @@ int check_main(int argc, char** argv, const char* worker_binary) {
     if (const PythonSite& site = resolve_python_site(python); !site.error.empty() && site.named) return fmt::print(stderr, "error: {}\n", site.error), 2;
     note_python_dir(generated_root().string());
   }
-  auto executor = make_isolated_executor(worker_binary);
+  auto executor = make_isolated_executor(ctx.self.string());
   PlanOptions options;
   options.probe_timeout = probe_timeout;
   int errors = 0, warnings = 0, impls = 0;

@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "commands.hpp"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -306,13 +308,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.worker_binary = exe.string();
 
   CLI::App app{"BackendBench: correctness and performance of custom-op implementations loaded at run time"};
-  app.footer("Commands:\n"
-             "  backendbench check [ROOT] [--ops a,b]                       a root validated without running a kernel (exit 2: unusable)\n"
-             "  backendbench new-op NAME [--lang cpp|python] [--devices ...] a new op's folder: manifest, reference, implementations\n"
-             "  backendbench compare BASE NEW [--threshold PCT] [--md FILE]   a run against an earlier one (exit 3: regression)\n"
-             "  backendbench merge --log-dir OUT SHARD...                   the shards of one sweep joined into one run\n"
-             "  backendbench resource-spec [-o FILE]                        a CTest resource spec of this host's GPUs\n"
-             "Each takes --help. docs/RUNNING.md, docs/NIGHTLY.md and docs/COMPARE.md say more.");
+  app.footer(commands_help());
   app.set_version_flag("--version", version_line());
   // An option given twice takes its last value (a script's defaults, then the user's own); lists
   // are read as one text each for that reason, and split here.
@@ -336,11 +332,8 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
   app.add_flag("-v,--verbose", o.verbose, "a line for every test that ran (SKIPPED ones stay grouped by reason)");
   app.add_flag("-q,--quiet", o.quiet, "print only the final table");
-  app.add_option("--json", o.json_file, "write results.json's content to this file too (-: to stdout, the console then on stderr)");
-  app.add_option("--junit", o.junit_file, "write a JUnit XML report to this file too");
-  app.add_option("--csv", o.csv_file, "write the operator summary CSV to this file too");
-  app.add_option("--md", o.md_file, "write the Markdown summary to this file too");
-  app.add_option("--html", o.html_file, "write the HTML report to this file too");
+  std::vector<std::string> copies(report_formats().size());
+  for (std::size_t i = 0; i < copies.size(); ++i) app.add_option(report_formats()[i].flag, copies[i], report_formats()[i].help);
   std::string devices;
   app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
   app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default 1)")
@@ -411,6 +404,12 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
     return o;
   } catch (const CLI::ParseError& e) {
     return make_error(fmt::format("{} (see backendbench --help)", e.what()));
+  }
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    if (copies[i].empty()) continue;
+    const ReportFormat& format = report_formats()[i];
+    add_report_copy(o.report_copies, format, copies[i]);
+    o.json_to_stdout = o.json_to_stdout || (format.to_stdout && copies[i] == "-");
   }
   o.session.ops = split_list(ops);
   o.session.impls = split_list(impls);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "expected.hpp"
+#include "report_files.hpp"
 #include "session.hpp"
 
 namespace bb {
@@ -22,8 +23,9 @@ struct CliOptions {
   bool list_only = false;
   bool verbose = false;
   bool quiet = false;
-  // Report files by flag (nvbench's names), beside the log dir's.
-  std::optional<std::filesystem::path> json_file, junit_file, csv_file, md_file, html_file;
+  // Report files by flag (nvbench's names: report_formats()), beside the log dir's.
+  ReportPaths report_copies;
+  bool json_to_stdout = false;  // --json -: stdout holds the JSON alone
   std::string command_line;
   std::optional<int> exit_now;  // --help / --version: exit with this status
 };

@@ -18,10 +18,9 @@
 
 namespace bb {
 
-int compare_main(int argc, char** argv) {
-  CLI::App app{"Compares two runs test by test (op/impl/case): exit 3 when a test that passed in BASE does not pass in NEW, "
-               "or is slower beyond the threshold and both runs' noise; 0 otherwise; 2 when a run cannot be read"};
-  app.name("backendbench compare");
+int compare_command(CLI::App& app, const CommandContext& ctx) {
+  app.description("Compares two runs test by test (op/impl/case): exit 3 when a test that passed in BASE does not pass in NEW, "
+               "or is slower beyond the threshold and both runs' noise; 0 otherwise; 2 when a run cannot be read");
   std::string base_path, next_path, md_file, format = "text";
   CompareOptions options;
   std::size_t max_rows = 0;
@@ -41,12 +40,7 @@ int compare_main(int argc, char** argv) {
                "hash); report only those the paired interval confirms");
   std::string confirm_dir;
   app.add_option("--confirm-dir", confirm_dir, "where --confirm's roots and logs go (default: a temporary folder, removed after)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto status = parse_command(app, ctx)) return *status;
 
   // Both runs are read before anything is said: either is enough to make the input unusable.
   auto base = load_run(base_path);
@@ -70,7 +64,7 @@ int compare_main(int argc, char** argv) {
   RunComparison c = compare_runs(*base, *next, options);
   if (confirm) {
     ConfirmOptions co;
-    co.binary = self_executable(argv[0]).string();
+    co.binary = ctx.self.string();
     std::filesystem::path temp;
     if (confirm_dir.empty()) {
       std::string pattern = (std::filesystem::temp_directory_path() / "backendbench-confirm-XXXXXX").string();

@@ -28,24 +28,17 @@
 #include <fmt/format.h>
 
 #include "host_load.hpp"
+#include "report_text.hpp"
 #include "reporter.hpp"
 
 namespace bb {
-
-std::string format_seconds(double s) {
-  if (s <= 0) return "-";
-  if (s < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
-  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
 
 namespace {
 
 // "45s", "1m05s", "2h03m": elapsed time and ETA.
 // "worker seconds: setup 1.2, inputs 0.4, ..." from the summed phases of the tests (several
 // workers add up to more than the wall time); "" when there are none.
-std::string time_breakdown(const RunSummary& s) {
+std::string time_breakdown(const RunRecord& s) {
   const auto tests = s.phases.find("tests");
   if (tests == s.phases.end() || !tests->is_object() || tests->empty()) return "";
   std::string parts;
@@ -122,13 +115,15 @@ class ConsoleReporter final : public Reporter {
     std::fflush(o_.out);
   }
 
-  void run_started(const RunInfo& info) override {
+  void run_started(const RunRecord& run) override {
     std::lock_guard lock(m_);
-    info_ = info;
+    shard_count_ = run.shard.count;
+    repeats_ = run.repeats;
+    timed_ = !run.options.is_object() || run.options.value("performance", true);
     started_ = o_.clock();
     if (o_.quiet) return;
-    print_line(fmt::format("backendbench: root {}", info.root.string()));
-    if (!info.log_dir.empty()) print_line(fmt::format("backendbench: logs in {}", info.log_dir.string()));
+    print_line(fmt::format("backendbench: root {}", run.root));
+    if (!o_.log_dir.empty()) print_line(fmt::format("backendbench: logs in {}", o_.log_dir.string()));
   }
 
   void op_planned(const OpReport& op) override {
@@ -186,10 +181,12 @@ class ConsoleReporter final : public Reporter {
     }
   }
 
-  void sweep_planned(const RunInfo& info, std::size_t total) override {
+  void sweep_planned(const RunRecord& run, std::size_t total) override {
     std::lock_guard lock(m_);
     flush_pending();
-    info_ = info;
+    shard_count_ = run.shard.count;
+    repeats_ = run.repeats;
+    timed_ = !run.options.is_object() || run.options.value("performance", true);
     total_ = total;
     planned_ = true;
     start_sweep();
@@ -252,7 +249,7 @@ class ConsoleReporter final : public Reporter {
     if (!o_.terminal) progress_if_due();
   }
 
-  void run_finished(const RunSummary& s) override {
+  void run_finished(const RunRecord& s) override {
     stop_ticker();
     std::lock_guard lock(m_);
     clear_status();
@@ -373,9 +370,9 @@ class ConsoleReporter final : public Reporter {
   // Tests an implementation has in this run, where known (op_planned's cases, every repeat; not
   // known on a shard); 0: unknown.
   std::size_t expected_tests(const std::string& impl) const {
-    if (info_.shard_count > 1) return 0;
+    if (shard_count_ > 1) return 0;
     auto it = cases_of_impl_.find(impl);
-    return it == cases_of_impl_.end() ? 0 : it->second * static_cast<std::size_t>(std::max(1, info_.repeats));
+    return it == cases_of_impl_.end() ? 0 : it->second * static_cast<std::size_t>(std::max(1, repeats_));
   }
 
   // The lines of impl_skipped of `impl` ("": every one).
@@ -557,17 +554,17 @@ class ConsoleReporter final : public Reporter {
 
   // ---- the final table ----------------------------------------------------------------------
 
-  void print_table(const RunSummary& s) {
+  void print_table(const RunRecord& s) {
     std::FILE* out = o_.out;
     // Stopped before a sweep was planned (an unknown --ops, no root): the error said it all; no
     // empty table, no scores of nothing.
-    if (!planned_ && s.results.empty()) {
+    if (!planned_ && s.tests.empty()) {
       fmt::print(out, "exit status {}\n", s.exit_code);
       return;
     }
     // Per implementation: verdict counts, then speedup.
     std::map<std::string, std::map<std::string, int>> verdicts;
-    for (const auto& r : s.results) ++verdicts[r.impl][verdict_name(r.verdict)];
+    for (const auto& r : s.tests) ++verdicts[r.impl][verdict_name(r.verdict)];
     // The name column as wide as the longest name (32 at least), so the columns stay aligned.
     std::size_t name_width = 32;
     for (const auto& is : s.scores.impls) name_width = std::max(name_width, is.impl.size());
@@ -589,7 +586,7 @@ class ConsoleReporter final : public Reporter {
     fmt::print(out, "\n");
     // Scores only where they mean something: no correctness rate without a test that ran, no
     // speedup or perf@p in a run that timed nothing (--correctness-only).
-    const bool timed = !info_.options.is_object() || info_.options.value("performance", true);
+    const bool timed = timed_;
     for (const auto& os : s.scores.ops)
       fmt::print(out, "op {:<20} correct {}/{}{}\n", os.op, os.correct_impls, os.impls,
                  !timed ? "" : fmt::format("  geomean speedup {}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-"));
@@ -606,7 +603,7 @@ class ConsoleReporter final : public Reporter {
     fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
     // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
     std::map<std::string, int> where;
-    for (const auto& r : s.results)
+    for (const auto& r : s.tests)
       if (r.verdict != Verdict::skipped) ++where[r.device == "cpu" ? r.device : fmt::format("{}:{}", r.device, r.device_index)];
     if (where.size() > 1 || (where.size() == 1 && where.begin()->first != "cpu")) {
       std::string line;
@@ -618,7 +615,7 @@ class ConsoleReporter final : public Reporter {
       fmt::print(out, "the host was busy while the tests ran: {}; timings may read slow for that alone (compare --confirm re-times)\n", d);
     if (!s.interrupted.empty())
       fmt::print(out, "interrupted by {}: {} test(s) finished; the reports hold those (--resume LOG_DIR runs the rest)\n", s.interrupted,
-                 s.results.size());
+                 s.tests.size());
     fmt::print(out, "wall time {} ({:.1f} s)\n", format_duration(s.wall_time), s.wall_time);
     if (s.measured_time > 0)
       fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,
@@ -628,7 +625,8 @@ class ConsoleReporter final : public Reporter {
   }
 
   ConsoleOptions o_;
-  RunInfo info_;
+  int shard_count_ = 1, repeats_ = 1;
+  bool timed_ = true;  // the run times its performance cases
   std::mutex m_;
   std::condition_variable cv_;
   std::thread ticker_;

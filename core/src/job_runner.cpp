@@ -178,8 +178,9 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
                       const std::string& library) {
   WorkerWalls w;
-  const auto& support = sandbox_support();
   w.spec.enabled = o.isolate;
+  if (!o.isolate) return w;  // in the host: no walls, and nothing to probe for them
+  const auto& support = sandbox_support();
   std::error_code ec;
   if (!log_dir.empty()) w.spec.hidden_dirs.push_back(std::filesystem::absolute(log_dir, ec).string());
   for (const auto& d : {std::filesystem::weakly_canonical(o.root, ec), std::filesystem::path(o.worker_binary).parent_path()})

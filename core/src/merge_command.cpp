@@ -32,9 +32,8 @@ fs::path folder_of(const fs::path& p) {
 
 }  // namespace
 
-int merge_main(int argc, char** argv) {
-  CLI::App app{"Joins the shards of one sweep (--shard i/n) into one run and writes every report of it to --log-dir"};
-  app.name("backendbench merge");
+int merge_command(CLI::App& app, const CommandContext& ctx) {
+  app.description("Joins the shards of one sweep (--shard i/n) into one run and writes every report of it to --log-dir");
   std::string out_dir;
   std::vector<std::string> inputs;
   MergeOptions options;
@@ -43,14 +42,9 @@ int merge_main(int argc, char** argv) {
   app.add_option("SHARD", inputs, "each shard's results.json, results.jsonl, or log dir")->required()->expected(1, -1);
   app.add_flag("--allow-partial", options.allow_partial, "merge even with a shard missing or one that did not finish (a warning each)");
   app.add_flag("-q,--quiet", quiet, "print nothing but warnings and errors");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto status = parse_command(app, ctx)) return *status;
   options.command = "backendbench";
-  for (int i = 0; i < argc; ++i) options.command += std::string(" ") + argv[i];
+  for (int i = 0; i < ctx.argc; ++i) options.command += std::string(" ") + ctx.argv[i];
 
   // Every shard is read and its folder checked before anything is said or written.
   const fs::path out_canon = folder_of(fs::path(out_dir) / "results.json");

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "host_load.hpp"
+#include "report_text.hpp"
 
 #include <algorithm>
 #include <array>

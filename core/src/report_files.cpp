@@ -1,5 +1,5 @@
-// What every report file shares: atomic writes, the log dir's names, and the reporter that
-// gathers a run into a RunRecord and writes the files when it ends. Each format has its own
+// What every report file shares: the formats' table, atomic writes, and the reporter that writes
+// the files when the run ends. Each format has its own
 // file (report_junit.cpp, report_csv.cpp, report_markdown.cpp, report_html.cpp).
 #include "report_files.hpp"
 
@@ -30,45 +30,49 @@ Status write_file_atomically(const std::filesystem::path& file, const std::strin
   return Ok{};
 }
 
-Status write_json_report(const RunRecord& run, const std::filesystem::path& file) {
-  const std::string text = to_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (file == "-") {  // --json -: stdout
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return Ok{};
-  }
-  return write_file_atomically(file, text);
+std::string results_json(const RunRecord& run) { return to_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+
+const std::vector<ReportFormat>& report_formats() {
+  static const std::vector<ReportFormat> formats = {
+      {"--json", "results.json", "write results.json's content to this file too (-: to stdout, the console then on stderr)", results_json, true},
+      {"--junit", "junit.xml", "write a JUnit XML report to this file too", junit_xml},
+      {"--csv", "operator_summary.csv", "write the operator summary CSV to this file too", operator_summary_csv},
+      {"--md", "OVERALL_SUMMARY.md", "write the Markdown summary to this file too", overall_summary_md},
+      {"--html", "report.html", "write the HTML report to this file too", [](const RunRecord& run) { return html_report(run); }},
+  };
+  return formats;
 }
-Status write_junit_report(const RunRecord& run, const std::filesystem::path& file) { return write_file_atomically(file, junit_xml(run)); }
-Status write_csv_report(const RunRecord& run, const std::filesystem::path& file) {
-  return write_file_atomically(file, operator_summary_csv(run));
-}
-Status write_markdown_report(const RunRecord& run, const std::filesystem::path& file) {
-  return write_file_atomically(file, overall_summary_md(run));
-}
-Status write_html_report(const RunRecord& run, const std::filesystem::path& file) { return write_file_atomically(file, html_report(run)); }
 
 ReportPaths log_dir_reports(const std::filesystem::path& dir) {
-  ReportPaths p;
-  p.json = {dir / "results.json"};
-  p.junit = {dir / "junit.xml"};
-  p.csv = {dir / "operator_summary.csv"};
-  p.markdown = {dir / "OVERALL_SUMMARY.md"};
-  p.html = {dir / "report.html"};
-  return p;
+  ReportPaths paths;
+  for (const auto& f : report_formats()) paths.push_back({&f, dir / f.file_name});
+  return paths;
+}
+
+void add_report_copy(ReportPaths& paths, const ReportFormat& format, const std::filesystem::path& copy) {
+  std::error_code ec;
+  const auto normal = [&](const std::filesystem::path& p) { return std::filesystem::absolute(p, ec).lexically_normal(); };
+  for (const auto& p : paths)
+    if (p.format == &format && normal(p.file) == normal(copy)) return;
+  paths.push_back({&format, copy});
 }
 
 Status write_reports(const RunRecord& run, const ReportPaths& paths) {
   std::optional<Failure> first;
-  auto attempt = [&](const std::vector<std::filesystem::path>& files, Status (*writer)(const RunRecord&, const std::filesystem::path&)) {
-    for (const auto& file : files)
-      if (auto s = writer(run, file); !s && !first) first = s.error();
-  };
-  attempt(paths.json, write_json_report);
-  attempt(paths.junit, write_junit_report);
-  attempt(paths.csv, write_csv_report);
-  attempt(paths.markdown, write_markdown_report);
-  attempt(paths.html, write_html_report);
+  // Each format rendered once, in the table's order, then written to each of its files.
+  for (const auto& format : report_formats()) {
+    std::optional<std::string> text;
+    for (const auto& p : paths) {
+      if (p.format != &format) continue;
+      if (!text) text = format.render(run);
+      if (format.to_stdout && p.file == "-") {
+        std::fwrite(text->data(), 1, text->size(), stdout);
+        std::fflush(stdout);
+        continue;
+      }
+      if (auto s = write_file_atomically(p.file, *text); !s && !first) first = s.error();
+    }
+  }
   if (first) return *first;
   return Ok{};
 }
@@ -78,40 +82,12 @@ namespace {
 class ReportFilesReporter final : public Reporter {
  public:
   explicit ReportFilesReporter(ReportPaths paths) : paths_(std::move(paths)) {}
-  void run_started(const RunInfo& info) override {
-    run_.command = info.command;
-    run_.started_at = info.started_at;
-    run_.host = info.host;
-    run_.options = info.options;
-    run_.root = info.root.string();
-  }
-  void sweep_planned(const RunInfo& info, std::size_t) override {
-    run_.provenance = info.provenance;
-    run_.sweep_id = info.sweep_id;
-    run_.shard = {info.shard_index, info.shard_count};
-    run_.repeats = info.repeats;
-    run_.perf_p = info.perf_p;
-  }
-  void op_planned(const OpReport& op) override { run_.ops.push_back(op); }
-  void device_described(const nlohmann::json& d) override { run_.devices.push_back(d); }
-  void run_finished(const RunSummary& s) override {
-    run_.finished_at = s.finished_at;
-    run_.wall_time = s.wall_time;
-    run_.measured_time = s.measured_time;
-    run_.exit_code = s.exit_code;
-    run_.interrupted = s.interrupted;
-    run_.complete = s.interrupted.empty();
-    run_.scores = s.scores;
-    run_.tests = s.results;  // in sweep order
-    run_.phases = s.phases;
-    run_.workers = s.workers;
-    run_.host_load = s.host_load;
-    if (auto st = write_reports(run_, paths_); !st) fmt::print(stderr, "error: {}\n", st.error().message);
+  void run_finished(const RunRecord& run) override {
+    if (auto st = write_reports(run, paths_); !st) fmt::print(stderr, "error: {}\n", st.error().message);
   }
 
  private:
   ReportPaths paths_;
-  RunRecord run_;
 };
 
 }  // namespace

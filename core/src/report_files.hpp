@@ -1,6 +1,6 @@
 // The report files of a finished run. Each is a function of the RunRecord alone, written
 // atomically (a temp file, then a rename), so the live run and `backendbench merge` write the
-// same files.
+// same files. The formats are one table (report_formats): a flag, a file name, a renderer.
 //
 //   results.json           the whole run (schema: run_record.hpp)
 //   junit.xml              one testcase per (op, implementation, case)
@@ -22,13 +22,8 @@
 
 namespace bb {
 
-Status write_json_report(const RunRecord& run, const std::filesystem::path& file);
-Status write_junit_report(const RunRecord& run, const std::filesystem::path& file);
-Status write_csv_report(const RunRecord& run, const std::filesystem::path& file);
-Status write_markdown_report(const RunRecord& run, const std::filesystem::path& file);
-Status write_html_report(const RunRecord& run, const std::filesystem::path& file);
-
-// The string each writer writes, for tests and for callers that print it.
+// The text of each report, a function of the run alone.
+std::string results_json(const RunRecord& run);
 std::string junit_xml(const RunRecord& run);
 std::string operator_summary_csv(const RunRecord& run);
 std::string overall_summary_md(const RunRecord& run);
@@ -40,19 +35,35 @@ struct ReportComparison {
 };
 std::string html_report(const RunRecord& run, const ReportComparison* compared = nullptr);
 
-// Where each report goes: any number of files per format (the log dir's, and a flag's copy).
-struct ReportPaths {
-  std::vector<std::filesystem::path> json, junit, csv, markdown, html;
+// The report formats: a new format is a row here and a renderer above. `flag` writes a copy to
+// a file of the user's choosing (`-`: stdout, where `to_stdout`); `file_name` is its name in a
+// log dir.
+struct ReportFormat {
+  const char* flag;       // "--json"
+  const char* file_name;  // "results.json"
+  const char* help;       // the flag's line in --help
+  std::string (*render)(const RunRecord& run);
+  bool to_stdout = false;  // `FLAG -` writes to stdout
 };
-// Every report in a log dir, under the names above.
+const std::vector<ReportFormat>& report_formats();
+
+// Where the reports go: a format and a file, as many as asked (the log dir's, and flags' copies).
+struct ReportFile {
+  const ReportFormat* format;
+  std::filesystem::path file;
+};
+using ReportPaths = std::vector<ReportFile>;
+// Every report in a log dir, under its format's file name.
 ReportPaths log_dir_reports(const std::filesystem::path& dir);
+// `paths` with `copy` of `format` added, unless that file is in it already.
+void add_report_copy(ReportPaths& paths, const ReportFormat& format, const std::filesystem::path& copy);
 // Writes each report to each of its paths; the first failure is returned after all were tried.
 Status write_reports(const RunRecord& run, const ReportPaths& paths);
 
 // Writes `content` to `file` through a temp file beside it and a rename.
 Status write_file_atomically(const std::filesystem::path& file, const std::string& content);
 
-// Gathers a run's events into a RunRecord and writes the reports when the run finishes.
+// Writes the reports when the run finishes.
 std::unique_ptr<Reporter> make_report_files_reporter(ReportPaths paths);
 
 }  // namespace bb

@@ -7,6 +7,15 @@
 
 namespace bb {
 
+std::string format_seconds(double s) {
+  if (s <= 0) return "-";
+  if (s < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
+  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+
 namespace {
 
 // The length of the valid UTF-8 sequence at s[i], or 0 if it is not one (overlong forms,

@@ -23,6 +23,9 @@ std::string truncate_text(std::string_view s, std::size_t max_bytes);
 // The first line of `s`, at most `max_bytes` (clean_text applied).
 std::string first_line(std::string_view s, std::size_t max_bytes);
 
+// "12.3 us", "4.56 ms"; "-" for none.
+std::string format_seconds(double s);
+
 // Failed: any verdict but PASS and SKIPPED.
 bool is_failure(Verdict v);
 // The test's failure as lines: its message, then the mismatch's figures (output, count/total,

@@ -46,26 +46,20 @@ std::vector<int> device_ordinals(Executor& executor, const std::string& kind, st
 
 }  // namespace
 
-int resource_spec_main(int argc, char** argv, const char* worker_binary) {
-  CLI::App app{"Writes a CTest resource spec (JSON) with one `gpus` resource per GPU of this machine, for "
-               "`ctest -j N --resource-spec-file FILE`"};
-  app.name("backendbench resource-spec");
+int resource_spec_command(CLI::App& app, const CommandContext& ctx) {
+  app.description("Writes a CTest resource spec (JSON) with one `gpus` resource per GPU of this machine, for "
+               "`ctest -j N --resource-spec-file FILE`");
   std::string output;
   std::string kind = "all";
   int slots = 1;
   app.add_option("--output,-o", output, "file to write (default: standard output)");
   app.add_option("--kind", kind, "device kinds to ask for: cuda, hip or all")->check(CLI::IsMember({"cuda", "hip", "all"}));
   app.add_option("--slots", slots, "tests that may share one GPU at a time")->check(CLI::Range(1, 1024));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto status = parse_command(app, ctx)) return *status;
 
   // One id per ordinal: a machine has CUDA or HIP GPUs, and a test's id is its --devices
   // ordinal whichever kind its implementation runs on.
-  auto executor = make_isolated_executor(worker_binary);
+  auto executor = make_isolated_executor(ctx.self.string());
   std::set<int> ordinals;
   std::vector<std::string> absent;
   for (const std::string k : {"cuda", "hip"}) {

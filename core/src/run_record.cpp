@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "results_stream.hpp"
+
 namespace bb {
 
 namespace {
@@ -189,49 +191,6 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
   }
 }
 
-namespace {
-
-// A results.jsonl: the run's events, one per line; a killed run's last line may be torn.
-Expected<RunRecord> run_from_jsonl(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return make_error(fmt::format("{}: cannot read", file.string()));
-  nlohmann::json doc = {{"tool", "backendbench"}, {"tests", nlohmann::json::array()}, {"ops", nlohmann::json::array()},
-                        {"devices", nlohmann::json::array()}, {"complete", false}};
-  bool started = false;
-  int line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.empty()) continue;
-    nlohmann::json e;
-    try {
-      e = nlohmann::json::parse(line);
-    } catch (const std::exception& ex) {
-      if (in.peek() == EOF) break;  // a torn last line: the run was killed while writing it
-      return make_error(fmt::format("{}:{}: not JSON ({})", file.string(), line_no, ex.what()));
-    }
-    const std::string event = e.value("event", "");
-    e.erase("event");
-    if (event == "run_started" || event == "sweep") {
-      started = started || event == "run_started";
-      for (auto& [k, v] : e.items()) doc[k] = v;
-    } else if (event == "op") {
-      doc["ops"].push_back(e);
-    } else if (event == "device") {
-      doc["devices"].push_back(e);
-    } else if (event == "test") {
-      doc["tests"].push_back(e);
-    } else if (event == "run_finished") {
-      doc["complete"] = true;  // unless the line says otherwise (an interrupted run)
-      for (auto& [k, v] : e.items())
-        if (k != "scores") doc[k] = v;
-    }
-  }
-  if (!started) return make_error(fmt::format("{}: no run_started line (not a backendbench results stream)", file.string()));
-  return run_from_json(doc, file.string());
-}
-
-}  // namespace
-
 std::filesystem::path run_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) return path;
@@ -247,7 +206,7 @@ Expected<RunRecord> load_run(const std::filesystem::path& path) {
     return make_error(fmt::format("{}: no results.json or results.jsonl in this folder", path.string()));
   }
   if (!std::filesystem::exists(path, ec)) return make_error(fmt::format("{}: no such file", path.string()));
-  if (path.extension() == ".jsonl") return run_from_jsonl(path);
+  if (path.extension() == ".jsonl") return read_results_stream(path);
   std::ifstream in(path);
   if (!in) return make_error(fmt::format("{}: cannot read", path.string()));
   nlohmann::json j;

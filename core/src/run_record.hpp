@@ -1,6 +1,7 @@
-// A whole run as data: what results.json holds, and what merge, compare and every report file
-// are computed from. A run that was killed has no results.json; its results.jsonl is read
-// instead (load_run), so nothing finished is lost.
+// A whole run as data: the session builds it as the run goes and hands it to the reporters;
+// results.json holds it, and merge, compare and every report file are computed from it. A run
+// that was killed has no results.json; its results.jsonl is read instead (load_run,
+// results_stream.hpp), so nothing finished is lost.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "expected.hpp"
-#include "reporter.hpp"
 #include "results.hpp"
 #include "scores.hpp"
 
@@ -21,6 +21,20 @@ namespace bb {
 // Version 2 added provenance, the sweep id, shards, repeats and device ordinals.
 inline constexpr int kResultsSchemaVersion = 2;
 
+// What the report says about one op besides its tests.
+struct OpReport {
+  std::string op;
+  std::string manifest;
+  uint64_t seed = 0;
+  std::string reference;       // which reference served
+  std::string reference_kind;  // library | implementation | identity
+  std::string baseline;        // "" if none
+  std::vector<std::string> impls;
+  std::size_t cases = 0;
+  std::vector<std::string> warnings;
+  std::vector<std::string> errors;  // manifest error, libraries that could not be used
+};
+
 struct ShardInfo {
   int index = 0;  // 0-based
   int count = 1;  // 1: not sharded
@@ -28,7 +42,7 @@ struct ShardInfo {
 
 struct RunRecord {
   int schema_version = kResultsSchemaVersion;
-  std::string command;
+  std::string command;                  // the command line, as typed
   std::string started_at, finished_at;  // ISO 8601, UTC
   nlohmann::json host;                  // hostname, os, cpu, cores, memory, tool version
   nlohmann::json options;               // the effective options
@@ -46,8 +60,11 @@ struct RunRecord {
   Scores scores;
   std::vector<double> perf_p{1.0};
   int exit_code = 0;
-  double wall_time = 0, measured_time = 0;
-  nlohmann::json phases = nlohmann::json::object();  // where the wall time went (RunSummary)
+  double wall_time = 0;
+  double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)
+  // Where the wall time went: {plan_s, devices_s, run_s} and the tests' phases summed ("tests");
+  // each worker's {name, jobs, tests, worker_starts, started_ahead, busy_s}.
+  nlohmann::json phases = nlohmann::json::object();
   nlohmann::json workers = nlohmann::json::array();
   nlohmann::json host_load = nlohmann::json::object();  // what else the host did (host_load.hpp)
   bool complete = true;  // false: read back from a results.jsonl whose run did not finish, or interrupted

@@ -214,35 +214,33 @@ namespace {
 std::atomic<Scheduler*> g_running_scheduler{nullptr};
 }  // namespace
 
-int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
+int run_session(const SessionOptions& o, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
   const auto started = std::chrono::steady_clock::now();
   if (o.isolate)
     install_interrupt_handlers([] {
       if (Scheduler* s = g_running_scheduler.load()) s->cancel();
       kill_all_workers();
     });
-  info.started_at = now_iso8601();
+  run.started_at = now_iso8601();
   if (o.isolate) {
     remove_stale_cgroups();  // what earlier runs' abandoned workers left (Executor::abandon)
     // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
     const auto& walls = sandbox_support();
-    info.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
+    run.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
                             {"namespaces", walls.namespaces}, {"own_user", walls.drop_user}, {"off", walls.off}};
   }
-  info.shard_index = o.shard_index;
-  info.shard_count = o.shard_count;
-  info.repeats = o.repeats;
-  info.perf_p = o.perf_p;
-  for (auto* r : reporters) r->run_started(info);
+  run.shard = {o.shard_index, o.shard_count};
+  run.repeats = o.repeats;
+  run.perf_p = o.perf_p;
+  for (auto* r : reporters) r->run_started(run);
   if (o.isolate)
     for (const auto& off : sandbox_support().off)
       for (auto* r : reporters) r->warning("worker sandbox: off: " + off);
-  RunSummary summary;
   std::vector<std::size_t> order;  // each result's place in the sweep
   auto phase_start = started;
   auto phase_done = [&](const char* name) {  // the wall-time breakdown
     const auto now = std::chrono::steady_clock::now();
-    summary.phases[name] = std::chrono::duration<double>(now - phase_start).count();
+    run.phases[name] = std::chrono::duration<double>(now - phase_start).count();
     phase_start = now;
     trace_line({{"side", "session"}, {"cmd", name}});
   };
@@ -252,20 +250,21 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
         rep->warning(fmt::format("ignored {} signal(s) sent to the host by its worker processes (a plugin signalling the host)", n));
     if (const int sig = interrupt_signal()) {  // reports for what finished, and the shell's status
       const char* abbrev = sigabbrev_np(sig);
-      summary.interrupted = fmt::format("SIG{}", abbrev ? abbrev : "?");
+      run.interrupted = fmt::format("SIG{}", abbrev ? abbrev : "?");
       code = 128 + sig;
     }
     // Results in sweep order, whatever order the workers finished them in.
-    std::vector<std::size_t> idx(summary.results.size());
+    std::vector<std::size_t> idx(run.tests.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
     std::vector<TestResult> sorted;
-    for (std::size_t i : idx) sorted.push_back(std::move(summary.results[i]));
-    summary.results = std::move(sorted);
-    summary.exit_code = code;
-    summary.finished_at = now_iso8601();
-    summary.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    for (auto* r : reporters) r->run_finished(summary);
+    for (std::size_t i : idx) sorted.push_back(std::move(run.tests[i]));
+    run.tests = std::move(sorted);
+    run.exit_code = code;
+    run.complete = run.interrupted.empty();
+    run.finished_at = now_iso8601();
+    run.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (auto* r : reporters) r->run_finished(run);
     trace_line({{"side", "session"}, {"cmd", "reported"}});
     return code;
   };
@@ -280,35 +279,35 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     return make_in_process_executor();
   });
   auto executor = make_executor();
-  executor->set_walls(probe_walls(o, info.log_dir));
-  auto planned = plan_sweep(o, *executor, info.log_dir);
+  executor->set_walls(probe_walls(o, o.log_dir));
+  auto planned = plan_sweep(o, *executor, o.log_dir);
   if (!planned) return fatal(planned.error().message);
   const std::vector<OpPlan>& plans = planned->plans;
   for (const auto& r : planned->unusable) {
-    summary.ops.push_back(r);
+    run.ops.push_back(r);
     for (auto* rep : reporters) rep->op_planned(r);
   }
   std::vector<std::pair<std::string, std::string>> impl_order;
   for (const auto& p : plans) {
-    summary.ops.push_back(report_of(p));
-    for (auto* rep : reporters) rep->op_planned(summary.ops.back());
+    run.ops.push_back(report_of(p));
+    for (auto* rep : reporters) rep->op_planned(run.ops.back());
     for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
   }
 
   // 2. The sweep: every test; its identity, shared by its shards; this shard's part.
   const auto all_tests = enumerate_tests(plans, o.repeats, o.performance, o.timing);
-  info.provenance = describe_provenance(o.root, plans, runtime_plugins());
+  run.provenance = describe_provenance(o.root, plans, runtime_plugins());
   // A copy of each library by its hash, for compare --confirm (library_store.hpp): a few
   // milliseconds, once per content.
-  if (auto kept = keep_libraries(o.root, info.provenance); !kept)
+  if (auto kept = keep_libraries(o.root, run.provenance); !kept)
     for (auto* rep : reporters) rep->warning(fmt::format("no copy of the libraries was kept (compare --confirm cannot re-time this run): {}", kept.error().message));
-  info.sweep_id = sweep_identity(plans, all_tests, info.options, info.provenance, o.run_id);
+  run.sweep_id = sweep_identity(plans, all_tests, run.options, run.provenance, o.run_id);
   const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
-  if (o.resume && o.resume->sweep_id != info.sweep_id)
+  if (o.resume && o.resume->sweep_id != run.sweep_id)
     return fatal(fmt::format("--resume {}: that run is another sweep (sweep id {}, this one {}): the root, the selection, the options "
                              "or the seed differ",
-                             o.resume->where, o.resume->sweep_id, info.sweep_id));
-  for (auto* rep : reporters) rep->sweep_planned(info, tests.size());
+                             o.resume->where, o.resume->sweep_id, run.sweep_id));
+  for (auto* rep : reporters) rep->sweep_planned(run, tests.size());
   phase_done("plan_s");
   if (interrupted()) return finish(1);
 
@@ -317,7 +316,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // workers that will serve them.
   auto device_of = [&](int op, int impl) { return device_for(plans[op].impls[impl].info, plans[op].manifest); };
   std::map<std::string, nlohmann::json> device_kinds = {{"cpu", {{"name", "cpu"}, {"available", true}}}};
-  SweepContext ctx{plans, o, device_kinds, device_of, info.log_dir, {}};
+  SweepContext ctx{plans, o, device_kinds, device_of, o.log_dir, {}};
   for (const auto& p : plans)
     for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
   // A device's peaks are measured on a quiet device: where the cache knows none of this kind's,
@@ -354,6 +353,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
                            ? out.reply
                            : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
     if (out.status == ExecOutcome::Status::ok && o.performance) remember_device_peaks(d);
+    run.devices.push_back(d);
     for (auto* rep : reporters) rep->device_described(d);
     device_kinds[kind] = d;
   }
@@ -369,13 +369,13 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
   // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
   // missing is told once); the rest becomes jobs.
   std::size_t done = 0;
-  summary.phases["tests"] = nlohmann::json::object();  // the tests' phases, summed (results.hpp)
+  run.phases["tests"] = nlohmann::json::object();  // the tests' phases, summed (results.hpp)
   auto report = [&](TestResult r, std::size_t place) {
     ++done;
-    auto& summed = summary.phases["tests"];
+    auto& summed = run.phases["tests"];
     for (const auto& [phase, s] : r.phases) summed[phase] = summed.value(phase, 0.0) + s;
     for (auto* rep : reporters) rep->test_finished(r, done, tests.size());
-    summary.results.push_back(std::move(r));
+    run.tests.push_back(std::move(r));
     order.push_back(place);
   };
   std::vector<TestSpec> runnable;
@@ -430,7 +430,7 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
           for (auto* rep : reporters) rep->warning(e->text);
           break;
         case Event::Kind::measured:
-          summary.measured_time += e->seconds;
+          run.measured_time += e->seconds;
           break;
       }
     }
@@ -438,17 +438,17 @@ int run_session(const SessionOptions& o, RunInfo info, const std::vector<Reporte
     stock.abandon_all();
     g_running_scheduler = nullptr;
     for (const auto& w : pool.stats())
-      summary.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
+      run.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
   }
   phase_done("run_s");
-  summary.host_load = host_load.stop();  // the console says when the host was busy (its summary)
+  run.host_load = host_load.stop();  // the console says when the host was busy (its summary)
 
   // 6. Scores and the verdict.
-  summary.scores = compute_scores(summary.results, impl_order, o.perf_p);
-  const bool all_passed = std::all_of(summary.results.begin(), summary.results.end(),
+  run.scores = compute_scores(run.tests, impl_order, o.perf_p);
+  const bool all_passed = std::all_of(run.tests.begin(), run.tests.end(),
                                       [](const TestResult& r) { return r.verdict == Verdict::pass || r.verdict == Verdict::skipped; });
   const int status = finish(planned->any_unusable ? 2 : all_passed ? 0 : 1);
-  const bool all_skipped = !summary.results.empty() && std::all_of(summary.results.begin(), summary.results.end(),
+  const bool all_skipped = !run.tests.empty() && std::all_of(run.tests.begin(), run.tests.end(),
                                                                    [](const TestResult& r) { return r.verdict == Verdict::skipped; });
   if (status == 0 && all_skipped && o.skip_exit_code) return *o.skip_exit_code;
   return status;

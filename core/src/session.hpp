@@ -19,6 +19,7 @@ namespace bb {
 
 struct SessionOptions {
   std::filesystem::path root;
+  std::filesystem::path log_dir;   // where the run's files go (hidden from every worker); empty: --no-log
   std::vector<std::string> ops;    // --ops
   std::vector<std::string> impls;  // --impls
   std::vector<std::string> cases;  // --cases: ids or globs of case ids (plan.hpp, filter_cases)
@@ -61,8 +62,9 @@ nlohmann::json session_options_json(const SessionOptions& options);
 // host with --no-isolate (executor.hpp); the unit tests give a fake that needs no process.
 using ExecutorFactory = std::function<std::unique_ptr<Executor>()>;
 
-// Returns the exit status: 0 every test passed (SKIPPED allowed), 1 some test did not pass,
+// `run` comes with its command, host, options and root; the session fills in the rest as the
+// run goes and hands it to the reporters. Returns the exit status: 0 every test passed (SKIPPED allowed), 1 some test did not pass,
 // 2 the root, a manifest or a plugin could not be used.
-int run_session(const SessionOptions& options, RunInfo info, const std::vector<Reporter*>& reporters, ExecutorFactory executors = {});
+int run_session(const SessionOptions& options, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory executors = {});
 
 }  // namespace bb

@@ -85,9 +85,9 @@ bb::TestResult test(const std::string& impl, int i, Verdict v, const std::string
   return r;
 }
 
-bb::RunSummary summary_of(const std::vector<bb::TestResult>& results, int exit_code) {
-  bb::RunSummary s;
-  s.results = results;
+bb::RunRecord summary_of(const std::vector<bb::TestResult>& results, int exit_code) {
+  bb::RunRecord s;
+  s.tests = results;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : results)
     if (std::find(order.begin(), order.end(), std::pair(r.op, r.impl)) == order.end()) order.emplace_back(r.op, r.impl);
@@ -114,7 +114,7 @@ std::string run(bb::ConsoleOptions o, const std::vector<bb::TestResult>& results
   o.err = err.file();
   {
     auto rep = bb::make_console_reporter(o);
-    bb::RunInfo info;
+    bb::RunRecord info;
     info.root = "/root";
     rep->run_started(info);
     bb::OpReport op;
@@ -278,9 +278,9 @@ TEST(Console, TheTableSaysWhereTheTimeWent) {
   o.err = err.file();
   {
     auto rep = bb::make_console_reporter(o);
-    bb::RunInfo info;
+    bb::RunRecord info;
     rep->run_started(info);
-    bb::RunSummary s = summary_of({test("myop__myop_cpp", 0, Verdict::pass)}, 0);
+    bb::RunRecord s = summary_of({test("myop__myop_cpp", 0, Verdict::pass)}, 0);
     s.measured_time = 6.25;
     s.phases = {{"plan_s", 0.5},
                 {"devices_s", 1.0},
@@ -489,7 +489,7 @@ TEST(Console, TheSummaryLineSaysOnlyWhatApplies) {
   o.err = err.file();
   {
     auto rep = bb::make_console_reporter(o);
-    bb::RunInfo info;
+    bb::RunRecord info;
     info.options = {{"performance", false}};
     rep->run_started(info);
     bb::OpReport op;

@@ -170,7 +170,7 @@ TEST(JunitReport, ValidatesAgainstTheSchemaAndCountsEveryVerdict) {
   const RunRecord run = every_verdict_run();
   const auto dir = temp_dir("junit");
   const auto file = dir / "junit.xml";
-  ASSERT_TRUE(bb::write_junit_report(run, file));
+  ASSERT_TRUE(bb::write_reports(run, {{&bb::report_formats()[1], file}}));
   const std::string xml = read(file);
 
   // Counts: 6 PASS (+ 1 rms), FAIL/UNWRITTEN/INPUT_MUTATED/OUT_OF_BOUNDS/NONDETERMINISTIC are

@@ -28,10 +28,9 @@ std::string fill(std::string text, const std::string& op, const std::string& dev
 
 }  // namespace
 
-int new_op_main(int argc, char** argv) {
-  CLI::App app{"Writes a new op's folder: gen_input.yaml, a reference, one implementation per device and a CMakeLists.txt "
-               "that builds them against the installed BackendBench (docs/adding-an-op.md)"};
-  app.name("backendbench new-op");
+int new_op_command(CLI::App& app, const CommandContext& ctx) {
+  app.description("Writes a new op's folder: gen_input.yaml, a reference, one implementation per device and a CMakeLists.txt "
+               "that builds them against the installed BackendBench (docs/adding-an-op.md)");
   std::string name, root = ".";
   std::vector<std::string> devices{"cpu", "cuda"};
   app.add_option("NAME", name, "the op's name: lower case letters, digits and single underscores")->required();
@@ -43,12 +42,7 @@ int new_op_main(int argc, char** argv) {
   app.add_option("--lang", lang, "cpp: C++/CUDA/HIP plugins built with CMake (default); python: a Python reference, a PyTorch and (for "
                                  "cuda) a Triton implementation, run as they are")
       ->check(CLI::IsMember({"cpp", "python"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto status = parse_command(app, ctx)) return *status;
   // A name is a C identifier (it is in the exported symbol) and a file stem; "__" would make
   // reported names (<op>__<impl>) ambiguous.
   if (!std::regex_match(name, std::regex("[a-z][a-z0-9_]*")) || name.find("__") != std::string::npos || name.back() == '_') {

@@ -1,0 +1,608 @@
+// A fake worker for unit tests, in the spirit of ninja's FakeCommandRunner: an Executor that
+// answers the worker protocol (worker_protocol.hpp, test_runner.hpp) in this process, with no
+// worker process and no plugin loaded. The session, the job runner and the test driver cannot
+// tell it from a real worker on the paths the tests take:
+//   probe       -> the library as the script describes it (its functions, its info record), or
+//                  "not loaded" with the script's error
+//   devices     -> the script's description of the kind (default: unavailable)
+//   warm, audit -> {} / {watched: true}
+//   prepare     -> a session of (target, case), the case's inputs adopted from the host's memfd
+//                  (the case itself read from the manifest the request names, as a worker does)
+//   call, block -> the session's buffers in a sealed memfd, as buffers_layout() lays them out:
+//                  the inputs as they came (guards intact), then every output computed by the
+//                  target's "kernel": a right one writes 2 * x (x: the first input, element by
+//                  element), a wrong one 2 * x + 1, an unwritten one leaves the poison; an
+//                  identity target copies x, as the real identity reference does. block also
+//                  reports a measurement of constant samples (Answer::sample_seconds).
+//   end         -> the session ends
+// The host judges those buffers as it judges a real worker's (output_checks.hpp): PASS and FAIL
+// come from the comparison, never from the fake's say-so.
+//
+// What it does not model: device buffers and the checker (export, watch, verify... answer an
+// error, so the host keeps the buffers at home), inputs made on a device (`generate`: an
+// error, as a worker whose runtime cannot make them), Python batches (probe_many answers the
+// libraries one by one as probe would), freezing and pinning (no processes: freeze() and
+// launch() return false, tasks() is empty, as in-process), integrity tampering and "fatal"
+// (script them with Answer::extra), output capping.
+//
+// Every executor a FakeWorkers makes shares its script and its log: a test asserts which worker
+// got which command, in which process (recycle(), abandon(), a crash or a timeout start a new
+// one, whose sessions are gone, as a real worker's are).
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cases.hpp"
+#include "dtype.hpp"
+#include "executor.hpp"
+#include "host_buffer.hpp"
+#include "manifest.hpp"
+#include "measurement.hpp"
+#include "plugin_library.hpp"
+#include "sealed_blob.hpp"
+#include "session.hpp"
+#include "test_runner.hpp"
+#include "worker_protocol.hpp"
+
+namespace bb_fake {
+
+using Json = nlohmann::json;
+
+// What a call (or a block) of the target writes into its outputs.
+enum class Kernel { right, wrong, unwritten };
+
+// How the fake answers one request.
+struct Answer {
+  bb::ExecOutcome::Status status = bb::ExecOutcome::Status::ok;
+  std::string detail;              // crashed / timed out: the executor's account ("" : what a real one says)
+  std::optional<Json> reply;       // this reply, as is, instead of the modelled one (no memfd with it)
+  Json extra = Json::object();     // merged into the modelled reply: {"fatal": true}, {"tampered": "..."}
+  std::string error;               // the call (or prepare) failed with this error: no buffers
+  bool unsupported = false;        // ... and it was BB_ERR_UNSUPPORTED
+  bool sticky = false;             // ... and it was a sticky device error
+  std::string printed;             // what the worker printed while serving it (stdout and stderr)
+  Kernel kernel = Kernel::right;
+  double sample_seconds = 0;       // block: the time per call it reports (0: the FakeWorkers default)
+
+  static Answer crash(std::string detail = "killed by signal SIGSEGV (Segmentation fault)") {
+    Answer a;
+    a.status = bb::ExecOutcome::Status::crashed;
+    a.detail = std::move(detail);
+    return a;
+  }
+  static Answer timeout() {
+    Answer a;
+    a.status = bb::ExecOutcome::Status::timed_out;
+    return a;
+  }
+  static Answer failing(std::string message) {
+    Answer a;
+    a.error = std::move(message);
+    return a;
+  }
+  // BB_ERR_UNSUPPORTED, with the message the plugin gave (the worker's "BB_ERR_UNSUPPORTED: ..." form).
+  static Answer unsupported_case(const std::string& message) {
+    Answer a;
+    a.error = "BB_ERR_UNSUPPORTED: " + message;
+    a.unsupported = true;
+    return a;
+  }
+  static Answer computing(Kernel k) {
+    Answer a;
+    a.kernel = k;
+    return a;
+  }
+  static Answer timed(double seconds_per_call) {
+    Answer a;
+    a.sample_seconds = seconds_per_call;
+    return a;
+  }
+  static Answer replying(Json reply) {
+    Answer a;
+    a.reply = std::move(reply);
+    return a;
+  }
+  Answer printing(std::string text) && {
+    printed = std::move(text);
+    return std::move(*this);
+  }
+};
+
+// Which requests an Answer serves. Empty fields match anything.
+struct Match {
+  std::string cmd;
+  std::string library;  // the file name of the library the request is about ("identity" for the identity target)
+  std::string case_id;  // the session's case
+  std::string session;  // impl | reference | baseline
+  int times = -1;       // how many requests it answers before it is used up (-1: every one)
+};
+
+// What a probe of a library finds.
+struct Library {
+  bool kernel_impl = true;
+  bool reference = false;
+  bb::PluginInfo info;
+  std::string error;  // not loaded, for this reason
+};
+
+// One entry of the log: a request, or what happened to a worker's process.
+struct Request {
+  int worker = -1;   // the executor, numbered from 0 in the order they were made
+  int process = 0;   // that executor's process: a new one after recycle(), abandon(), a crash, a timeout
+  std::string cmd;   // the request's cmd, or "recycle" / "abandon"
+  std::string session, library, case_id;
+  Json request;      // as sent ({} for recycle / abandon)
+  bool with_fd = false;
+  double timeout = 0;
+};
+
+class FakeWorkers;
+
+class FakeExecutor final : public bb::Executor {
+ public:
+  FakeExecutor(std::shared_ptr<FakeWorkers> workers, int id) : workers_(std::move(workers)), id_(id) {}
+  bb::ExecOutcome execute(const Json& request, double timeout_seconds, int fd = -1) override;
+  void recycle() override { end_process("recycle"); }
+  void abandon() override { end_process("abandon"); }
+  void set_walls(bb::WorkerWalls walls) override { walls_ = std::move(walls); }
+  const bb::WorkerWalls& walls() const { return walls_; }
+  int id() const { return id_; }
+
+ private:
+  struct Session {
+    bb::Target target;
+    const bb::ConcreteCase* c = nullptr;
+    std::string device;
+    bb::SealedBlob inputs;   // the case's inputs, as the host sent them
+    bb::SealedBlob buffers;  // after the last call or block
+  };
+  void end_process(const char* why);
+  bb::ExecOutcome answer_modelled(const std::string& cmd, const Json& request, int fd, const Answer& a);
+  bb::ExecOutcome call(Session& s, const Json& request, int fd, const Answer& a, bool block);
+
+  std::shared_ptr<FakeWorkers> workers_;
+  int id_;
+  int process_ = 0;
+  std::map<std::string, Session> sessions_;
+  bb::WorkerWalls walls_;
+};
+
+class FakeWorkers : public std::enable_shared_from_this<FakeWorkers> {
+ public:
+  static std::shared_ptr<FakeWorkers> create() { return std::shared_ptr<FakeWorkers>(new FakeWorkers()); }
+
+  // ---- the script (before the executors are used; safe meanwhile too)
+  FakeWorkers& library(const std::string& file_name, Library lib) {
+    std::lock_guard lock(mutex_);
+    libraries_[file_name] = std::move(lib);
+    return *this;
+  }
+  FakeWorkers& device(const std::string& kind, Json description) {
+    std::lock_guard lock(mutex_);
+    devices_[kind] = std::move(description);
+    return *this;
+  }
+  // The first rule, in the order given, that matches a request and is not used up answers it;
+  // none: the modelled answer of a right worker.
+  FakeWorkers& on(Match m, Answer a) {
+    std::lock_guard lock(mutex_);
+    rules_.push_back({std::move(m), std::move(a)});
+    return *this;
+  }
+  double default_sample_seconds = 1e-4;
+
+  // ---- executors
+  std::unique_ptr<FakeExecutor> make() {
+    std::lock_guard lock(mutex_);
+    return std::make_unique<FakeExecutor>(shared_from_this(), made_++);
+  }
+  bb::ExecutorFactory factory() {
+    auto self = shared_from_this();
+    return [self]() -> std::unique_ptr<bb::Executor> { return self->make(); };
+  }
+  int made() const {
+    std::lock_guard lock(mutex_);
+    return made_;
+  }
+
+  // ---- the log
+  std::vector<Request> log() const {
+    std::lock_guard lock(mutex_);
+    return log_;
+  }
+  std::vector<Request> requests(const std::function<bool(const Request&)>& which) const {
+    std::vector<Request> out;
+    for (auto& r : log())
+      if (which(r)) out.push_back(r);
+    return out;
+  }
+  std::vector<Request> requests(const std::string& cmd) const {
+    return requests([&](const Request& r) { return r.cmd == cmd; });
+  }
+  // One worker's commands in order, recycles included: "prepare call end recycle ...".
+  std::string commands(int worker) const {
+    std::string s;
+    for (const auto& r : log())
+      if (r.worker == worker) s += (s.empty() ? "" : " ") + r.cmd;
+    return s;
+  }
+
+  // ---- for FakeExecutor
+  // The case `index` of the manifest's op, as a worker reads it.
+  bb::Expected<const bb::ConcreteCase*> case_of(const bb::PrepareRequest& p) {
+    std::lock_guard lock(mutex_);
+    const std::string key = fmt::format("{}#{}#{}#{}", p.manifest, p.op, p.seed ? std::to_string(*p.seed) : "", p.random_cases);
+    auto& slot = cases_[key];
+    if (!slot) {
+      auto m = bb::load_manifest(p.manifest, p.op);
+      if (!m) return m.error();
+      if (p.seed) m->seed = *p.seed;
+      auto cases = bb::expand_cases(*m, p.random_cases);
+      if (!cases) return cases.error();
+      slot = std::make_unique<std::vector<bb::ConcreteCase>>(std::move(*cases));
+    }
+    if (p.case_index < 0 || static_cast<std::size_t>(p.case_index) >= slot->size())
+      return bb::make_error(fmt::format("case index {} out of range", p.case_index));
+    return &(*slot)[static_cast<std::size_t>(p.case_index)];
+  }
+  // Logs `r` and finds its answer.
+  Answer record(Request r) {
+    std::lock_guard lock(mutex_);
+    log_.push_back(r);
+    for (auto& rule : rules_) {
+      const Match& m = rule.match;
+      if (m.times == 0) continue;
+      if (!m.cmd.empty() && m.cmd != r.cmd) continue;
+      if (!m.library.empty() && m.library != r.library) continue;
+      if (!m.case_id.empty() && m.case_id != r.case_id) continue;
+      if (!m.session.empty() && m.session != r.session) continue;
+      if (rule.match.times > 0) --rule.match.times;
+      return rule.answer;
+    }
+    return Answer{};
+  }
+  void note(int worker, int process, const char* what) {
+    std::lock_guard lock(mutex_);
+    Request r;
+    r.worker = worker;
+    r.process = process;
+    r.cmd = what;
+    r.request = Json::object();
+    log_.push_back(std::move(r));
+  }
+  Json probe(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    const std::string name = std::filesystem::path(path).filename().string();
+    bb::ProbeReply reply;
+    auto it = libraries_.find(name);
+    Library lib;
+    if (it != libraries_.end()) {
+      lib = it->second;
+    } else {  // unscripted: what its name says
+      const std::string stem = std::filesystem::path(path).stem().string();
+      const bool reference = stem.size() >= 10 && stem.compare(stem.size() - 10, 10, "_reference") == 0;
+      lib.reference = reference;
+      lib.kernel_impl = !reference;
+    }
+    if (!lib.error.empty()) {
+      reply.error = lib.error;
+      return bb::to_json(reply);
+    }
+    reply.loaded = true;
+    reply.has_kernel_impl = lib.kernel_impl;
+    reply.has_reference = lib.reference;
+    reply.info = lib.info;
+    return bb::to_json(reply);
+  }
+  std::optional<Library> scripted(const std::string& file_name) {
+    std::lock_guard lock(mutex_);
+    auto it = libraries_.find(file_name);
+    if (it == libraries_.end()) return std::nullopt;
+    return it->second;
+  }
+  Json describe(const std::string& kind) {
+    std::lock_guard lock(mutex_);
+    if (auto it = devices_.find(kind); it != devices_.end()) return it->second;
+    return {{"name", kind}, {"available", false}, {"reason", fmt::format("no {} device (fake worker)", kind)}};
+  }
+
+ private:
+  FakeWorkers() = default;
+  struct Rule {
+    Match match;
+    Answer answer;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, Library> libraries_;
+  std::map<std::string, Json> devices_;
+  std::vector<Rule> rules_;
+  std::vector<Request> log_;
+  std::map<std::string, std::unique_ptr<std::vector<bb::ConcreteCase>>> cases_;
+  int made_ = 0;
+};
+
+// The executors of a run, all sharing `workers`' script and log.
+inline bb::ExecutorFactory make_fake_factory(const std::shared_ptr<FakeWorkers>& workers) { return workers->factory(); }
+
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+
+inline std::string library_name(const bb::Target& t) {
+  if (t.kind == bb::Target::Kind::identity) return "identity";
+  return std::filesystem::path(t.library).filename().string();
+}
+
+inline Json call_reply(const Answer& a) {
+  bb::CallReply r;
+  r.error = a.error;
+  r.unsupported = a.unsupported;
+  r.sticky = a.sticky;
+  return r.to_json();
+}
+
+// The buffers of one call of `target` on `inputs` (an inputs blob of `c`), as a worker sends them.
+inline bb::Expected<bb::SealedBlob> call_buffers(const bb::ConcreteCase& c, const bb::SealedBlob& inputs, const bb::Target& target, Kernel k) {
+  const bb::BlobLayout in = bb::inputs_layout(c), out = bb::buffers_layout(c);
+  constexpr std::size_t kGuard = bb::HostBuffer::kGuardBytes;
+  return bb::SealedBlob::create(out.total, [&](uint8_t* p) {
+    auto guard = [&](uint8_t* raw, std::size_t nbytes) {  // as HostBuffer writes them
+      for (std::size_t i = 0; i < kGuard; ++i) {
+        raw[i] = bb::guard_byte(i);
+        raw[kGuard + nbytes + i] = bb::guard_byte(i + kGuard);
+      }
+    };
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+      uint8_t* raw = p + out.offsets[i];
+      guard(raw, c.inputs[i].nbytes());
+      std::memcpy(raw + kGuard, inputs.data() + in.offsets[i], c.inputs[i].nbytes());
+    }
+    // x: the first input as it came (an in-place output overwrites it below).
+    std::vector<double> x;
+    if (!c.inputs.empty()) {
+      const auto& t = c.inputs.front();
+      for (int64_t e = 0; e < t.numel(); ++e) x.push_back(bb::load_element(t.dtype, inputs.data() + in.offsets[0], static_cast<std::size_t>(e)));
+    }
+    for (std::size_t j = 0; j < c.outputs.size(); ++j) {
+      const auto& o = c.outputs[j];
+      uint8_t* data = nullptr;
+      if (o.inplace_input >= 0) {
+        data = p + out.offsets[static_cast<std::size_t>(o.inplace_input)] + kGuard;
+      } else {
+        uint8_t* raw = p + out.offsets[c.inputs.size() + j];
+        guard(raw, o.nbytes());
+        data = raw + kGuard;
+      }
+      for (int64_t e = 0; e < o.numel(); ++e) {
+        const auto i = static_cast<std::size_t>(e);
+        if (k == Kernel::unwritten) {
+          bb::poison_element(o.dtype, data + i * bb::dtype_size(o.dtype));
+          continue;
+        }
+        const double v = x.empty() ? static_cast<double>(e) : x[i % x.size()];
+        const double right = target.kind == bb::Target::Kind::identity ? v : 2 * v;
+        bb::store_element(o.dtype, data, i, k == Kernel::wrong ? right + 1 : right);
+      }
+    }
+  });
+}
+
+inline bb::Expected<bb::SealedBlob> adopt_copy(int fd, std::size_t min_size) {
+  if (fd < 0) return bb::make_error("no file descriptor came with the message");
+  return bb::SealedBlob::adopt(bb::UniqueFd(dup(fd)), min_size);
+}
+
+}  // namespace detail
+
+inline void FakeExecutor::end_process(const char* why) {
+  workers_->note(id_, process_, why);
+  sessions_.clear();
+  ++process_;
+}
+
+inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout_seconds, int fd) {
+  const std::string cmd = request.value("cmd", "");
+  Request r;
+  r.worker = id_;
+  r.process = process_;
+  r.cmd = cmd;
+  r.request = request;
+  r.with_fd = fd >= 0;
+  r.timeout = timeout_seconds;
+  r.session = request.value("session", "");
+  if (cmd == "probe") {
+    r.library = std::filesystem::path(request.value("library", "")).filename().string();
+  } else if (cmd == "prepare") {
+    const bb::PrepareRequest p = bb::prepare_request_from_json(request);
+    r.library = detail::library_name(p.target);
+    if (auto c = workers_->case_of(p)) r.case_id = (*c)->id;
+  } else if (auto it = sessions_.find(r.session); it != sessions_.end()) {
+    r.library = detail::library_name(it->second.target);
+    r.case_id = it->second.c->id;
+  }
+  const Answer a = workers_->record(r);
+  bb::ExecOutcome out;
+  if (a.status != bb::ExecOutcome::Status::ok) {
+    // Its process is gone: the next request starts a new one, with no session.
+    out.status = a.status;
+    out.detail = !a.detail.empty() ? a.detail
+                                   : a.status == bb::ExecOutcome::Status::timed_out
+                                         ? fmt::format("no result after {:.1f} s; the worker was killed", timeout_seconds)
+                                         : "killed by signal SIGSEGV (Segmentation fault)";
+    sessions_.clear();
+    ++process_;
+  } else if (a.reply) {
+    out.reply = *a.reply;
+  } else {
+    out = answer_modelled(cmd, request, fd, a);
+    for (const auto& [k, v] : a.extra.items()) out.reply[k] = v;
+  }
+  out.output = a.printed;
+  out.output_bytes = a.printed.size();
+  if (out.seconds == 0) out.seconds = 1e-4;
+  return out;
+}
+
+inline bb::ExecOutcome FakeExecutor::answer_modelled(const std::string& cmd, const Json& request, int fd, const Answer& a) {
+  bb::ExecOutcome out;
+  auto error = [&](std::string message) {
+    bb::CallReply c;
+    c.error = std::move(message);
+    out.reply = c.to_json();
+    return std::move(out);
+  };
+  if (cmd == "probe") {
+    out.reply = workers_->probe(request.value("library", ""));
+    return out;
+  }
+  if (cmd == "probe_many") {
+    Json probes = Json::array();
+    for (const auto& l : request.value("libraries", std::vector<std::string>{})) probes.push_back(workers_->probe(l));
+    out.reply = {{"probes", probes}};
+    return out;
+  }
+  if (cmd == "devices") {
+    out.reply = workers_->describe(request.value("kind", ""));
+    return out;
+  }
+  if (cmd == "warm") {
+    const std::string device = request.value("device", "cpu");
+    if (device != "cpu" && !workers_->describe(device).value("available", false)) return error(fmt::format("no {} device (fake worker)", device));
+    out.reply = bb::CallReply{}.to_json();
+    return out;
+  }
+  if (cmd == "audit") {
+    out.reply = {{"watched", true}};
+    return out;
+  }
+  if (cmd == "generate" || cmd == "export" || cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" ||
+      cmd == "keep_case" || cmd == "expect" || cmd == "verify")
+    return error(fmt::format("the fake worker does not serve '{}'", cmd));
+  if (cmd == "unwatch") {
+    out.reply = {{"error", ""}};
+    return out;
+  }
+  if (cmd == "prepare") {
+    const bb::PrepareRequest p = bb::prepare_request_from_json(request);
+    sessions_.erase(p.session);
+    auto c = workers_->case_of(p);
+    if (!c) return error(c.error().message);
+    if (p.target.kind != bb::Target::Kind::identity) {
+      const std::string name = detail::library_name(p.target);
+      const auto lib = workers_->scripted(name);
+      if (lib && !lib->error.empty()) return error(lib->error);
+      const bool want_impl = p.target.kind == bb::Target::Kind::kernel_impl;
+      const bool has = lib ? (want_impl ? lib->kernel_impl : lib->reference) : true;
+      if (!has)
+        return error(fmt::format("{}: missing symbol {}_{}", p.target.library, p.op, want_impl ? "kernel_impl" : "reference"));
+      if (p.device != "cpu") {  // the worker's place_for: no such device here
+        bb::CallReply skipped;
+        skipped.error = fmt::format("no {} device (fake worker)", p.device);
+        skipped.skipped = true;
+        out.reply = skipped.to_json();
+        return out;
+      }
+    }
+    if (!a.error.empty()) {
+      out.reply = detail::call_reply(a);
+      return out;
+    }
+    if (p.generate) return error("the fake worker makes no inputs on a device");
+    auto blob = detail::adopt_copy(fd, bb::inputs_layout(**c).total);
+    if (!blob) return error("the case's inputs: " + blob.error().message);
+    Session s;
+    s.target = p.target;
+    s.c = *c;
+    s.device = p.device;
+    s.inputs = std::move(*blob);
+    sessions_[p.session] = std::move(s);
+    out.reply = bb::CallReply{}.to_json();
+    out.reply["steps"] = Json::object();
+    return out;
+  }
+  const std::string id = request.value("session", "");
+  auto it = sessions_.find(id);
+  if (cmd == "end") {
+    if (it != sessions_.end()) sessions_.erase(it);
+    out.reply = Json::object();
+    return out;
+  }
+  if (cmd != "call" && cmd != "block" && cmd != "buffers") {
+    out.reply = {{"error", "unknown command '" + cmd + "'"}};
+    return out;
+  }
+  if (it == sessions_.end()) return error(fmt::format("no session '{}' (prepare it first)", id));
+  if (cmd == "buffers") {
+    if (it->second.buffers.empty()) return error("no call made yet (fake worker)");
+    out.reply = bb::CallReply{}.to_json();
+    out.fd = bb::UniqueFd(dup(it->second.buffers.fd()));
+    return out;
+  }
+  return call(it->second, request, fd, a, cmd == "block");
+}
+
+inline bb::ExecOutcome FakeExecutor::call(Session& s, const Json& request, int fd, const Answer& a, bool block) {
+  bb::ExecOutcome out;
+  if (!a.error.empty()) {
+    out.reply = detail::call_reply(a);
+    return out;
+  }
+  const bb::CallRequest how = bb::call_request_from_json(request);
+  if (!block && (how.generate || how.staged)) {
+    out.reply = detail::call_reply(Answer::failing("the fake worker makes no inputs on a device"));
+    return out;
+  }
+  bb::SealedBlob other;
+  if (!block && fd >= 0) {
+    auto blob = detail::adopt_copy(fd, bb::inputs_layout(*s.c).total);
+    if (!blob) {
+      out.reply = detail::call_reply(Answer::failing("the call's inputs: " + blob.error().message));
+      return out;
+    }
+    other = std::move(*blob);
+  }
+  auto buffers = detail::call_buffers(*s.c, other.empty() ? s.inputs : other, s.target, a.kernel);
+  if (!buffers) {
+    out.reply = detail::call_reply(Answer::failing(buffers.error().message));
+    return out;
+  }
+  s.buffers = std::move(*buffers);
+  out.reply = bb::CallReply{}.to_json();
+  out.reply["steps"] = Json::object();
+  const bool return_buffers = block ? request.value("return_buffers", true) : how.return_buffers;
+  if (block) {
+    const bb::TimingOptions timing = bb::timing_options_from_json(request.value("timing", Json::object()));
+    const double t = a.sample_seconds > 0 ? a.sample_seconds : workers_->default_sample_seconds;
+    bb::Measurement m;
+    m.mode = timing.mode;
+    m.stop = bb::StopReason::converged;
+    m.batch = 1;
+    m.warmup_calls = 1;
+    const std::size_t n = std::max<std::size_t>(3, timing.rule.min_samples);
+    m.samples.assign(n, t);
+    m.host_samples.assign(n, t);
+    m.wall_time = static_cast<double>(n + 1) * t;
+    out.reply["measurement"] = bb::to_json(m);
+    out.seconds = m.wall_time + 1e-6;  // the host's clock agrees with the worker's
+  }
+  if (return_buffers) out.fd = bb::UniqueFd(dup(s.buffers.fd()));
+  return out;
+}
+
+}  // namespace bb_fake

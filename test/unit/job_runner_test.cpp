@@ -1,0 +1,367 @@
+// run_job, and the test driver under it, with fake workers (fake_executor.hpp): verdicts from
+// the buffers the fake sends back, crashes and timeouts from its outcomes, which worker gets which
+// request. The plan comes from plan_op, whose probes the fake answers too. No process is started.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "discovery.hpp"
+#include "fake_executor.hpp"
+#include "job_runner.hpp"
+#include "jobs.hpp"
+#include "plan.hpp"
+#include "temp_ops_root.hpp"
+
+namespace {
+
+using bb_fake::Answer;
+using bb_fake::FakeExecutor;
+using bb_fake::FakeWorkers;
+using bb_fake::Kernel;
+using bb_fake::Match;
+using bb_fake::Request;
+
+const std::string kSmall16 = "correctness/small[n=16]";
+const std::string kSmall100 = "correctness/small[n=100]";
+const std::string kBig = "performance/big";
+
+class JobRunner : public ::testing::Test {
+ protected:
+  JobRunner() {
+    options.isolate = false;
+    options.performance = false;
+    options.test_timeout = 10;
+    options.timing.rule.min_samples = 3;
+    options.timing.rule.min_time = 0;
+    options.timing.rule.timeout = 0.5;
+    options.timing.warmup_time = 0;
+  }
+
+  // Plans every op of the root, its libraries probed by a fake worker.
+  void plan() {
+    auto folders = bb::discover_ops(root.dir);
+    ASSERT_TRUE(folders) << folders.error().message;
+    auto probe = fake->make();
+    for (const auto& f : *folders) {
+      auto p = bb::plan_op(f, *probe, bb::PlanOptions{});
+      ASSERT_TRUE(p) << p.error().message;
+      ASSERT_TRUE(p->failures.empty()) << p->failures.front().error;
+      plans.push_back(std::move(*p));
+    }
+    probe_worker = probe->id();
+    ctx = std::make_unique<bb::SweepContext>(bb::SweepContext{plans, options, kinds,
+                                                              [this](int op, int impl) { return bb::device_for(plans[op].impls[impl].info, plans[op].manifest); },
+                                                              {}, {}, nullptr});
+    for (const auto& p : plans)
+      for (const auto& lib : p.folder.libraries) ctx->libraries.push_back(lib.string());
+    workers.impl = fake->make();
+    workers.reference = fake->make();
+    workers.baseline = fake->make();
+  }
+
+  std::vector<bb::Job> jobs() {
+    const auto tests = bb::enumerate_tests(plans, 1, options.performance, options.timing);
+    return bb::make_jobs(tests, ctx->device_of, bb::JobOptions{options.performance, {}});
+  }
+
+  // Every job, one worker slot, as the pool runs them: a fresh implementation's worker for each
+  // implementation, the reference's and the baseline's kept (run_job recycles them when what they
+  // serve changes).
+  void run_all() {
+    ASSERT_TRUE(ctx) << "plan() failed";
+    std::pair<int, int> last{-1, -1};
+    for (const auto& job : jobs()) {
+      if (std::pair{job.op, job.impl} != last) {
+        workers.impl = fake->make();
+        workers.impl->set_walls(bb::walls_for(*ctx, plans[job.op].impls[job.impl].library.string()));
+        impl_workers.push_back(id(workers.impl));
+      }
+      last = {job.op, job.impl};
+      bb::run_job(job, 0, workers, *ctx, events());
+    }
+  }
+
+  bb::JobEvents events() {
+    bb::JobEvents e;
+    e.started = [this](const bb::TestResult& r) {
+      ASSERT_EQ(started.size(), finished.size()) << "a test started before the one before it finished";
+      started.push_back(r);
+    };
+    e.finished = [this](bb::TestResult r, std::size_t order) {
+      finished.push_back(std::move(r));
+      orders.push_back(order);
+    };
+    e.warning = [this](const std::string& w) { warnings.push_back(w); };
+    e.measured = [this](double s) { measured += s; };
+    return e;
+  }
+
+  static int id(const std::unique_ptr<bb::Executor>& e) { return static_cast<FakeExecutor&>(*e).id(); }
+
+  const bb::TestResult& result(const std::string& impl, const std::string& case_id) {
+    for (const auto& r : finished)
+      if (r.impl == impl && r.case_id == case_id) return r;
+    ADD_FAILURE() << "no result for " << impl << " " << case_id;
+    static bb::TestResult none;
+    return none;
+  }
+
+  TempOpsRoot root;
+  std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
+  bb::SessionOptions options;
+  std::map<std::string, nlohmann::json> kinds{{"cpu", {{"name", "cpu"}, {"available", true}}}};
+  std::vector<bb::OpPlan> plans;
+  std::unique_ptr<bb::SweepContext> ctx;
+  bb::WorkerSet workers;
+  int probe_worker = -1;
+  std::vector<int> impl_workers;
+  std::vector<bb::TestResult> started, finished;
+  std::vector<std::size_t> orders;
+  std::vector<std::string> warnings;
+  double measured = 0;
+};
+
+}  // namespace
+
+TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  plan();
+  ASSERT_EQ(plans.size(), 1u);
+  ASSERT_EQ(plans[0].impls.size(), 1u);
+  EXPECT_EQ(plans[0].reference.name, "twice_reference");
+  EXPECT_EQ(fake->commands(probe_worker), "recycle probe recycle recycle probe recycle recycle") << "one fresh worker per probe";
+  run_all();
+
+  ASSERT_EQ(finished.size(), 3u);
+  const std::vector<std::string> cases = {kSmall16, kSmall100, kBig};
+  for (std::size_t k = 0; k < finished.size(); ++k) {
+    const auto& r = finished[k];
+    EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.case_id << ": " << r.message;
+    EXPECT_EQ(r.op, "twice");
+    EXPECT_EQ(r.impl, "twice__twice_good");
+    EXPECT_EQ(r.case_id, cases[k]);
+    EXPECT_EQ(r.kind, k < 2 ? "correctness" : "performance");
+    EXPECT_EQ(r.device, "cpu");
+    EXPECT_EQ(r.device_index, 0);
+    EXPECT_EQ(orders[k], k) << "sweep order";
+    EXPECT_FALSE(r.timing.has_value()) << "nothing is timed without --performance";
+    // What test_started said is what test_finished says.
+    EXPECT_EQ(started[k].impl, r.impl);
+    EXPECT_EQ(started[k].case_id, r.case_id);
+  }
+  // The implementation's worker prepared each case with its own library and the host's inputs,
+  // called it once and ended the session; the reference's did the same with the reference.
+  const int impl = impl_workers.at(0), ref = id(workers.reference);
+  EXPECT_EQ(fake->commands(impl), "prepare call end prepare call end prepare call end");
+  EXPECT_EQ(fake->commands(ref), "recycle prepare call end prepare call end prepare call end");
+  for (const auto& r : fake->requests("prepare")) {
+    EXPECT_TRUE(r.with_fd) << "the case's inputs travel in a memfd";
+    const auto target = bb::target_from_json(r.request["target"]);
+    if (r.worker == impl) {
+      EXPECT_EQ(target.kind, bb::Target::Kind::kernel_impl);
+      EXPECT_EQ(r.library, "twice_good.so");
+      EXPECT_EQ(r.session, "impl");
+    } else {
+      EXPECT_EQ(r.worker, ref);
+      EXPECT_EQ(target.kind, bb::Target::Kind::reference);
+      EXPECT_EQ(r.library, "twice_reference.so");
+    }
+  }
+  EXPECT_TRUE(fake->requests([&](const Request& r) { return r.worker == id(workers.baseline); }).empty())
+      << "no baseline without timing";
+}
+
+TEST_F(JobRunner, WrongOutputsFailAndUnwrittenOnesAreUnwritten) {
+  root.add_op("twice", {"twice_bad.so", "twice_lazy.so", "twice_reference.so"});
+  fake->on({.cmd = "call", .library = "twice_bad.so"}, Answer::computing(Kernel::wrong));
+  fake->on({.cmd = "call", .library = "twice_lazy.so", .case_id = kSmall100}, Answer::computing(Kernel::unwritten));
+  plan();
+  run_all();
+  ASSERT_EQ(finished.size(), 6u);
+  const auto& bad = result("twice__twice_bad", kSmall100);
+  EXPECT_EQ(bad.verdict, bb::Verdict::fail) << bad.message;
+  ASSERT_TRUE(bad.mismatch.has_value());
+  EXPECT_EQ(bad.mismatch->output, "y");
+  EXPECT_EQ(bad.mismatch->count, 100);
+  EXPECT_EQ(bad.mismatch->total, 100);
+  EXPECT_DOUBLE_EQ(bad.mismatch->actual, bad.mismatch->expected + 1);
+  EXPECT_EQ(result("twice__twice_lazy", kSmall100).verdict, bb::Verdict::unwritten);
+  EXPECT_EQ(result("twice__twice_lazy", kSmall16).verdict, bb::Verdict::pass);
+}
+
+TEST_F(JobRunner, ACrashIsCrashWithItsDetailAndTheNextTestGetsAFreshProcess) {
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall16},
+           Answer::crash("killed by signal SIGSEGV (Segmentation fault)").printing("about to fault\n"));
+  plan();
+  run_all();
+  ASSERT_EQ(finished.size(), 3u);
+  EXPECT_EQ(finished[0].verdict, bb::Verdict::crash);
+  EXPECT_EQ(finished[0].message, "killed by signal SIGSEGV (Segmentation fault)");
+  EXPECT_EQ(finished[0].output, "about to fault\n") << "its last words are kept";
+  EXPECT_EQ(finished[1].verdict, bb::Verdict::pass) << finished[1].message;
+  EXPECT_EQ(finished[2].verdict, bb::Verdict::pass) << finished[2].message;
+  // No "end" goes to a worker that died: the next request is the next test's prepare, in a new process.
+  const auto impl = fake->requests([&](const Request& r) { return r.worker == impl_workers.at(0); });
+  ASSERT_GE(impl.size(), 3u);
+  EXPECT_EQ(impl[0].cmd, "prepare");
+  EXPECT_EQ(impl[1].cmd, "call");
+  EXPECT_EQ(impl[2].cmd, "prepare");
+  EXPECT_EQ(impl[2].case_id, kSmall100);
+  EXPECT_EQ(impl[2].process, impl[1].process + 1);
+}
+
+TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
+  options.test_timeout = 7;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::timeout());
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kSmall100);
+  EXPECT_EQ(r.verdict, bb::Verdict::timeout);
+  EXPECT_EQ(r.message, "no result after 7.0 s; the worker was killed");
+  const auto calls = fake->requests([](const Request& q) { return q.cmd == "call" && q.session == "impl"; });
+  ASSERT_EQ(calls.size(), 3u);
+  for (const auto& c : calls) EXPECT_DOUBLE_EQ(c.timeout, 7.0) << "a call may take --test-timeout";
+  EXPECT_EQ(result("twice__twice_good", kSmall16).verdict, bb::Verdict::pass);
+  EXPECT_EQ(result("twice__twice_good", kBig).verdict, bb::Verdict::pass);
+}
+
+TEST_F(JobRunner, UnsupportedOnTheFirstCallIsSkippedWithItsMessage) {
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::unsupported_case("n must be a multiple of 32"));
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kSmall100);
+  EXPECT_EQ(r.verdict, bb::Verdict::skipped);
+  EXPECT_EQ(r.message, "unsupported by the implementation: n must be a multiple of 32");
+  EXPECT_EQ(result("twice__twice_good", kSmall16).verdict, bb::Verdict::pass);
+}
+
+TEST_F(JobRunner, UnsupportedIsAnErrorWhereTheDeclaredPreconditionsAdmitTheCase) {
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  bb::PluginInfo info;
+  info.present = true;
+  info.preconditions = {"numel(x) > 0"};  // every case meets it
+  fake->library("twice_good.so", {.kernel_impl = true, .reference = false, .info = info, .error = ""});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::unsupported_case("n must be a multiple of 32"));
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kSmall100);
+  EXPECT_EQ(r.verdict, bb::Verdict::error);
+  EXPECT_EQ(r.message, "BB_ERR_UNSUPPORTED: n must be a multiple of 32: its declared preconditions admit this case");
+}
+
+TEST_F(JobRunner, UnsupportedAfterACallReturnedIsAnError) {
+  options.check_determinism = true;  // a second call on the same case
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall16, .times = 1}, Answer{});
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall16}, Answer::unsupported_case("changed its mind"));
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kSmall16);
+  EXPECT_EQ(r.verdict, bb::Verdict::error);
+  EXPECT_EQ(r.message, "second call: BB_ERR_UNSUPPORTED: changed its mind");
+  EXPECT_EQ(result("twice__twice_good", kSmall100).verdict, bb::Verdict::pass) << "two calls, the same bytes";
+}
+
+TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
+  root.add_op("twice", {"twice_fast.so", "twice_good.so", "twice_reference.so"});
+  plan();
+  run_all();
+  ASSERT_EQ(finished.size(), 6u);
+  for (const auto& r : finished) EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.impl << " " << r.case_id << ": " << r.message;
+  ASSERT_EQ(impl_workers.size(), 2u);
+  EXPECT_NE(impl_workers[0], impl_workers[1]) << "each implementation in a worker of its own";
+  const auto reference = fake->requests([](const Request& r) { return r.session == "reference"; });
+  ASSERT_FALSE(reference.empty());
+  std::set<std::pair<int, int>> where;
+  for (const auto& r : reference) where.insert({r.worker, r.process});
+  EXPECT_EQ(where.size(), 1u) << "every reference request in one worker process";
+  EXPECT_EQ(reference.front().worker, id(workers.reference));
+  // Started once (its first serve), never again for the second implementation.
+  const auto recycles = fake->requests([&](const Request& r) { return r.worker == id(workers.reference) && r.cmd == "recycle"; });
+  EXPECT_EQ(recycles.size(), 1u);
+  // The reference's buffers of a case are made once: the second implementation's tests use them.
+  const auto calls = std::count_if(reference.begin(), reference.end(), [](const Request& r) { return r.cmd == "call"; });
+  EXPECT_EQ(calls, 3);
+}
+
+TEST_F(JobRunner, AnotherOpsReferenceGetsAProcessOfItsOwn) {
+  root.add_op("alpha", {"alpha_good.so", "alpha_reference.so"});
+  root.add_op("beta", {"beta_good.so", "beta_reference.so"});
+  plan();
+  ASSERT_EQ(plans.size(), 2u);
+  run_all();
+  ASSERT_EQ(finished.size(), 6u);
+  for (const auto& r : finished) EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  const int ref = id(workers.reference);
+  const auto log = fake->requests([&](const Request& r) { return r.worker == ref; });
+  // recycle, alpha's reference..., recycle, beta's reference...: each op's reference in a process of its own.
+  std::vector<std::string> seen;
+  for (const auto& r : log)
+    if (r.cmd == "recycle" || r.cmd == "prepare") seen.push_back(r.cmd == "recycle" ? "recycle" : r.library);
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"recycle", "alpha_reference.so", "recycle", "beta_reference.so"}));
+  for (const auto& r : log)
+    if (r.cmd == "prepare") EXPECT_EQ(r.process, r.library == "alpha_reference.so" ? 1 : 2);
+}
+
+TEST_F(JobRunner, WhatTheImplementationPrintedLandsInItsResult) {
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "prepare", .library = "twice_good.so", .case_id = kSmall16}, Answer{}.printing("loading twice_good\n"));
+  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall16}, Answer{}.printing("computing 16\n"));
+  fake->on({.cmd = "call", .library = "twice_reference.so"}, Answer{}.printing("the reference speaks\n"));
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kSmall16);
+  EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  EXPECT_EQ(r.output, "loading twice_good\ncomputing 16\n") << "the implementation's words, in order; never the reference's";
+  EXPECT_EQ(r.output_bytes, r.output.size());
+  EXPECT_EQ(result("twice__twice_good", kSmall100).output, "");
+}
+
+TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
+  options.performance = true;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  // The implementation's blocks report 100 us a call, the baseline's (the reference, timed in its
+  // worker) 200 us.
+  fake->on({.cmd = "block", .session = "impl"}, Answer::timed(100e-6));
+  fake->on({.cmd = "block", .session = "baseline"}, Answer::timed(200e-6));
+  plan();
+  ASSERT_EQ(plans[0].baselines.size(), 1u);
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  ASSERT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  ASSERT_TRUE(r.timing.has_value());
+  EXPECT_DOUBLE_EQ(r.timing->stats.median, 100e-6);
+  ASSERT_TRUE(r.speedup.has_value());
+  EXPECT_NEAR(*r.speedup, 2.0, 0.05);
+  EXPECT_LE(*r.speedup_low, *r.speedup);
+  EXPECT_GE(*r.speedup_high, *r.speedup);
+  ASSERT_TRUE(r.gbps.has_value());
+  EXPECT_NEAR(*r.gbps, 2 * 256 * 4 / 100e-6 / 1e9, 1e-9);
+  EXPECT_GT(measured, 0.0);
+  EXPECT_FALSE(result("twice__twice_good", kSmall16).timing.has_value()) << "correctness cases are not timed";
+  // The baseline was timed in the reference's worker (the same function on the same device), and
+  // after the blocks the implementation's worker audited its own code.
+  const auto blocks = fake->requests([](const Request& q) { return q.cmd == "block" && q.session == "baseline"; });
+  ASSERT_FALSE(blocks.empty());
+  for (const auto& b : blocks) EXPECT_EQ(b.worker, id(workers.reference));
+  EXPECT_EQ(fake->requests("audit").size(), 1u);
+}
+
+TEST_F(JobRunner, AnImplementationWrongWhileTimedGetsNoTime) {
+  options.performance = true;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  fake->on({.cmd = "block", .session = "impl"}, Answer::computing(Kernel::wrong));
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  EXPECT_EQ(r.verdict, bb::Verdict::fail);
+  EXPECT_NE(r.message.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << r.message;
+  EXPECT_FALSE(r.timing.has_value());
+  EXPECT_FALSE(r.speedup.has_value());
+  EXPECT_FALSE(r.gbps.has_value());
+}
