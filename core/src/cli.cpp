@@ -463,7 +463,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
     auto given = [&](const char* flag) { return app.count(flag) > 0; };
     if (auto s = adopt_run_options(run->options, resume, run_file(resume).string(), given, o.session); !s) return s.error();
     SessionOptions::Resume r{resume, run->sweep_id, {}};
-    for (const auto& t : run->tests) r.finished[{t.impl, t.case_id, t.repeat}] = t;
+    for (const auto& t : run->tests) r.finished[{t.id.impl, t.id.case_id, t.id.repeat}] = t;
     o.session.resume = std::move(r);
     if (o.log_dir.empty() && !o.no_log)
       o.log_dir = std::filesystem::is_directory(resume) ? std::filesystem::path(resume) : std::filesystem::path(resume).parent_path();

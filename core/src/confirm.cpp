@@ -159,7 +159,7 @@ int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord
       cases += (cases.empty() ? "" : ",") + ch->next->case_id;
     }
     for (const auto& t : next.tests)
-      if (t.op == op && t.impl == impl && t.device != "cpu" && !t.device.empty()) devices = std::to_string(t.device_index);
+      if (t.id.op == op && t.id.impl == impl && t.id.device != "cpu" && !t.id.device.empty()) devices = std::to_string(t.id.device_index);
     std::vector<std::string> args{options.binary, "--custom-ops-root", root.string(), "--ops", op, "--impls", stem, "--cases", cases,
                                   "--log-dir", (root / "logs").string(), "-q"};
     if (!devices.empty()) args.insert(args.end(), {"--devices", devices});
@@ -174,18 +174,18 @@ int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord
     }
     for (auto* ch : changes) {
       const auto t = std::find_if(run->tests.begin(), run->tests.end(),
-                                  [&](const TestResult& r) { return r.impl == op + "__" + stem && r.case_id == ch->next->case_id; });
-      if (t == run->tests.end() || t->verdict != Verdict::pass || !t->speedup || !t->speedup_low || !t->speedup_high) {
+                                  [&](const TestResult& r) { return r.id.impl == op + "__" + stem && r.id.case_id == ch->next->case_id; });
+      if (t == run->tests.end() || t->outcome.verdict != Verdict::pass || !t->performance.speedup || !t->performance.speedup_low || !t->performance.speedup_high) {
         ch->confirmation = fmt::format("not re-timed: the re-timing run gave {} ({})",
-                                       t == run->tests.end() ? "no such test" : verdict_name(t->verdict),
-                                       t == run->tests.end() ? (root / "console.log").string() : t->message);
+                                       t == run->tests.end() ? "no such test" : verdict_name(t->outcome.verdict),
+                                       t == run->tests.end() ? (root / "console.log").string() : t->outcome.message);
         continue;
       }
       // speedup: BASE's library's time over NEW's; below the threshold's limit with its whole
       // interval below 1: NEW's code is slower, now, on this machine.
-      const bool confirmed = *t->speedup < limit && *t->speedup_high < 1.0;
-      ch->confirmation = fmt::format("re-timed now, paired: NEW's library takes {:.2f}x BASE's time [{:.2f}, {:.2f}]: {}", 1.0 / *t->speedup,
-                                     1.0 / *t->speedup_high, 1.0 / *t->speedup_low,
+      const bool confirmed = *t->performance.speedup < limit && *t->performance.speedup_high < 1.0;
+      ch->confirmation = fmt::format("re-timed now, paired: NEW's library takes {:.2f}x BASE's time [{:.2f}, {:.2f}]: {}", 1.0 / *t->performance.speedup,
+                                     1.0 / *t->performance.speedup_high, 1.0 / *t->performance.speedup_low,
                                      confirmed ? "confirmed" : "not confirmed, so not a regression (the slowdown was the run's, not the code's)");
       if (!confirmed) ch->regression = false;
     }

@@ -67,18 +67,18 @@ std::string tests(std::size_t n) { return fmt::format("{} test{}", n, n == 1 ? "
 
 // Where a test ran: "" on the CPU, " on cuda:1" on a device.
 std::string where(const TestResult& r) {
-  if (r.device.empty() || r.device == "cpu") return "";
-  return fmt::format(" on {}:{}", r.device, r.device_index);
+  if (r.id.device.empty() || r.id.device == "cpu") return "";
+  return fmt::format(" on {}:{}", r.id.device, r.id.device_index);
 }
 
 // "myop__myop_cpp performance/large[n=4096]", as the status line names a running test.
 std::string label(const TestResult& r) {
-  return fmt::format("{} {}{}{}", r.impl, r.case_id, where(r), r.repeat > 0 ? fmt::format(" (repeat {})", r.repeat + 1) : "");
+  return fmt::format("{} {}{}{}", r.id.impl, r.id.case_id, where(r), r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : "");
 }
 
 // A started test is matched to its result by this.
 std::string running_key(const TestResult& r) {
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", r.op, r.impl, r.case_id, r.device, r.device_index, r.repeat);
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", r.id.op, r.id.impl, r.id.case_id, r.id.device, r.id.device_index, r.id.repeat);
 }
 
 bool mentions(const std::string& text, const std::string& word) {
@@ -218,33 +218,33 @@ class ConsoleReporter final : public Reporter {
     if (auto it = std::find_if(running_.begin(), running_.end(), [&](const auto& e) { return e.first == key; }); it != running_.end())
       running_.erase(it);
 
-    if (r.verdict == Verdict::skipped) {
+    if (r.outcome.verdict == Verdict::skipped) {
       ++skipped_;
-      auto p = std::find_if(pending_.begin(), pending_.end(), [&](const PendingSkip& s) { return s.impl == r.impl; });
+      auto p = std::find_if(pending_.begin(), pending_.end(), [&](const PendingSkip& s) { return s.impl == r.id.impl; });
       if (p != pending_.end()) {
-        if (++p->count == expected_tests(r.impl)) flush_pending(r.impl);
-      } else if (!whole_impl_skipped_.count(r.impl)) {
-        add_to_group(r.impl, r.message);
+        if (++p->count == expected_tests(r.id.impl)) flush_pending(r.id.impl);
+      } else if (!whole_impl_skipped_.count(r.id.impl)) {
+        add_to_group(r.id.impl, r.outcome.message);
       }  // else: after its impl_skipped line, counted in the table only
     } else {
       flush_pending();
       ++ran_;
-      ++(r.verdict == Verdict::pass ? passed_ : failed_);
+      ++(r.outcome.verdict == Verdict::pass ? passed_ : failed_);
     }
     // A line per test that did not pass, the first few of each implementation (all with -v; a
     // pass too with -v); the rest are counted in the summary by implementation at the end.
     // SKIPPED tests are grouped by reason, with -v too.
-    const bool not_passed = r.verdict != Verdict::pass && r.verdict != Verdict::skipped;
+    const bool not_passed = r.outcome.verdict != Verdict::pass && r.outcome.verdict != Verdict::skipped;
     if (not_passed) note_failure(r);
     if (!o_.quiet && not_passed) {
-      const std::size_t shown = ++live_failures_[r.impl];
+      const std::size_t shown = ++live_failures_[r.id.impl];
       if (o_.verbose || shown <= kLiveFailuresPerImpl) print_line(test_line(r, done, total));
       else if (shown == kLiveFailuresPerImpl + 1)
-        print_line(fmt::format("      ... more of {}'s tests did not pass: they are summarised at the end", r.impl));
-    } else if (!o_.quiet && o_.verbose && r.verdict == Verdict::pass) {
+        print_line(fmt::format("      ... more of {}'s tests did not pass: they are summarised at the end", r.id.impl));
+    } else if (!o_.quiet && o_.verbose && r.outcome.verdict == Verdict::pass) {
       print_line(test_line(r, done, total));
     }
-    if (++finished_of_impl_[r.impl] == expected_tests(r.impl)) flush_groups(r.impl);
+    if (++finished_of_impl_[r.id.impl] == expected_tests(r.id.impl)) flush_groups(r.id.impl);
     draw_soon();
     if (!o_.terminal) progress_if_due();
   }
@@ -290,39 +290,39 @@ class ConsoleReporter final : public Reporter {
   }
 
   std::string test_line(const TestResult& r, std::size_t done, std::size_t total) const {
-    std::string line = fmt::format("[{}/{}] {} {} {}{}{}", done, total, verdict_word(r.verdict, 16), r.impl, r.case_id, where(r),
-                                   r.repeat > 0 ? fmt::format(" (repeat {})", r.repeat + 1) : "");
-    const bool on_device = !r.device.empty() && r.device != "cpu";
-    if (r.timing) {
-      const auto& t = *r.timing;
+    std::string line = fmt::format("[{}/{}] {} {} {}{}{}", done, total, verdict_word(r.outcome.verdict, 16), r.id.impl, r.id.case_id, where(r),
+                                   r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : "");
+    const bool on_device = !r.id.device.empty() && r.id.device != "cpu";
+    if (r.performance.timing) {
+      const auto& t = *r.performance.timing;
       line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
                           on_device ? "GPU time" : "time", t.stats.samples, t.batch > 1 ? fmt::format(" of {}", t.batch) : "",
                           t.stop == "timeout" ? "budget" : t.stop == "noise_plateau" ? "noise plateau" : t.stop);
       if (on_device) line += fmt::format("  host {}", format_seconds(t.host.median));
     }
-    if (r.speedup) {
-      line += fmt::format("  {:.2f}x", *r.speedup);
-      if (r.speedup_low && r.speedup_high)
-        line += fmt::format(" [{:.2f}, {:.2f}]{}", *r.speedup_low, *r.speedup_high,
-                            *r.speedup_low <= 1.0 && *r.speedup_high >= 1.0 ? " n.s." : "");
+    if (r.performance.speedup) {
+      line += fmt::format("  {:.2f}x", *r.performance.speedup);
+      if (r.performance.speedup_low && r.performance.speedup_high)
+        line += fmt::format(" [{:.2f}, {:.2f}]{}", *r.performance.speedup_low, *r.performance.speedup_high,
+                            *r.performance.speedup_low <= 1.0 && *r.performance.speedup_high >= 1.0 ? " n.s." : "");
     }
-    if (r.tflops && *r.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.tflops);
-    if (r.gbps) line += fmt::format("  {:.1f} GB/s", *r.gbps);
-    if (r.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.peak_pct);
-    if (r.peak_pct && r.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.peak_pct_theoretical);
-    if (r.peak_pct) line += ")";
-    if (!r.message.empty()) line += "\n      " + r.message;
-    if (r.mismatch && r.message.find("output '" + r.mismatch->output + "'") == std::string::npos) {
+    if (r.performance.tflops && *r.performance.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.performance.tflops);
+    if (r.performance.gbps) line += fmt::format("  {:.1f} GB/s", *r.performance.gbps);
+    if (r.performance.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.performance.peak_pct);
+    if (r.performance.peak_pct && r.performance.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.performance.peak_pct_theoretical);
+    if (r.performance.peak_pct) line += ")";
+    if (!r.outcome.message.empty()) line += "\n      " + r.outcome.message;
+    if (r.outcome.mismatch && r.outcome.message.find("output '" + r.outcome.mismatch->output + "'") == std::string::npos) {
       // The worker's message says this already; a result from elsewhere may not.
-      const auto& m = *r.mismatch;
+      const auto& m = *r.outcome.mismatch;
       line += fmt::format("\n      output '{}': {} of {} elements differ{} (atol {}, rtol {}); max abs error {:g}, max rel error {:g}; "
                           "first at {}: got {:g}, expected {:g}",
                           m.output, m.count, m.total, m.unwritten > 0 ? fmt::format(", {} unwritten", m.unwritten) : "", m.atol, m.rtol,
                           m.max_abs_error, m.max_rel_error, m.first_index, m.actual, m.expected);
     }
-    if (!r.output.empty() && (r.verdict != Verdict::pass || o_.verbose)) line += output_lines(r);
-    if (r.timing)
-      for (const auto& n : r.timing->notes)
+    if (!r.output.text.empty() && (r.outcome.verdict != Verdict::pass || o_.verbose)) line += output_lines(r);
+    if (r.performance.timing)
+      for (const auto& n : r.performance.timing->notes)
         if ((n.find("budget") == std::string::npos && n.find("stopped improving") == std::string::npos) || o_.verbose)
           line += "\n      note: " + n;
     return line;
@@ -332,7 +332,7 @@ class ConsoleReporter final : public Reporter {
   // there was (the results hold the head and the tail of all of it).
   static std::string output_lines(const TestResult& r) {
     constexpr std::size_t kLines = 8;
-    std::string text = r.output;
+    std::string text = r.output.text;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     std::vector<std::string> lines;
     std::size_t start = 0;
@@ -343,7 +343,7 @@ class ConsoleReporter final : public Reporter {
       start = nl + 1;
     }
     const std::size_t from = lines.size() > kLines ? lines.size() - kLines : 0;
-    std::string out = fmt::format("\n      it printed ({} bytes{}):", r.output_bytes ? r.output_bytes : r.output.size(),
+    std::string out = fmt::format("\n      it printed ({} bytes{}):", r.output.bytes ? r.output.bytes : r.output.text.size(),
                                   from > 0 ? fmt::format("; the last {} lines", kLines) : "");
     for (std::size_t i = from; i < lines.size(); ++i) out += "\n      | " + truncated(lines[i], 200);
     return out;
@@ -431,12 +431,12 @@ class ConsoleReporter final : public Reporter {
   }
 
   void note_failure(const TestResult& r) {
-    auto& groups = failures_[r.impl];
-    if (std::find(failure_order_.begin(), failure_order_.end(), r.impl) == failure_order_.end()) failure_order_.push_back(r.impl);
-    const std::string shape = fmt::format("{}\n{}", verdict_name(r.verdict), message_shape(r.message));
+    auto& groups = failures_[r.id.impl];
+    if (std::find(failure_order_.begin(), failure_order_.end(), r.id.impl) == failure_order_.end()) failure_order_.push_back(r.id.impl);
+    const std::string shape = fmt::format("{}\n{}", verdict_name(r.outcome.verdict), message_shape(r.outcome.message));
     auto g = std::find_if(groups.begin(), groups.end(), [&](const FailureGroup& f) { return f.shape == shape; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {shape, r.verdict, r.message.substr(0, r.message.find('\n')), {}});
-    g->cases.push_back(r.case_id + where(r) + (r.repeat > 0 ? fmt::format(" (repeat {})", r.repeat + 1) : ""));
+    if (g == groups.end()) g = groups.insert(groups.end(), {shape, r.outcome.verdict, r.outcome.message.substr(0, r.outcome.message.find('\n')), {}});
+    g->cases.push_back(r.id.case_id + where(r) + (r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : ""));
   }
 
   // "not passed, by implementation": each implementation's tests that did not pass, grouped by
@@ -564,7 +564,7 @@ class ConsoleReporter final : public Reporter {
     }
     // Per implementation: verdict counts, then speedup.
     std::map<std::string, std::map<std::string, int>> verdicts;
-    for (const auto& r : s.tests) ++verdicts[r.impl][verdict_name(r.verdict)];
+    for (const auto& r : s.tests) ++verdicts[r.id.impl][verdict_name(r.outcome.verdict)];
     // The name column as wide as the longest name (32 at least), so the columns stay aligned.
     std::size_t name_width = 32;
     for (const auto& is : s.scores.impls) name_width = std::max(name_width, is.impl.size());
@@ -604,7 +604,7 @@ class ConsoleReporter final : public Reporter {
     // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
     std::map<std::string, int> where;
     for (const auto& r : s.tests)
-      if (r.verdict != Verdict::skipped) ++where[r.device == "cpu" ? r.device : fmt::format("{}:{}", r.device, r.device_index)];
+      if (r.outcome.verdict != Verdict::skipped) ++where[r.id.device == "cpu" ? r.id.device : fmt::format("{}:{}", r.id.device, r.id.device_index)];
     if (where.size() > 1 || (where.size() == 1 && where.begin()->first != "cpu")) {
       std::string line;
       for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);

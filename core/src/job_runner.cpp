@@ -163,15 +163,15 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   const auto& p = ctx.plans[t.op];
   const auto& c = p.cases[t.case_pos];
   TestResult r;
-  r.op = p.folder.name;
-  r.impl = p.impls[t.impl].name;
-  r.case_id = c.id;
-  r.kind = case_kind_name(c.kind);
-  r.device = ctx.device_of(t.op, t.impl);
-  r.device_index = r.device == "cpu" || r.device.empty() ? 0 : ordinal;
-  r.repeat = t.repeat;
-  r.flops = c.flops;
-  r.bytes = c.bytes;
+  r.id.op = p.folder.name;
+  r.id.impl = p.impls[t.impl].name;
+  r.id.case_id = c.id;
+  r.id.kind = case_kind_name(c.kind);
+  r.id.device = ctx.device_of(t.op, t.impl);
+  r.id.device_index = r.id.device == "cpu" || r.id.device.empty() ? 0 : ordinal;
+  r.id.repeat = t.repeat;
+  r.id.flops = c.flops;
+  r.id.bytes = c.bytes;
   return r;
 }
 
@@ -254,18 +254,18 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     TestRequest req = request_for(ctx, p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
     req.time = o.performance && c.kind == CaseKind::performance;
     req.device = job.device;
-    req.device_index = id.device_index;
+    req.device_index = id.id.device_index;
     req.declared_supported = !impl.info.preconditions.empty();  // it runs: the preconditions hold (skip_reason)
     const SideWorkers side = side_workers(p, job, req.time);
     req.reference_device = side.reference_device;
     req.baseline = side.baseline;
-    serve(workers.reference, workers.reference_key, side.reference_key, ctx, req.reference.library, workers, id.device_index);
+    serve(workers.reference, workers.reference_key, side.reference_key, ctx, req.reference.library, workers, id.id.device_index);
     TestWorkers w{workers.impl.get(), workers.reference.get(), nullptr, workers.checker.get(), workers.quiet};
     if (req.baseline) {
       if (side.baseline_key.empty()) {
         w.baseline = workers.reference.get();
       } else {
-        serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, req.baseline->library, workers, id.device_index);
+        serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, req.baseline->library, workers, id.id.device_index);
         w.baseline = workers.baseline.get();
       }
     }
@@ -274,50 +274,33 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     limits.device_check_min_bytes = default_device_check_min_bytes();
     // The physical floor on devices only: a CPU's cold data is not all from DRAM (the
     // prefetchers, the L3 the flush leaves), and its copy bandwidth reads low on a loaded host.
-    if (job.device != "cpu") limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index).first * 1e9;
+    if (job.device != "cpu") limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index).first * 1e9;
     const auto t0 = std::chrono::steady_clock::now();
     TestResult out = run_test(req, w, limits);  // the host's verdict and figures, under the test's identity
-    if (o.worker_limits.memory_bytes && out.message.find("bad_alloc") != std::string::npos)
-      out.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
-    out.phases["host_s"] = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - out.duration);
+    if (o.worker_limits.memory_bytes && out.outcome.message.find("bad_alloc") != std::string::npos)
+      out.outcome.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
+    out.phases.seconds["host_s"] = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - out.phases.duration);
     if (interrupted()) return;  // abandoned in flight (its worker was killed): not a finished test
-    out.op = id.op;
-    out.impl = id.impl;
-    out.case_id = id.case_id;
-    out.kind = id.kind;
-    out.device = id.device;
-    out.device_index = id.device_index;
-    out.repeat = id.repeat;
-    out.flops = id.flops;
-    out.bytes = id.bytes;
-    if (out.timing) events.measured(out.timing->measured_time + out.timing->baseline_measured_time);
-    if (out.verdict == Verdict::pass && out.timing) {
-      if (out.gbps && job.device != "cpu") {
-        const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.device_index);
-        if (measured > 0) out.peak_pct = *out.gbps / measured * 100;
-        if (theoretical > 0) out.peak_pct_theoretical = *out.gbps / theoretical * 100;
+    out.id = id.id;  // the identity is the host's, set once (test_identity)
+    if (out.performance.timing) events.measured(out.performance.timing->measured_time + out.performance.timing->baseline_measured_time);
+    if (out.outcome.verdict == Verdict::pass && out.performance.timing) {
+      if (out.performance.gbps && job.device != "cpu") {
+        const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index);
+        if (measured > 0) out.performance.peak_pct = *out.performance.gbps / measured * 100;
+        if (theoretical > 0) out.performance.peak_pct_theoretical = *out.performance.gbps / theoretical * 100;
       }
-      if (out.flops && job.device != "cpu") {
+      if (out.id.flops && job.device != "cpu") {
         const auto& kind = ctx.device_kinds.at(job.device);
         const std::string compute = compute_kind_for(c.inputs.empty() ? DType::float32 : c.inputs.front().dtype);
-        const auto [measured, theoretical] = peak_bandwidth(kind, id.device_index);
-        if (auto rl = roofline(out.flops, out.bytes, out.timing->stats.median, measured, peak_tflops(kind, id.device_index, compute))) {
-          out.roofline_pct = rl->pct;
-          out.roofline_bound = rl->bound;
-          out.roofline_compute = compute;
+        const auto [measured, theoretical] = peak_bandwidth(kind, id.id.device_index);
+        if (auto rl = roofline(out.id.flops, out.id.bytes, out.performance.timing->stats.median, measured, peak_tflops(kind, id.id.device_index, compute))) {
+          out.performance.roofline_pct = rl->pct;
+          out.performance.roofline_bound = rl->bound;
+          out.performance.roofline_compute = compute;
         }
       }
     } else {
-      out.timing.reset();  // an incorrect implementation is never reported with a time
-      out.tflops.reset();
-      out.gbps.reset();
-      out.baseline_median.reset();
-      out.speedup.reset();
-      out.speedup_low.reset();
-      out.speedup_high.reset();
-      out.speedup_confidence.reset();
-      out.speedup_pairs.reset();
-      out.speedup_resolution.reset();
+      out.performance = {};  // an incorrect implementation is never reported with a time
     }
     events.finished(std::move(out), t.order);
   }

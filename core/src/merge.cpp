@@ -59,9 +59,9 @@ std::map<std::string, std::unordered_map<std::string, std::size_t>> case_ranks(c
   for (const auto* s : shards) {
     std::map<std::tuple<std::string, std::string, int>, std::size_t> last;  // (op, impl, repeat) -> last case
     for (const auto& t : s->run.tests) {
-      auto& g = graphs[t.op];
-      const std::size_t n = g.node(t.case_id);
-      const auto key = std::make_tuple(t.op, t.impl, t.repeat);
+      auto& g = graphs[t.id.op];
+      const std::size_t n = g.node(t.id.case_id);
+      const auto key = std::make_tuple(t.id.op, t.id.impl, t.id.repeat);
       if (auto it = last.find(key); it != last.end() && it->second != n) g.next[it->second].insert(n);
       last[key] = n;
     }
@@ -250,10 +250,10 @@ Expected<MergeOutcome> merge_shards(const std::vector<ShardRun>& input, const Me
   const std::size_t last = static_cast<std::size_t>(-1);
   for (const auto* s : shards)
     for (const auto& t : s->run.tests) {
-      const auto o = op_rank.find(t.op);
-      const auto i = impl_rank.find({t.op, t.impl});
-      keyed.emplace_back(SortKey{o == op_rank.end() ? last : o->second, t.op, i == impl_rank.end() ? last : i->second, t.impl, t.repeat,
-                                 cases.at(t.op).at(t.case_id)},
+      const auto o = op_rank.find(t.id.op);
+      const auto i = impl_rank.find({t.id.op, t.id.impl});
+      keyed.emplace_back(SortKey{o == op_rank.end() ? last : o->second, t.id.op, i == impl_rank.end() ? last : i->second, t.id.impl, t.id.repeat,
+                                 cases.at(t.id.op).at(t.id.case_id)},
                          &t);
     }
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

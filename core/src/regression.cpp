@@ -26,8 +26,8 @@ namespace {
 std::optional<TimingSummary> fold_timings(const std::vector<const TestResult*>& repeats) {
   std::vector<const Timing*> timed;
   for (const auto* r : repeats)
-    if (r->timing && r->timing->stats.samples > 0 && std::isfinite(r->timing->stats.median) && r->timing->stats.median > 0)
-      timed.push_back(&*r->timing);
+    if (r->performance.timing && r->performance.timing->stats.samples > 0 && std::isfinite(r->performance.timing->stats.median) && r->performance.timing->stats.median > 0)
+      timed.push_back(&*r->performance.timing);
   if (timed.empty()) return std::nullopt;
   TimingSummary t;
   t.mode = timed.front()->mode;
@@ -68,7 +68,7 @@ std::vector<TestSummary> summarize_tests(const std::vector<TestResult>& tests) {
   std::vector<std::vector<const TestResult*>> groups;
   std::unordered_map<std::string, std::size_t> where;
   for (const auto& t : tests) {
-    const std::string key = t.op + "/" + t.impl + "/" + t.case_id;
+    const std::string key = t.id.op + "/" + t.id.impl + "/" + t.id.case_id;
     auto [it, fresh] = where.emplace(key, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(&t);
@@ -76,30 +76,30 @@ std::vector<TestSummary> summarize_tests(const std::vector<TestResult>& tests) {
   std::vector<TestSummary> out;
   out.reserve(groups.size());
   for (auto& g : groups) {
-    std::stable_sort(g.begin(), g.end(), [](const TestResult* a, const TestResult* b) { return a->repeat < b->repeat; });
+    std::stable_sort(g.begin(), g.end(), [](const TestResult* a, const TestResult* b) { return a->id.repeat < b->id.repeat; });
     TestSummary s;
-    s.op = g.front()->op;
-    s.impl = g.front()->impl;
-    s.case_id = g.front()->case_id;
+    s.op = g.front()->id.op;
+    s.impl = g.front()->id.impl;
+    s.case_id = g.front()->id.case_id;
     s.repeats = static_cast<int>(g.size());
     int skipped = 0;
     const TestResult* failing = nullptr;
     for (const auto* r : g) {
-      if (r->verdict == Verdict::pass) ++s.passed;
-      else if (r->verdict == Verdict::skipped) ++skipped;
+      if (r->outcome.verdict == Verdict::pass) ++s.passed;
+      else if (r->outcome.verdict == Verdict::skipped) ++skipped;
       else if (!failing) failing = r;
     }
     if (failing) {
-      s.verdict = failing->verdict;
-      s.message = s.repeats > 1 ? fmt::format("repeat {}: {}", failing->repeat + 1, failing->message) : failing->message;
+      s.verdict = failing->outcome.verdict;
+      s.message = s.repeats > 1 ? fmt::format("repeat {}: {}", failing->id.repeat + 1, failing->outcome.message) : failing->outcome.message;
     } else if (s.passed == s.repeats) {
       s.verdict = Verdict::pass;
     } else {
       // Every repeat SKIPPED, or some passed and the others were SKIPPED: not a pass.
       s.verdict = Verdict::skipped;
-      const auto* first_skip = *std::find_if(g.begin(), g.end(), [](const TestResult* r) { return r->verdict == Verdict::skipped; });
-      s.message = skipped == s.repeats ? first_skip->message
-                                       : fmt::format("{} of {} repeats SKIPPED: {}", skipped, s.repeats, first_skip->message);
+      const auto* first_skip = *std::find_if(g.begin(), g.end(), [](const TestResult* r) { return r->outcome.verdict == Verdict::skipped; });
+      s.message = skipped == s.repeats ? first_skip->outcome.message
+                                       : fmt::format("{} of {} repeats SKIPPED: {}", skipped, s.repeats, first_skip->outcome.message);
     }
     s.timing = fold_timings(g);
     out.push_back(std::move(s));

@@ -72,13 +72,13 @@ struct Tally {
   std::size_t timed = 0;
   std::set<std::string> devices;
   void add(const TestResult& t) {
-    if (t.mismatch) {
-      if (std::isfinite(t.mismatch->max_abs_error)) max_abs = std::max(max_abs.value_or(0.0), t.mismatch->max_abs_error);
-      if (std::isfinite(t.mismatch->max_rel_error)) max_rel = std::max(max_rel.value_or(0.0), t.mismatch->max_rel_error);
+    if (t.outcome.mismatch) {
+      if (std::isfinite(t.outcome.mismatch->max_abs_error)) max_abs = std::max(max_abs.value_or(0.0), t.outcome.mismatch->max_abs_error);
+      if (std::isfinite(t.outcome.mismatch->max_rel_error)) max_rel = std::max(max_rel.value_or(0.0), t.outcome.mismatch->max_rel_error);
     }
-    if (t.timing) ++timed;
-    if (t.verdict == Verdict::pass && finite(t.speedup)) speedups.push_back(*t.speedup);
-    if (t.verdict != Verdict::skipped) devices.insert(device_label(t));
+    if (t.performance.timing) ++timed;
+    if (t.outcome.verdict == Verdict::pass && finite(t.performance.speedup)) speedups.push_back(*t.performance.speedup);
+    if (t.outcome.verdict != Verdict::skipped) devices.insert(device_label(t));
   }
 };
 
@@ -116,8 +116,8 @@ std::string operator_summary_csv(const RunRecord& run) {
   std::map<std::string, Tally> op_tally;
   std::map<std::pair<std::string, std::string>, Tally> impl_tally;
   for (const auto& t : run.tests) {
-    op_tally[t.op].add(t);
-    impl_tally[{t.op, t.impl}].add(t);
+    op_tally[t.id.op].add(t);
+    impl_tally[{t.id.op, t.id.impl}].add(t);
   }
   const auto verdicts = verdict_counts_by_impl(run);
   std::map<std::string, const OpReport*> reports;
@@ -146,7 +146,7 @@ std::string operator_summary_csv(const RunRecord& run) {
       if (is.fully_correct && finite(is.speedup)) correct_speedups.push_back(*is.speedup);
     }
     for (const auto& t : run.tests)
-      if (t.op == os.op && t.verdict != Verdict::pass) ++by_verdict[verdict_name(t.verdict)];
+      if (t.id.op == os.op && t.outcome.verdict != Verdict::pass) ++by_verdict[verdict_name(t.outcome.verdict)];
     for (const auto& [v, n] : by_verdict) counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
     const Tally& tally = op_tally[os.op];
     const std::string status = ran_impls == 0 ? (impls.empty() || skipped == 0 ? "not run" : "skipped")

@@ -269,8 +269,8 @@ std::string untrusted_spread(const Timing& t) {
 }
 
 std::string case_name(const TestResult& t) {
-  return fmt::format("{} {}{}{}", t.impl, t.case_id, t.repeat > 0 ? fmt::format("#{}", t.repeat) : "",
-                     t.device == "cpu" || t.device.empty() ? "" : " " + device_label(t));
+  return fmt::format("{} {}{}{}", t.id.impl, t.id.case_id, t.id.repeat > 0 ? fmt::format("#{}", t.id.repeat) : "",
+                     t.id.device == "cpu" || t.id.device.empty() ? "" : " " + device_label(t));
 }
 
 // Percent of peak bandwidth per timed case, on a linear 0-100% axis.
@@ -278,11 +278,11 @@ std::string bandwidth_chart(const RunRecord& run) {
   std::vector<const TestResult*> rows;
   std::size_t total = 0;
   for (const auto& t : run.tests)
-    if (finite(t.peak_pct) && t.verdict == Verdict::pass && ++total <= kMaxChartRows) rows.push_back(&t);
+    if (finite(t.performance.peak_pct) && t.outcome.verdict == Verdict::pass && ++total <= kMaxChartRows) rows.push_back(&t);
   if (rows.empty())
     return "<p class=\"empty\">No test reported a percent of peak bandwidth (it needs a timed case on a device and the bytes the case moves).</p>\n";
   double top = 100;
-  for (const auto* t : rows) top = std::max(top, *t->peak_pct);
+  for (const auto* t : rows) top = std::max(top, *t->performance.peak_pct);
   Frame f;
   std::vector<std::string> labels;
   for (const auto* t : rows) labels.push_back(case_name(*t));
@@ -295,12 +295,12 @@ std::string bandwidth_chart(const RunRecord& run) {
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& t = *rows[i];
-    const double w = std::max(1.0, *t.peak_pct / top * f.plot_w);
+    const double w = std::max(1.0, *t.performance.peak_pct / top * f.plot_w);
     out += "<g class=\"row\">" + row_label(f, i, case_name(t));
     out += fmt::format("<rect class=\"bw\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\"><title>{:.1f}% of peak{}</title></rect>",
-                       f.label_w, f.y(i) + 4, w, f.row_h - 8, *t.peak_pct, finite(t.gbps) ? fmt::format(", {:.1f} GB/s", *t.gbps) : "");
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{:.1f}%{}</text></g>\n", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, *t.peak_pct,
-                       finite(t.gbps) ? fmt::format(" · {:.0f} GB/s", *t.gbps) : "");
+                       f.label_w, f.y(i) + 4, w, f.row_h - 8, *t.performance.peak_pct, finite(t.performance.gbps) ? fmt::format(", {:.1f} GB/s", *t.performance.gbps) : "");
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{:.1f}%{}</text></g>\n", f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, *t.performance.peak_pct,
+                       finite(t.performance.gbps) ? fmt::format(" · {:.0f} GB/s", *t.performance.gbps) : "");
   }
   out += "</svg>\n";
   if (total > rows.size()) out += fmt::format("<p class=\"note\">The first {} of {} cases are drawn.</p>\n", rows.size(), total);
@@ -313,12 +313,12 @@ std::string timing_chart(const RunRecord& run) {
   std::vector<const TestResult*> rows;
   std::size_t total = 0;
   for (const auto& t : run.tests)
-    if (t.timing && t.timing->stats.median > 0 && std::isfinite(t.timing->stats.median) && ++total <= kMaxChartRows) rows.push_back(&t);
+    if (t.performance.timing && t.performance.timing->stats.median > 0 && std::isfinite(t.performance.timing->stats.median) && ++total <= kMaxChartRows) rows.push_back(&t);
   if (rows.empty()) return "<p class=\"empty\">No timed tests (a correctness-only run, or no implementation passed).</p>\n";
   double lo = INFINITY, hi = 0;
   for (const auto* t : rows) {
-    const auto& s = t->timing->stats;
-    for (double v : {s.min, s.median, s.max, t->baseline_median.value_or(0.0)})
+    const auto& s = t->performance.timing->stats;
+    for (double v : {s.min, s.median, s.max, t->performance.baseline_median.value_or(0.0)})
       if (v > 0 && std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   }
   lo /= 1.5, hi *= 1.5;
@@ -335,23 +335,23 @@ std::string timing_chart(const RunRecord& run) {
   std::size_t untrusted = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& t = *rows[i];
-    const auto& s = t.timing->stats;
+    const auto& s = t.performance.timing->stats;
     const double cy = f.y(i) + f.row_h / 2, bh = f.row_h - 10;
     const double xmin = ax.x(f, s.min > 0 ? s.min : s.median), xmax = ax.x(f, s.max > 0 ? s.max : s.median);
     const double xq1 = ax.x(f, s.q1 > 0 ? s.q1 : s.median), xq3 = ax.x(f, s.q3 > 0 ? s.q3 : s.median), xm = ax.x(f, s.median);
     out += "<g class=\"row\">" + row_label(f, i, case_name(t));
-    out += fmt::format("<title>{}</title>", h(timing_line(*t.timing)));
+    out += fmt::format("<title>{}</title>", h(timing_line(*t.performance.timing)));
     out += fmt::format("<line class=\"whisker\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", xmin, xmax, cy, cy);
     out += fmt::format("<line class=\"whisker\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/><line class=\"whisker\" x1=\"{3:.1f}\" x2=\"{3:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
                        xmin, cy - bh / 3, cy + bh / 3, xmax);
-    out += fmt::format("<rect class=\"box{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>", untrusted_spread(*t.timing).empty() ? "" : " untrusted", xq1, cy - bh / 2, std::max(1.5, xq3 - xq1), bh);
+    out += fmt::format("<rect class=\"box{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>", untrusted_spread(*t.performance.timing).empty() ? "" : " untrusted", xq1, cy - bh / 2, std::max(1.5, xq3 - xq1), bh);
     out += fmt::format("<line class=\"median\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>", xm, cy - bh / 2, cy + bh / 2);
-    if (finite(t.baseline_median) && *t.baseline_median > 0) {
-      const double xb = ax.x(f, *t.baseline_median);
+    if (finite(t.performance.baseline_median) && *t.performance.baseline_median > 0) {
+      const double xb = ax.x(f, *t.performance.baseline_median);
       out += fmt::format("<path class=\"base\" d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\"><title>baseline median {}</title></path>", xb, cy - 4,
-                         h(format_seconds(*t.baseline_median)));
+                         h(format_seconds(*t.performance.baseline_median)));
     }
-    const std::string doubt = untrusted_spread(*t.timing);
+    const std::string doubt = untrusted_spread(*t.performance.timing);
     out += fmt::format("<text{} x=\"{:.1f}\" y=\"{:.1f}\">{}{} ±{:.1f}%{}</text></g>\n", doubt.empty() ? "" : " class=\"untrusted\"",
                        f.label_w + f.plot_w + 8, f.y(i) + f.row_h * 0.65, doubt.empty() ? "" : "⚠ ", h(format_seconds(s.median)),
                        std::isfinite(s.rel_stdev) ? s.rel_stdev * 100 : 0.0,
@@ -370,15 +370,15 @@ std::string timing_chart(const RunRecord& run) {
 
 // What the implementation printed during the test, folded under its message.
 std::string printed(const TestResult& t) {
-  if (t.output.empty()) return "";
+  if (t.output.text.empty()) return "";
   return fmt::format("<details class=\"printed\"><summary>it printed {} bytes</summary><pre>{}</pre></details>",
-                     t.output_bytes ? t.output_bytes : t.output.size(), h(t.output));
+                     t.output.bytes ? t.output.bytes : t.output.text.size(), h(t.output.text));
 }
 
 // A mismatch's figures in one line, under the message.
 std::string mismatch_line(const TestResult& t) {
-  if (!t.mismatch) return "";
-  const auto& m = *t.mismatch;
+  if (!t.outcome.mismatch) return "";
+  const auto& m = *t.outcome.mismatch;
   std::string out = fmt::format("output <b>{}</b>: <b>{}</b> of {} elements", h(m.output), m.count, m.total);
   if (m.unwritten > 0) out += fmt::format(" ({} unwritten)", m.unwritten);
   if (m.max_abs_error != 0 || m.max_rel_error != 0)  // unwritten elements alone have no error to tell
@@ -389,8 +389,8 @@ std::string mismatch_line(const TestResult& t) {
 }
 
 std::string timing_cell(const TestResult& t) {
-  if (!t.timing) return "";
-  return h(format_seconds(t.timing->stats.median));
+  if (!t.performance.timing) return "";
+  return h(format_seconds(t.performance.timing->stats.median));
 }
 
 }  // namespace
@@ -436,8 +436,8 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
   std::vector<const TestResult*> failures;
   std::map<Verdict, std::size_t> by_verdict;
   for (const auto& t : run.tests) {
-    ++by_verdict[t.verdict];
-    if (is_failure(t.verdict)) failures.push_back(&t);
+    ++by_verdict[t.outcome.verdict];
+    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
   }
   std::size_t unusable = 0;
   for (const auto& op : run.ops) unusable += op.errors.empty() ? 0 : 1;
@@ -502,11 +502,11 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     // By implementation first: how many of its tests failed, and how.
     std::vector<std::pair<std::string, std::map<Verdict, std::size_t>>> by_impl;
     std::map<std::string, std::size_t> tests_of_impl;
-    for (const auto& t : run.tests) ++tests_of_impl[t.impl];
+    for (const auto& t : run.tests) ++tests_of_impl[t.id.impl];
     for (const auto* t : failures) {
-      auto it = std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->impl; });
-      if (it == by_impl.end()) it = by_impl.insert(by_impl.end(), {t->impl, {}});
-      ++it->second[t->verdict];
+      auto it = std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->id.impl; });
+      if (it == by_impl.end()) it = by_impl.insert(by_impl.end(), {t->id.impl, {}});
+      ++it->second[t->outcome.verdict];
     }
     out += "<table class=\"by-impl\"><thead><tr><th>implementation</th><th class=\"num\">failing</th><th>verdicts</th></tr></thead><tbody>\n";
     for (const auto& [impl, counts] : by_impl) {
@@ -518,7 +518,7 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     out += "</tbody></table>\n";
     std::stable_sort(failures.begin(), failures.end(), [&](const TestResult* a, const TestResult* b) {
       auto rank = [&](const TestResult* t) {
-        return std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->impl; }) - by_impl.begin();
+        return std::find_if(by_impl.begin(), by_impl.end(), [&](const auto& e) { return e.first == t->id.impl; }) - by_impl.begin();
       };
       return rank(a) < rank(b);
     });
@@ -526,8 +526,8 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
       const auto& t = *failures[i];
       out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><div class=\"msg\">{}</div>{}</td></tr>\n",
-                         badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", h(device_label(t)),
-                         t.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.message), mismatch_line(t) + printed(t));
+                         badge(t.outcome.verdict), h(t.id.impl), h(t.id.case_id), t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "", h(device_label(t)),
+                         t.outcome.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.outcome.message), mismatch_line(t) + printed(t));
     }
     out += "</tbody></table>\n";
     if (failures.size() > kMaxFailures)
@@ -595,9 +595,9 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
       const auto& t = run.tests[i];
       out += fmt::format("<tr data-verdict=\"{}\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-                         verdict_name(t.verdict), badge(t.verdict), h(t.impl), h(t.case_id), t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "",
-                         h(device_label(t)), timing_cell(t), t.verdict == Verdict::pass && finite(t.speedup) ? fmt_ratio(*t.speedup) : "",
-                         finite(t.peak_pct) ? fmt::format("{:.1f}%", *t.peak_pct) : "", h(first_line(t.message, 300)));
+                         verdict_name(t.outcome.verdict), badge(t.outcome.verdict), h(t.id.impl), h(t.id.case_id), t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "",
+                         h(device_label(t)), timing_cell(t), t.outcome.verdict == Verdict::pass && finite(t.performance.speedup) ? fmt_ratio(*t.performance.speedup) : "",
+                         finite(t.performance.peak_pct) ? fmt::format("{:.1f}%", *t.performance.peak_pct) : "", h(first_line(t.outcome.message, 300)));
     }
     out += "</tbody></table>\n";
     if (run.tests.size() > kMaxTestRows)

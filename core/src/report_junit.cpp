@@ -77,10 +77,10 @@ struct Counts {
   double time = 0;
   void add(const TestResult& r) {
     ++tests;
-    if (r.verdict == Verdict::skipped) ++skipped;
-    else if (is_error_verdict(r.verdict)) ++errors;
-    else if (r.verdict != Verdict::pass) ++failures;
-    if (std::isfinite(r.duration) && r.duration > 0) time += r.duration;
+    if (r.outcome.verdict == Verdict::skipped) ++skipped;
+    else if (is_error_verdict(r.outcome.verdict)) ++errors;
+    else if (r.outcome.verdict != Verdict::pass) ++failures;
+    if (std::isfinite(r.phases.duration) && r.phases.duration > 0) time += r.phases.duration;
   }
   void add(const Counts& c) {
     tests += c.tests, failures += c.failures, errors += c.errors, skipped += c.skipped;
@@ -91,46 +91,46 @@ struct Counts {
 // A timed test's figures, for its <system-out>.
 std::string timing_text(const TestResult& r) {
   std::string out;
-  if (r.timing) {
-    out += "time: " + timing_line(*r.timing);
-    if (!r.timing->stop.empty()) out += ", stopped: " + r.timing->stop;
-    if (r.timing->stats.iqr > 0 && r.timing->stats.median > 0)
-      out += fmt::format("\nIQR/median: {:.1f}%", 100 * r.timing->stats.iqr / r.timing->stats.median);
-    if (r.device != "cpu" && r.timing->host.median > 0) out += "\nhost time: median " + format_seconds(r.timing->host.median);
-    for (const auto& n : r.timing->notes) out += "\nnote: " + n;
+  if (r.performance.timing) {
+    out += "time: " + timing_line(*r.performance.timing);
+    if (!r.performance.timing->stop.empty()) out += ", stopped: " + r.performance.timing->stop;
+    if (r.performance.timing->stats.iqr > 0 && r.performance.timing->stats.median > 0)
+      out += fmt::format("\nIQR/median: {:.1f}%", 100 * r.performance.timing->stats.iqr / r.performance.timing->stats.median);
+    if (r.id.device != "cpu" && r.performance.timing->host.median > 0) out += "\nhost time: median " + format_seconds(r.performance.timing->host.median);
+    for (const auto& n : r.performance.timing->notes) out += "\nnote: " + n;
   }
-  if (finite(r.baseline_median)) out += "\nbaseline median: " + format_seconds(*r.baseline_median);
-  if (finite(r.speedup)) out += fmt::format("\nspeedup: {:.3f}x", *r.speedup);
-  if (finite(r.tflops)) out += fmt::format("\nTFLOP/s: {:.3f}", *r.tflops);
-  if (finite(r.gbps)) out += fmt::format("\nGB/s: {:.1f}", *r.gbps);
-  if (finite(r.peak_pct)) out += fmt::format("\npercent of peak bandwidth: {:.1f}% (measured copy)", *r.peak_pct);
-  if (finite(r.peak_pct_theoretical)) out += fmt::format(", {:.1f}% (theoretical)", *r.peak_pct_theoretical);
+  if (finite(r.performance.baseline_median)) out += "\nbaseline median: " + format_seconds(*r.performance.baseline_median);
+  if (finite(r.performance.speedup)) out += fmt::format("\nspeedup: {:.3f}x", *r.performance.speedup);
+  if (finite(r.performance.tflops)) out += fmt::format("\nTFLOP/s: {:.3f}", *r.performance.tflops);
+  if (finite(r.performance.gbps)) out += fmt::format("\nGB/s: {:.1f}", *r.performance.gbps);
+  if (finite(r.performance.peak_pct)) out += fmt::format("\npercent of peak bandwidth: {:.1f}% (measured copy)", *r.performance.peak_pct);
+  if (finite(r.performance.peak_pct_theoretical)) out += fmt::format(", {:.1f}% (theoretical)", *r.performance.peak_pct_theoretical);
   if (!out.empty() && out.front() == '\n') out.erase(0, 1);
   return out;
 }
 
 void write_testcase(std::string& out, const TestResult& r) {
-  out += fmt::format("    <testcase name=\"{}\" classname=\"{}.{}\" time=\"{}\"", xml(test_label(r)), xml(r.op), xml(r.impl), seconds(r.duration));
+  out += fmt::format("    <testcase name=\"{}\" classname=\"{}.{}\" time=\"{}\"", xml(test_label(r)), xml(r.id.op), xml(r.id.impl), seconds(r.phases.duration));
   std::string sysout = timing_text(r);
   // What the implementation printed during the test, as CI systems show a test's output.
-  if (!r.output.empty())
-    sysout += fmt::format("{}printed ({} bytes):\n{}", sysout.empty() ? "" : "\n", r.output_bytes ? r.output_bytes : r.output.size(),
-                          r.output.substr(0, kMaxText));
-  if (r.verdict == Verdict::pass && sysout.empty()) {
+  if (!r.output.text.empty())
+    sysout += fmt::format("{}printed ({} bytes):\n{}", sysout.empty() ? "" : "\n", r.output.bytes ? r.output.bytes : r.output.text.size(),
+                          r.output.text.substr(0, kMaxText));
+  if (r.outcome.verdict == Verdict::pass && sysout.empty()) {
     out += "/>\n";
     return;
   }
   out += ">\n";
   const std::string where =
-      fmt::format("{} {}{} on {}", r.impl, r.case_id, r.repeat > 0 ? fmt::format(" (repeat {})", r.repeat) : "", device_label(r));
-  if (r.verdict == Verdict::skipped) {
-    out += fmt::format("      <skipped message=\"{}\"/>\n", xml(first_line(r.message, kMaxMessageAttribute)));
-  } else if (r.verdict != Verdict::pass) {
-    const char* element = is_error_verdict(r.verdict) ? "error" : "failure";
-    std::string message = first_line(r.message, kMaxMessageAttribute);
-    if (message.empty()) message = verdict_name(r.verdict);
-    out += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\n{}\n{}</{}>\n", element, xml(message), verdict_name(r.verdict),
-                       verdict_name(r.verdict), xml_text(where), xml_text(failure_details(r)), element);
+      fmt::format("{} {}{} on {}", r.id.impl, r.id.case_id, r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat) : "", device_label(r));
+  if (r.outcome.verdict == Verdict::skipped) {
+    out += fmt::format("      <skipped message=\"{}\"/>\n", xml(first_line(r.outcome.message, kMaxMessageAttribute)));
+  } else if (r.outcome.verdict != Verdict::pass) {
+    const char* element = is_error_verdict(r.outcome.verdict) ? "error" : "failure";
+    std::string message = first_line(r.outcome.message, kMaxMessageAttribute);
+    if (message.empty()) message = verdict_name(r.outcome.verdict);
+    out += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\n{}\n{}</{}>\n", element, xml(message), verdict_name(r.outcome.verdict),
+                       verdict_name(r.outcome.verdict), xml_text(where), xml_text(failure_details(r)), element);
   }
   if (!sysout.empty()) out += fmt::format("      <system-out>{}</system-out>\n", xml_text(sysout));
   out += "    </testcase>\n";
@@ -159,7 +159,7 @@ std::string junit_xml(const RunRecord& run) {
   for (const auto& op : run.ops)
     for (const auto& impl : op.impls) suite(op.op, impl);
   for (const auto& t : run.tests) {
-    Suite& s = suite(t.op, t.impl);
+    Suite& s = suite(t.id.op, t.id.impl);
     s.tests.push_back(&t);
     s.counts.add(t);
   }

@@ -62,7 +62,7 @@ std::string overall_summary_md(const RunRecord& run) {
   const Scores& s = run.scores;
   std::vector<const TestResult*> failures;
   for (const auto& t : run.tests)
-    if (is_failure(t.verdict)) failures.push_back(&t);
+    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
   std::size_t unusable_ops = 0;
   for (const auto& op : run.ops) unusable_ops += op.errors.empty() ? 0 : 1;
 
@@ -139,8 +139,8 @@ std::string overall_summary_md(const RunRecord& run) {
     out += "| verdict | implementation | case | device | message |\n|---|---|---|---|---|\n";
     for (std::size_t i = 0; i < failures.size() && i < kMaxFailureRows; ++i) {
       const auto& t = *failures[i];
-      out += fmt::format("| **{}** | {} | {}{} | {} | {} |\n", verdict_name(t.verdict), md(t.impl), md(t.case_id),
-                         t.repeat > 0 ? fmt::format(" #{}", t.repeat) : "", md(device_label(t)), md(t.message));
+      out += fmt::format("| **{}** | {} | {}{} | {} | {} |\n", verdict_name(t.outcome.verdict), md(t.id.impl), md(t.id.case_id),
+                         t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "", md(device_label(t)), md(t.outcome.message));
     }
     if (failures.size() > kMaxFailureRows)
       out += fmt::format("\n…and {} more failing tests (junit.xml and results.json have them all).\n", failures.size() - kMaxFailureRows);

@@ -85,9 +85,9 @@ std::string format_speedup(const std::optional<double>& x) { return finite(x) ? 
 std::string format_percent(double share) { return std::isfinite(share) ? fmt::format("{:.1f}%", share * 100) : "-"; }
 
 std::string failure_details(const TestResult& r) {
-  std::string out = r.message;
-  if (r.mismatch) {
-    const auto& m = *r.mismatch;
+  std::string out = r.outcome.message;
+  if (r.outcome.mismatch) {
+    const auto& m = *r.outcome.mismatch;
     if (!out.empty()) out += "\n";
     out += fmt::format("output: {}\nmismatching elements: {} of {}", m.output.empty() ? "-" : m.output, m.count, m.total);
     if (m.unwritten > 0) out += fmt::format(" ({} unwritten)", m.unwritten);
@@ -99,13 +99,13 @@ std::string failure_details(const TestResult& r) {
 }
 
 std::string device_label(const TestResult& r) {
-  if (r.device.empty()) return "cpu";
-  if (r.device == "cpu") return r.device;
-  return fmt::format("{}:{}", r.device, r.device_index);
+  if (r.id.device.empty()) return "cpu";
+  if (r.id.device == "cpu") return r.id.device;
+  return fmt::format("{}:{}", r.id.device, r.id.device_index);
 }
 
 std::string test_label(const TestResult& r) {
-  return fmt::format("{}{} ({})", r.case_id, r.repeat > 0 ? fmt::format("#{}", r.repeat) : "", r.device.empty() ? "cpu" : r.device);
+  return fmt::format("{}{} ({})", r.id.case_id, r.id.repeat > 0 ? fmt::format("#{}", r.id.repeat) : "", r.id.device.empty() ? "cpu" : r.id.device);
 }
 
 std::string timing_line(const Timing& t) {
@@ -119,14 +119,14 @@ std::vector<SkipGroup> skip_groups(const RunRecord& run) {
   std::vector<SkipGroup> groups;
   std::map<std::string, std::size_t> index;
   for (const auto& t : run.tests) {
-    if (t.verdict != Verdict::skipped) continue;
-    const std::string reason = t.message.empty() ? "(no reason given)" : t.message;
+    if (t.outcome.verdict != Verdict::skipped) continue;
+    const std::string reason = t.outcome.message.empty() ? "(no reason given)" : t.outcome.message;
     auto [it, fresh] = index.try_emplace(reason, groups.size());
     if (fresh) groups.push_back({reason, {}, 0});
     auto& g = groups[it->second];
     ++g.tests;
-    auto imp = std::find_if(g.impls.begin(), g.impls.end(), [&](const auto& p) { return p.first == t.impl; });
-    if (imp == g.impls.end()) g.impls.emplace_back(t.impl, 1);
+    auto imp = std::find_if(g.impls.begin(), g.impls.end(), [&](const auto& p) { return p.first == t.id.impl; });
+    if (imp == g.impls.end()) g.impls.emplace_back(t.id.impl, 1);
     else ++imp->second;
   }
   std::stable_sort(groups.begin(), groups.end(), [](const SkipGroup& a, const SkipGroup& b) { return a.tests > b.tests; });
@@ -136,7 +136,7 @@ std::vector<SkipGroup> skip_groups(const RunRecord& run) {
 std::map<std::string, std::string> verdict_counts_by_impl(const RunRecord& run) {
   std::map<std::string, std::map<std::string, int>> counts;
   for (const auto& t : run.tests)
-    if (t.verdict != Verdict::pass) ++counts[t.impl][verdict_name(t.verdict)];
+    if (t.outcome.verdict != Verdict::pass) ++counts[t.id.impl][verdict_name(t.outcome.verdict)];
   std::map<std::string, std::string> out;
   for (const auto& [impl, by_verdict] : counts) {
     std::string s;

@@ -35,23 +35,26 @@ std::optional<Verdict> parse_verdict(const std::string& name) {
 }
 
 void to_json(nlohmann::json& j, const TestResult& r) {
-  j = nlohmann::json{{"op", r.op},       {"impl", r.impl},       {"case", r.case_id},   {"kind", r.kind},
-                     {"device", r.device}, {"device_index", r.device_index}, {"repeat", r.repeat}, {"verdict", verdict_name(r.verdict)}, {"message", r.message},
-                     {"duration_s", r.duration}};
-  if (!r.phases.empty()) j["phases"] = r.phases;
-  if (r.output_bytes) {
-    j["output"] = r.output;
-    j["output_bytes"] = r.output_bytes;
+  const TestId& id = r.id;
+  j = nlohmann::json{{"op", id.op},         {"impl", id.impl},   {"case", id.case_id}, {"kind", id.kind},
+                     {"device", id.device}, {"device_index", id.device_index}, {"repeat", id.repeat},
+                     {"verdict", verdict_name(r.outcome.verdict)}, {"message", r.outcome.message},
+                     {"duration_s", r.phases.duration}};
+  if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
+  if (r.output.bytes) {
+    j["output"] = r.output.text;
+    j["output_bytes"] = r.output.bytes;
   }
-  if (r.mismatch) {
-    const auto& m = *r.mismatch;
+  if (r.outcome.mismatch) {
+    const auto& m = *r.outcome.mismatch;
     j["mismatch"] = {{"output", m.output},     {"count", m.count},         {"total", m.total},
                      {"unwritten", m.unwritten}, {"max_abs_error", m.max_abs_error}, {"max_rel_error", m.max_rel_error},
                      {"first_index", m.first_index}, {"actual", m.actual},  {"expected", m.expected},
                      {"atol", m.atol},         {"rtol", m.rtol}};
   }
-  if (r.timing) {
-    const auto& t = *r.timing;
+  const Performance& p = r.performance;
+  if (p.timing) {
+    const auto& t = *p.timing;
     const auto& s = t.stats;
     j["timing"] = {{"mode", t.mode},       {"samples", s.samples}, {"median_s", s.median}, {"min_s", s.min},
                    {"max_s", s.max},       {"mean_s", s.mean},     {"q1_s", s.q1},         {"q3_s", s.q3},
@@ -68,38 +71,41 @@ void to_json(nlohmann::json& j, const TestResult& r) {
       j["timing"]["kernel_median_s"] = t.kernel_median();
     }
   }
-  put(j, "baseline_median_s", r.baseline_median);
-  put(j, "speedup", r.speedup);
-  put(j, "speedup_low", r.speedup_low);
-  put(j, "speedup_high", r.speedup_high);
-  put(j, "speedup_confidence", r.speedup_confidence);
-  put(j, "speedup_pairs", r.speedup_pairs);
-  put(j, "speedup_resolution", r.speedup_resolution);
-  put(j, "flops", r.flops);
-  put(j, "bytes", r.bytes);
-  put(j, "tflops", r.tflops);
-  put(j, "gbps", r.gbps);
-  put(j, "peak_bandwidth_pct", r.peak_pct);
-  put(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
-  if (r.roofline_pct) j["roofline"] = {{"pct", *r.roofline_pct}, {"bound", r.roofline_bound}, {"compute", r.roofline_compute}};
+  put(j, "baseline_median_s", p.baseline_median);
+  put(j, "speedup", p.speedup);
+  put(j, "speedup_low", p.speedup_low);
+  put(j, "speedup_high", p.speedup_high);
+  put(j, "speedup_confidence", p.speedup_confidence);
+  put(j, "speedup_pairs", p.speedup_pairs);
+  put(j, "speedup_resolution", p.speedup_resolution);
+  put(j, "flops", id.flops);
+  put(j, "bytes", id.bytes);
+  put(j, "tflops", p.tflops);
+  put(j, "gbps", p.gbps);
+  put(j, "peak_bandwidth_pct", p.peak_pct);
+  put(j, "peak_bandwidth_pct_theoretical", p.peak_pct_theoretical);
+  if (p.roofline_pct) j["roofline"] = {{"pct", *p.roofline_pct}, {"bound", p.roofline_bound}, {"compute", p.roofline_compute}};
 }
 
 void from_json(const nlohmann::json& j, TestResult& r) {
-  r.op = j.value("op", "");
-  r.impl = j.value("impl", "");
-  r.case_id = j.value("case", "");
-  r.kind = j.value("kind", "");
-  r.device = j.value("device", "cpu");
-  r.device_index = j.value("device_index", 0);
-  r.repeat = j.value("repeat", 0);
-  r.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
-  r.message = j.value("message", "");
-  r.duration = number(j, "duration_s");
-  r.output = j.value("output", "");
-  r.output_bytes = j.value("output_bytes", std::size_t{0});
+  TestId& id = r.id;
+  id.op = j.value("op", "");
+  id.impl = j.value("impl", "");
+  id.case_id = j.value("case", "");
+  id.kind = j.value("kind", "");
+  id.device = j.value("device", "cpu");
+  id.device_index = j.value("device_index", 0);
+  id.repeat = j.value("repeat", 0);
+  get(j, "flops", id.flops);
+  get(j, "bytes", id.bytes);
+  r.outcome.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
+  r.outcome.message = j.value("message", "");
+  r.phases.duration = number(j, "duration_s");
+  r.output.text = j.value("output", "");
+  r.output.bytes = j.value("output_bytes", std::size_t{0});
   if (auto it = j.find("phases"); it != j.end() && it->is_object())
     for (const auto& [k, v] : it->items())
-      if (v.is_number()) r.phases[k] = v.get<double>();
+      if (v.is_number()) r.phases.seconds[k] = v.get<double>();
   if (auto it = j.find("mismatch"); it != j.end()) {
     Mismatch m;
     m.output = it->value("output", "");
@@ -113,7 +119,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     m.expected = number(*it, "expected");
     m.atol = number(*it, "atol");
     m.rtol = number(*it, "rtol");
-    r.mismatch = m;
+    r.outcome.mismatch = m;
   }
   if (auto it = j.find("timing"); it != j.end()) {
     Timing t;
@@ -147,25 +153,24 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     t.pinned_cpu = it->value("pinned_cpu", -1);
     if (it->contains("event_cost_s")) t.event_cost = number(*it, "event_cost_s");
     t.notes = it->value("notes", std::vector<std::string>{});
-    r.timing = t;
+    r.performance.timing = t;
   }
-  get(j, "baseline_median_s", r.baseline_median);
-  get(j, "speedup", r.speedup);
-  get(j, "speedup_low", r.speedup_low);
-  get(j, "speedup_high", r.speedup_high);
-  get(j, "speedup_confidence", r.speedup_confidence);
-  get(j, "speedup_pairs", r.speedup_pairs);
-  get(j, "speedup_resolution", r.speedup_resolution);
-  get(j, "flops", r.flops);
-  get(j, "bytes", r.bytes);
-  get(j, "tflops", r.tflops);
-  get(j, "gbps", r.gbps);
-  get(j, "peak_bandwidth_pct", r.peak_pct);
-  get(j, "peak_bandwidth_pct_theoretical", r.peak_pct_theoretical);
+  Performance& p = r.performance;
+  get(j, "baseline_median_s", p.baseline_median);
+  get(j, "speedup", p.speedup);
+  get(j, "speedup_low", p.speedup_low);
+  get(j, "speedup_high", p.speedup_high);
+  get(j, "speedup_confidence", p.speedup_confidence);
+  get(j, "speedup_pairs", p.speedup_pairs);
+  get(j, "speedup_resolution", p.speedup_resolution);
+  get(j, "tflops", p.tflops);
+  get(j, "gbps", p.gbps);
+  get(j, "peak_bandwidth_pct", p.peak_pct);
+  get(j, "peak_bandwidth_pct_theoretical", p.peak_pct_theoretical);
   if (auto rl = j.find("roofline"); rl != j.end() && rl->is_object() && rl->contains("pct") && (*rl)["pct"].is_number()) {
-    r.roofline_pct = (*rl)["pct"].get<double>();
-    r.roofline_bound = rl->value("bound", "");
-    r.roofline_compute = rl->value("compute", "");
+    p.roofline_pct = (*rl)["pct"].get<double>();
+    p.roofline_bound = rl->value("bound", "");
+    p.roofline_compute = rl->value("compute", "");
   }
 }
 

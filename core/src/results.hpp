@@ -64,7 +64,8 @@ struct Timing {
 // wall time less the worker's: process start, messages).
 inline constexpr const char* kTestPhases[] = {"setup_s", "inputs_s", "reference_s", "check_s", "timing_s", "host_s"};
 
-struct TestResult {
+// Which test: set once, by the host, before the test runs (job_runner.hpp, test_identity).
+struct TestId {
   std::string op;
   std::string impl;     // "<op>__<stem>"
   std::string case_id;  // "correctness/small[dtype=float16]"
@@ -72,9 +73,19 @@ struct TestResult {
   std::string device = "cpu";
   int device_index = 0;  // the device's ordinal (0 on the CPU)
   int repeat = 0;        // --repeat: which pass over the sweep (0-based)
+  std::optional<double> flops, bytes;  // work of the case
+};
+
+// What the checks found.
+struct Outcome {
   Verdict verdict = Verdict::error;
   std::string message;
   std::optional<Mismatch> mismatch;
+};
+
+// How fast: only a test that passed keeps any of it (an incorrect implementation is never
+// reported with a time), so it is cleared as one.
+struct Performance {
   std::optional<Timing> timing;
   std::optional<double> baseline_median;  // seconds
   std::optional<double> speedup;          // baseline / this: the paired speedup (paired.hpp)
@@ -86,24 +97,37 @@ struct TestResult {
   // The relative floor the interval was widened by (paired.hpp, kProcessFloor): the bias two
   // processes may carry, which the per-implementation summary does not average away.
   std::optional<double> speedup_resolution;
-  std::optional<double> flops, bytes;     // work of the case
   std::optional<double> tflops, gbps;
   // Percent of the device's peak bandwidth: measured once per device (the best of several
-  // strategies: device_peak.hpp), and
-  // the theoretical figure from its memory clock and bus width.
+  // strategies: device_peak.hpp), and the theoretical figure from its memory clock and bus width.
   std::optional<double> peak_pct, peak_pct_theoretical;
   // With FLOPs on a device: percent of the roofline bound (roofline.hpp), which bound set it
   // ("compute" | "memory") and the compute peak used ("fp32", "fp16 tensor", "bf16 tensor").
   std::optional<double> roofline_pct;
   std::string roofline_bound, roofline_compute;
-  // What the implementation printed during the test (stdout and stderr, captured by the
-  // worker's host: its head and tail when longer than the cap) and its full length in bytes.
-  std::string output;
-  std::size_t output_bytes = 0;
+};
+
+// Where the test's time went.
+struct TestPhases {
   double duration = 0;  // seconds the test took, end to end
-  // Where that time went, in seconds (kTestPhases), and the host's share: starting the worker,
-  // loading the libraries, the messages (host_s: the host's wall time less the worker's).
-  std::map<std::string, double> phases;
+  // In seconds (kTestPhases), and the host's share: starting the worker, loading the libraries,
+  // the messages (host_s: the host's wall time less the worker's).
+  std::map<std::string, double> seconds;
+};
+
+// What the implementation printed during the test (stdout and stderr, captured by the worker's
+// host: its head and tail when longer than the cap) and its full length in bytes.
+struct PluginOutput {
+  std::string text;
+  std::size_t bytes = 0;
+};
+
+struct TestResult {
+  TestId id;
+  Outcome outcome;
+  Performance performance;
+  TestPhases phases;
+  PluginOutput output;
 };
 
 void to_json(nlohmann::json& j, const TestResult& r);

@@ -77,8 +77,8 @@ nlohmann::json scores_to_json(const Scores& s) {
 }
 
 std::string test_key(const TestResult& r) {
-  std::string key = r.op + "/" + r.impl + "/" + r.case_id;
-  if (r.repeat > 0) key += fmt::format("#{}", r.repeat);
+  std::string key = r.id.op + "/" + r.id.impl + "/" + r.id.case_id;
+  if (r.id.repeat > 0) key += fmt::format("#{}", r.id.repeat);
   return key;
 }
 
@@ -93,7 +93,7 @@ void rescore(RunRecord& r) {
   r.scores = compute_scores(r.tests, impl_order(r), r.perf_p);
   const bool unusable = std::any_of(r.ops.begin(), r.ops.end(), [](const OpReport& o) { return !o.errors.empty(); });
   const bool all_passed = std::all_of(r.tests.begin(), r.tests.end(),
-                                      [](const TestResult& t) { return t.verdict == Verdict::pass || t.verdict == Verdict::skipped; });
+                                      [](const TestResult& t) { return t.outcome.verdict == Verdict::pass || t.outcome.verdict == Verdict::skipped; });
   r.exit_code = unusable ? 2 : all_passed ? 0 : 1;
 }
 

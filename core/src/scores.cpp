@@ -33,21 +33,21 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     s.impls.push_back(is);
   }
   for (const auto& r : results) {
-    auto it = index.find({r.op, r.impl});
+    auto it = index.find({r.id.op, r.id.impl});
     if (it == index.end()) continue;  // baseline timings and the like are not scored
     ImplScore& is = s.impls[it->second];
     ++is.tests;
     ++s.tests;
-    if (r.verdict == Verdict::pass) ++is.passed, ++s.passed;
-    else if (r.verdict == Verdict::skipped) ++is.skipped, ++s.skipped;
+    if (r.outcome.verdict == Verdict::pass) ++is.passed, ++s.passed;
+    else if (r.outcome.verdict == Verdict::skipped) ++is.skipped, ++s.skipped;
     else ++is.failed, ++s.failed;
-    if (r.verdict == Verdict::pass && r.speedup) {
-      speedups[{r.op, r.impl}].push_back(*r.speedup);
-      auto [paired, fresh] = all_paired.try_emplace({r.op, r.impl}, true);
-      if (r.speedup_low && r.speedup_high && *r.speedup > 0)
-        intervals[{r.op, r.impl}].push_back({*r.speedup, *r.speedup_low, *r.speedup_high,
-                                             r.speedup_confidence.value_or(kSpeedupConfidence),
-                                             static_cast<std::size_t>(r.speedup_pairs.value_or(0)), r.speedup_resolution.value_or(0.0)});
+    if (r.outcome.verdict == Verdict::pass && r.performance.speedup) {
+      speedups[{r.id.op, r.id.impl}].push_back(*r.performance.speedup);
+      auto [paired, fresh] = all_paired.try_emplace({r.id.op, r.id.impl}, true);
+      if (r.performance.speedup_low && r.performance.speedup_high && *r.performance.speedup > 0)
+        intervals[{r.id.op, r.id.impl}].push_back({*r.performance.speedup, *r.performance.speedup_low, *r.performance.speedup_high,
+                                             r.performance.speedup_confidence.value_or(kSpeedupConfidence),
+                                             static_cast<std::size_t>(r.performance.speedup_pairs.value_or(0)), r.performance.speedup_resolution.value_or(0.0)});
       else
         paired->second = false;
     }

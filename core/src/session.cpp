@@ -373,7 +373,7 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   auto report = [&](TestResult r, std::size_t place) {
     ++done;
     auto& summed = run.phases["tests"];
-    for (const auto& [phase, s] : r.phases) summed[phase] = summed.value(phase, 0.0) + s;
+    for (const auto& [phase, s] : r.phases.seconds) summed[phase] = summed.value(phase, 0.0) + s;
     for (auto* rep : reporters) rep->test_finished(r, done, tests.size());
     run.tests.push_back(std::move(r));
     order.push_back(place);
@@ -400,8 +400,8 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
     if (whole_impl && told.insert({t.op, t.impl}).second)
       for (auto* rep : reporters) rep->impl_skipped(p.impls[t.impl].name, device, why);
     TestResult r = test_identity(ctx, t, 0);
-    r.verdict = Verdict::skipped;
-    r.message = why;
+    r.outcome.verdict = Verdict::skipped;
+    r.outcome.message = why;
     report(std::move(r), t.order);
   }
   JobOptions job_options;
@@ -446,10 +446,10 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   // 6. Scores and the verdict.
   run.scores = compute_scores(run.tests, impl_order, o.perf_p);
   const bool all_passed = std::all_of(run.tests.begin(), run.tests.end(),
-                                      [](const TestResult& r) { return r.verdict == Verdict::pass || r.verdict == Verdict::skipped; });
+                                      [](const TestResult& r) { return r.outcome.verdict == Verdict::pass || r.outcome.verdict == Verdict::skipped; });
   const int status = finish(planned->any_unusable ? 2 : all_passed ? 0 : 1);
   const bool all_skipped = !run.tests.empty() && std::all_of(run.tests.begin(), run.tests.end(),
-                                                                   [](const TestResult& r) { return r.verdict == Verdict::skipped; });
+                                                                   [](const TestResult& r) { return r.outcome.verdict == Verdict::skipped; });
   if (status == 0 && all_skipped && o.skip_exit_code) return *o.skip_exit_code;
   return status;
 }

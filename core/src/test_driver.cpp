@@ -88,8 +88,6 @@ class TestDriver {
 
   TestResult run() {
     started_ = phase_start_ = Clock::now();
-    r_.op = req_.op;
-    r_.device = req_.device;
     if (auto failed = setup()) return *failed;
     if (auto failed = make_inputs()) return *failed;
     if (auto failed = prepare()) return *failed;
@@ -124,14 +122,14 @@ class TestDriver {
   // ---- bookkeeping
   void mark(const char* phase) {
     const auto now = Clock::now();
-    r_.phases[phase] += std::chrono::duration<double>(now - phase_start_).count();
+    r_.phases.seconds[phase] += std::chrono::duration<double>(now - phase_start_).count();
     phase_start_ = now;
   }
   TestResult finish(Verdict v, std::string message) {
     mark(phase_);
-    r_.verdict = v;
-    r_.message = std::move(message);
-    r_.duration = std::chrono::duration<double>(Clock::now() - started_).count();
+    r_.outcome.verdict = v;
+    r_.outcome.message = std::move(message);
+    r_.phases.duration = std::chrono::duration<double>(Clock::now() - started_).count();
     return r_;
   }
   void enter(const char* phase) {
@@ -139,18 +137,18 @@ class TestDriver {
     phase_ = phase;
   }
   void keep_output(ExecOutcome& out) {
-    r_.output_bytes += out.output_bytes;
+    r_.output.bytes += out.output_bytes;
     if (out.output.empty()) return;
     // The test's head and its tail, as each request's capture keeps them: the last words of a
     // test (before a crash, say) are what a reader looks for.
-    r_.output += out.output;
-    if (r_.output.size() > kOutputCap + 128) {
+    r_.output.text += out.output;
+    if (r_.output.text.size() > kOutputCap + 128) {
       const std::size_t half = kOutputCap / 2;
       const std::string marker = "\n[... output of this test left out ...]\n";
-      if (r_.output.find(marker) == std::string::npos || r_.output.find(marker) > half)
-        r_.output = r_.output.substr(0, half) + marker + r_.output.substr(r_.output.size() - half);
+      if (r_.output.text.find(marker) == std::string::npos || r_.output.text.find(marker) > half)
+        r_.output.text = r_.output.text.substr(0, half) + marker + r_.output.text.substr(r_.output.text.size() - half);
       else  // the head is kept already: keep it, and the newest tail
-        r_.output = r_.output.substr(0, half + marker.size()) + r_.output.substr(r_.output.size() - half);
+        r_.output.text = r_.output.text.substr(0, half + marker.size()) + r_.output.text.substr(r_.output.text.size() - half);
     }
   }
 
@@ -159,7 +157,7 @@ class TestDriver {
   ExecOutcome exec(Executor& e, const char* side, const nlohmann::json& request, double timeout, int fd = -1) {
     ExecOutcome out = e.execute(request, timeout, fd);
     if (out.reply.is_object())  // a Python implementation's just-in-time compilations: apart from every timed region
-      if (auto it = out.reply.find("compile_s"); it != out.reply.end() && it->is_number()) r_.phases["compile_s"] += it->get<double>();
+      if (auto it = out.reply.find("compile_s"); it != out.reply.end() && it->is_number()) r_.phases.seconds["compile_s"] += it->get<double>();
     if (tracing())
       trace({{"side", side}, {"cmd", request.value("cmd", "")}, {"round_trip_s", out.seconds},
              {"worker_steps", out.reply.is_object() ? out.reply.value("steps", nlohmann::json::object()) : nlohmann::json::object()}});
@@ -239,10 +237,10 @@ class TestDriver {
     if (req_.case_index < 0 || static_cast<size_t>(req_.case_index) >= data_->cases.size())
       return finish(Verdict::error, fmt::format("case index {} out of range", req_.case_index));
     c_ = &data_->cases[static_cast<size_t>(req_.case_index)];
-    r_.case_id = c_->id;
-    r_.kind = case_kind_name(c_->kind);
-    r_.flops = c_->flops;
-    r_.bytes = c_->bytes;
+    r_.id.case_id = c_->id;  // which case the index resolved to; the host stamps the whole identity (job_runner.cpp)
+    r_.id.kind = case_kind_name(c_->kind);
+    r_.id.flops = c_->flops;
+    r_.id.bytes = c_->bytes;
     return std::nullopt;
   }
 
@@ -528,7 +526,7 @@ class TestDriver {
     auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want));
     trace_host("judge", t0);
     if (j) {
-      r_.mismatch = j->mismatch;
+      r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }
     first_ = std::move(*got);
@@ -558,7 +556,7 @@ class TestDriver {
     auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
     if (!got) return finish(Verdict::error, "its buffers: " + got.error().message);
     if (auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want))) {
-      r_.mismatch = j->mismatch;
+      r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }
     if (!answered) return std::nullopt;
@@ -987,16 +985,16 @@ class TestDriver {
       } else {
         meas = std::move(p->impl);
         baseline_measured = p->baseline.measured_time;
-        r_.baseline_median = p->baseline.stats.median;
+        r_.performance.baseline_median = p->baseline.stats.median;
         if (p->speedup)  // two processes: docs/PERFORMANCE.md
           p->speedup = widen_to_resolution(*p->speedup, p->baseline.stats.median, meas.stats.median, kProcessFloor);
         if (p->speedup) {
-          r_.speedup = p->speedup->speedup;
-          r_.speedup_low = p->speedup->low;
-          r_.speedup_high = p->speedup->high;
-          r_.speedup_confidence = p->speedup->confidence;
-          r_.speedup_pairs = static_cast<double>(p->speedup->pairs);
-          r_.speedup_resolution = p->speedup->resolution;
+          r_.performance.speedup = p->speedup->speedup;
+          r_.performance.speedup_low = p->speedup->low;
+          r_.performance.speedup_high = p->speedup->high;
+          r_.performance.speedup_confidence = p->speedup->confidence;
+          r_.performance.speedup_pairs = static_cast<double>(p->speedup->pairs);
+          r_.performance.speedup_resolution = p->speedup->resolution;
         }
       }
     }
@@ -1033,10 +1031,10 @@ class TestDriver {
     t.notes = meas.notes;
     if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
     if (!pin_note_.empty()) t.notes.push_back(pin_note_);
-    r_.timing = t;
+    r_.performance.timing = t;
     const double med = meas.stats.median;
-    if (med > 0 && c_->flops) r_.tflops = *c_->flops / med / 1e12;
-    if (med > 0 && c_->bytes) r_.gbps = *c_->bytes / med / 1e9;
+    if (med > 0 && c_->flops) r_.performance.tflops = *c_->flops / med / 1e12;
+    if (med > 0 && c_->bytes) r_.performance.gbps = *c_->bytes / med / 1e9;
     return std::nullopt;
   }
 

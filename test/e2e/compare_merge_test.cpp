@@ -18,25 +18,25 @@ namespace {
 
 bb::TestResult test(const std::string& impl, const std::string& case_id, bb::Verdict v = bb::Verdict::pass) {
   bb::TestResult t;
-  t.op = "scale";
-  t.impl = impl;
-  t.case_id = case_id;
-  t.kind = "correctness";
-  t.verdict = v;
-  if (v != bb::Verdict::pass) t.message = "12 of 1024 elements differ";
+  t.id.op = "scale";
+  t.id.impl = impl;
+  t.id.case_id = case_id;
+  t.id.kind = "correctness";
+  t.outcome.verdict = v;
+  if (v != bb::Verdict::pass) t.outcome.message = "12 of 1024 elements differ";
   return t;
 }
 
 bb::TestResult timed(const std::string& impl, const std::string& case_id, double median, double noise, double spread) {
   auto t = test(impl, case_id);
-  t.kind = "performance";
+  t.id.kind = "performance";
   bb::Timing timing;
   timing.stats.samples = 100;
   timing.stats.median = timing.stats.mean = median;
   timing.stats.q1 = median * (1 - spread);
   timing.stats.q3 = median * (1 + spread);
   timing.stats.rel_stdev = noise;
-  t.timing = timing;
+  t.performance.timing = timing;
   return t;
 }
 
@@ -48,7 +48,7 @@ bb::RunRecord run_of(std::vector<bb::TestResult> tests, const std::string& sweep
   bb::OpReport op;
   op.op = "scale";
   for (const auto& t : tests)
-    if (std::find(op.impls.begin(), op.impls.end(), t.impl) == op.impls.end()) op.impls.push_back(t.impl);
+    if (std::find(op.impls.begin(), op.impls.end(), t.id.impl) == op.impls.end()) op.impls.push_back(t.id.impl);
   r.ops.push_back(op);
   r.tests = std::move(tests);
   bb::rescore(r);
@@ -77,7 +77,7 @@ std::vector<std::string> tests_in_order(const fs::path& run) {
     ADD_FAILURE() << r.error().message;
     return out;
   }
-  for (const auto& t : r->tests) out.push_back(bb::test_key(t) + " " + bb::verdict_name(t.verdict));
+  for (const auto& t : r->tests) out.push_back(bb::test_key(t) + " " + bb::verdict_name(t.outcome.verdict));
   return out;
 }
 

@@ -58,7 +58,7 @@ inline std::map<std::string, std::string> verdicts_of(const std::filesystem::pat
     ADD_FAILURE() << "cannot load " << run << ": " << record.error().message;
     return out;
   }
-  for (const auto& t : record->tests) out[bb::test_key(t)] = bb::verdict_name(t.verdict);
+  for (const auto& t : record->tests) out[bb::test_key(t)] = bb::verdict_name(t.outcome.verdict);
   return out;
 }
 

@@ -76,12 +76,12 @@ std::size_t count_lines_starting(const std::string& text, const std::string& pre
 
 bb::TestResult test(const std::string& impl, int i, Verdict v, const std::string& message = "") {
   bb::TestResult r;
-  r.op = "myop";
-  r.impl = impl;
-  r.case_id = "correctness/c" + std::to_string(i);
-  r.kind = "correctness";
-  r.verdict = v;
-  r.message = message;
+  r.id.op = "myop";
+  r.id.impl = impl;
+  r.id.case_id = "correctness/c" + std::to_string(i);
+  r.id.kind = "correctness";
+  r.outcome.verdict = v;
+  r.outcome.message = message;
   return r;
 }
 
@@ -90,7 +90,7 @@ bb::RunRecord summary_of(const std::vector<bb::TestResult>& results, int exit_co
   s.tests = results;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : results)
-    if (std::find(order.begin(), order.end(), std::pair(r.op, r.impl)) == order.end()) order.emplace_back(r.op, r.impl);
+    if (std::find(order.begin(), order.end(), std::pair(r.id.op, r.id.impl)) == order.end()) order.emplace_back(r.id.op, r.id.impl);
   s.scores = bb::compute_scores(results, order, {1.0});
   s.exit_code = exit_code;
   s.wall_time = 65.3;
@@ -126,11 +126,11 @@ std::string run(bb::ConsoleOptions o, const std::vector<bb::TestResult>& results
     std::size_t done = 0;
     std::string announced;
     for (const auto& r : results) {
-      if (std::find(skipped_impls.begin(), skipped_impls.end(), r.impl) != skipped_impls.end() && announced != r.impl) {
-        rep->impl_skipped(r.impl, "cuda", skip_reason);
-        announced = r.impl;
+      if (std::find(skipped_impls.begin(), skipped_impls.end(), r.id.impl) != skipped_impls.end() && announced != r.id.impl) {
+        rep->impl_skipped(r.id.impl, "cuda", skip_reason);
+        announced = r.id.impl;
       }
-      if (r.verdict != Verdict::skipped) rep->test_started(r);  // as the session: SKIPPED tests never start
+      if (r.outcome.verdict != Verdict::skipped) rep->test_started(r);  // as the session: SKIPPED tests never start
       rep->test_finished(r, ++done, results.size());
     }
     rep->run_finished(summary_of(results, exit_code));
@@ -211,7 +211,7 @@ TEST(Console, AFailingTestGetsALineWithItsVerdictAndMessage) {
   m.output = "z";
   m.count = 4;
   m.total = 8;
-  results[2].mismatch = m;  // a mismatch the message does not describe gets its own summary
+  results[2].outcome.mismatch = m;  // a mismatch the message does not describe gets its own summary
   const std::string text = run({}, results, 1);
   const auto lines = lines_of(text);
   auto at = [&](const std::string& needle) {
@@ -253,8 +253,8 @@ TEST(Console, QuietPrintsOnlyTheTable) {
 // resource group shows it; a CPU-only run has no such line; SKIPPED tests are not counted.
 TEST(Console, TheTableSaysWhichDevicesRanTheTests) {
   auto on = [](bb::TestResult r, const std::string& device, int index) {
-    r.device = device;
-    r.device_index = index;
+    r.id.device = device;
+    r.id.device_index = index;
     return r;
   };
   std::vector<bb::TestResult> results{on(test("myop__myop_cuda", 0, Verdict::pass), "cuda", 1),
@@ -301,9 +301,9 @@ TEST(Console, VerbosePrintsEveryTestThatRan) {
   t.stats.median = 2e-6;
   t.stats.samples = 50;
   t.stop = "converged";
-  results[3].timing = t;
-  results[3].speedup = 1.5;
-  results[3].gbps = 12.0;
+  results[3].performance.timing = t;
+  results[3].performance.speedup = 1.5;
+  results[3].performance.gbps = 12.0;
   for (int i = 0; i < 4; ++i) results.push_back(test("myop__myop_vec", i, Verdict::skipped, "dtype float16 is not supported"));
   bb::ConsoleOptions o;
   o.verbose = true;
@@ -340,7 +340,7 @@ TEST(Console, AProgressLineEveryIntervalAlsoWhileOneTestRuns) {
       rep->test_finished(r, i + 1, 10);
     }
     auto slow = test("myop__myop_cpp", 9, Verdict::pass);
-    slow.case_id = "performance/large[n=4096]";
+    slow.id.case_id = "performance/large[n=4096]";
     rep->test_started(slow);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_EQ(count_lines(out.text(), "[progress]"), 0u) << out.text();  // 3 s: not due

@@ -109,20 +109,20 @@ void replay(const bb::RunRecord& run, bb::Reporter& r, const std::function<void(
   };
   auto all_skipped = [&](const bb::TestResult& t) {
     for (const auto& u : run.tests)
-      if (u.op == t.op && u.impl == t.impl && u.verdict != Verdict::skipped) return false;
+      if (u.id.op == t.id.op && u.id.impl == t.id.impl && u.outcome.verdict != Verdict::skipped) return false;
     return true;
   };
   std::size_t done = 0;
   std::set<std::string> told;
   for (const auto& t : run.tests) {
-    if (t.verdict != Verdict::skipped) continue;
-    if (kind_unavailable(t.device) && all_skipped(t) && told.insert(t.impl).second) r.impl_skipped(t.impl, t.device, t.message);
+    if (t.outcome.verdict != Verdict::skipped) continue;
+    if (kind_unavailable(t.id.device) && all_skipped(t) && told.insert(t.id.impl).second) r.impl_skipped(t.id.impl, t.id.device, t.outcome.message);
     r.test_finished(t, ++done, total);
   }
   for (const auto& t : run.tests) {
-    if (t.verdict == Verdict::skipped) continue;
+    if (t.outcome.verdict == Verdict::skipped) continue;
     r.test_started(t);
-    pass(t.duration);
+    pass(t.phases.duration);
     r.test_finished(t, ++done, total);
   }
 

@@ -101,7 +101,7 @@ class JobRunner : public ::testing::Test {
 
   const bb::TestResult& result(const std::string& impl, const std::string& case_id) {
     for (const auto& r : finished)
-      if (r.impl == impl && r.case_id == case_id) return r;
+      if (r.id.impl == impl && r.id.case_id == case_id) return r;
     ADD_FAILURE() << "no result for " << impl << " " << case_id;
     static bb::TestResult none;
     return none;
@@ -137,18 +137,18 @@ TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
   const std::vector<std::string> cases = {kSmall16, kSmall100, kBig};
   for (std::size_t k = 0; k < finished.size(); ++k) {
     const auto& r = finished[k];
-    EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.case_id << ": " << r.message;
-    EXPECT_EQ(r.op, "twice");
-    EXPECT_EQ(r.impl, "twice__twice_good");
-    EXPECT_EQ(r.case_id, cases[k]);
-    EXPECT_EQ(r.kind, k < 2 ? "correctness" : "performance");
-    EXPECT_EQ(r.device, "cpu");
-    EXPECT_EQ(r.device_index, 0);
+    EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.id.case_id << ": " << r.outcome.message;
+    EXPECT_EQ(r.id.op, "twice");
+    EXPECT_EQ(r.id.impl, "twice__twice_good");
+    EXPECT_EQ(r.id.case_id, cases[k]);
+    EXPECT_EQ(r.id.kind, k < 2 ? "correctness" : "performance");
+    EXPECT_EQ(r.id.device, "cpu");
+    EXPECT_EQ(r.id.device_index, 0);
     EXPECT_EQ(orders[k], k) << "sweep order";
-    EXPECT_FALSE(r.timing.has_value()) << "nothing is timed without --performance";
+    EXPECT_FALSE(r.performance.timing.has_value()) << "nothing is timed without --performance";
     // What test_started said is what test_finished says.
-    EXPECT_EQ(started[k].impl, r.impl);
-    EXPECT_EQ(started[k].case_id, r.case_id);
+    EXPECT_EQ(started[k].id.impl, r.id.impl);
+    EXPECT_EQ(started[k].id.case_id, r.id.case_id);
   }
   // The implementation's worker prepared each case with its own library and the host's inputs,
   // called it once and ended the session; the reference's did the same with the reference.
@@ -180,14 +180,14 @@ TEST_F(JobRunner, WrongOutputsFailAndUnwrittenOnesAreUnwritten) {
   run_all();
   ASSERT_EQ(finished.size(), 6u);
   const auto& bad = result("twice__twice_bad", kSmall100);
-  EXPECT_EQ(bad.verdict, bb::Verdict::fail) << bad.message;
-  ASSERT_TRUE(bad.mismatch.has_value());
-  EXPECT_EQ(bad.mismatch->output, "y");
-  EXPECT_EQ(bad.mismatch->count, 100);
-  EXPECT_EQ(bad.mismatch->total, 100);
-  EXPECT_DOUBLE_EQ(bad.mismatch->actual, bad.mismatch->expected + 1);
-  EXPECT_EQ(result("twice__twice_lazy", kSmall100).verdict, bb::Verdict::unwritten);
-  EXPECT_EQ(result("twice__twice_lazy", kSmall16).verdict, bb::Verdict::pass);
+  EXPECT_EQ(bad.outcome.verdict, bb::Verdict::fail) << bad.outcome.message;
+  ASSERT_TRUE(bad.outcome.mismatch.has_value());
+  EXPECT_EQ(bad.outcome.mismatch->output, "y");
+  EXPECT_EQ(bad.outcome.mismatch->count, 100);
+  EXPECT_EQ(bad.outcome.mismatch->total, 100);
+  EXPECT_DOUBLE_EQ(bad.outcome.mismatch->actual, bad.outcome.mismatch->expected + 1);
+  EXPECT_EQ(result("twice__twice_lazy", kSmall100).outcome.verdict, bb::Verdict::unwritten);
+  EXPECT_EQ(result("twice__twice_lazy", kSmall16).outcome.verdict, bb::Verdict::pass);
 }
 
 TEST_F(JobRunner, ACrashIsCrashWithItsDetailAndTheNextTestGetsAFreshProcess) {
@@ -197,11 +197,11 @@ TEST_F(JobRunner, ACrashIsCrashWithItsDetailAndTheNextTestGetsAFreshProcess) {
   plan();
   run_all();
   ASSERT_EQ(finished.size(), 3u);
-  EXPECT_EQ(finished[0].verdict, bb::Verdict::crash);
-  EXPECT_EQ(finished[0].message, "killed by signal SIGSEGV (Segmentation fault)");
-  EXPECT_EQ(finished[0].output, "about to fault\n") << "its last words are kept";
-  EXPECT_EQ(finished[1].verdict, bb::Verdict::pass) << finished[1].message;
-  EXPECT_EQ(finished[2].verdict, bb::Verdict::pass) << finished[2].message;
+  EXPECT_EQ(finished[0].outcome.verdict, bb::Verdict::crash);
+  EXPECT_EQ(finished[0].outcome.message, "killed by signal SIGSEGV (Segmentation fault)");
+  EXPECT_EQ(finished[0].output.text, "about to fault\n") << "its last words are kept";
+  EXPECT_EQ(finished[1].outcome.verdict, bb::Verdict::pass) << finished[1].outcome.message;
+  EXPECT_EQ(finished[2].outcome.verdict, bb::Verdict::pass) << finished[2].outcome.message;
   // No "end" goes to a worker that died: the next request is the next test's prepare, in a new process.
   const auto impl = fake->requests([&](const Request& r) { return r.worker == impl_workers.at(0); });
   ASSERT_GE(impl.size(), 3u);
@@ -219,13 +219,13 @@ TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kSmall100);
-  EXPECT_EQ(r.verdict, bb::Verdict::timeout);
-  EXPECT_EQ(r.message, "no result after 7.0 s; the worker was killed");
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::timeout);
+  EXPECT_EQ(r.outcome.message, "no result after 7.0 s; the worker was killed");
   const auto calls = fake->requests([](const Request& q) { return q.cmd == "call" && q.session == "impl"; });
   ASSERT_EQ(calls.size(), 3u);
   for (const auto& c : calls) EXPECT_DOUBLE_EQ(c.timeout, 7.0) << "a call may take --test-timeout";
-  EXPECT_EQ(result("twice__twice_good", kSmall16).verdict, bb::Verdict::pass);
-  EXPECT_EQ(result("twice__twice_good", kBig).verdict, bb::Verdict::pass);
+  EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
+  EXPECT_EQ(result("twice__twice_good", kBig).outcome.verdict, bb::Verdict::pass);
 }
 
 TEST_F(JobRunner, UnsupportedOnTheFirstCallIsSkippedWithItsMessage) {
@@ -234,9 +234,9 @@ TEST_F(JobRunner, UnsupportedOnTheFirstCallIsSkippedWithItsMessage) {
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kSmall100);
-  EXPECT_EQ(r.verdict, bb::Verdict::skipped);
-  EXPECT_EQ(r.message, "unsupported by the implementation: n must be a multiple of 32");
-  EXPECT_EQ(result("twice__twice_good", kSmall16).verdict, bb::Verdict::pass);
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::skipped);
+  EXPECT_EQ(r.outcome.message, "unsupported by the implementation: n must be a multiple of 32");
+  EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
 }
 
 TEST_F(JobRunner, UnsupportedIsAnErrorWhereTheDeclaredPreconditionsAdmitTheCase) {
@@ -249,8 +249,8 @@ TEST_F(JobRunner, UnsupportedIsAnErrorWhereTheDeclaredPreconditionsAdmitTheCase)
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kSmall100);
-  EXPECT_EQ(r.verdict, bb::Verdict::error);
-  EXPECT_EQ(r.message, "BB_ERR_UNSUPPORTED: n must be a multiple of 32: its declared preconditions admit this case");
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
+  EXPECT_EQ(r.outcome.message, "BB_ERR_UNSUPPORTED: n must be a multiple of 32: its declared preconditions admit this case");
 }
 
 TEST_F(JobRunner, UnsupportedAfterACallReturnedIsAnError) {
@@ -261,9 +261,9 @@ TEST_F(JobRunner, UnsupportedAfterACallReturnedIsAnError) {
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kSmall16);
-  EXPECT_EQ(r.verdict, bb::Verdict::error);
-  EXPECT_EQ(r.message, "second call: BB_ERR_UNSUPPORTED: changed its mind");
-  EXPECT_EQ(result("twice__twice_good", kSmall100).verdict, bb::Verdict::pass) << "two calls, the same bytes";
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
+  EXPECT_EQ(r.outcome.message, "second call: BB_ERR_UNSUPPORTED: changed its mind");
+  EXPECT_EQ(result("twice__twice_good", kSmall100).outcome.verdict, bb::Verdict::pass) << "two calls, the same bytes";
 }
 
 TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
@@ -271,7 +271,7 @@ TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
   plan();
   run_all();
   ASSERT_EQ(finished.size(), 6u);
-  for (const auto& r : finished) EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.impl << " " << r.case_id << ": " << r.message;
+  for (const auto& r : finished) EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.id.impl << " " << r.id.case_id << ": " << r.outcome.message;
   ASSERT_EQ(impl_workers.size(), 2u);
   EXPECT_NE(impl_workers[0], impl_workers[1]) << "each implementation in a worker of its own";
   const auto reference = fake->requests([](const Request& r) { return r.session == "reference"; });
@@ -295,7 +295,7 @@ TEST_F(JobRunner, AnotherOpsReferenceGetsAProcessOfItsOwn) {
   ASSERT_EQ(plans.size(), 2u);
   run_all();
   ASSERT_EQ(finished.size(), 6u);
-  for (const auto& r : finished) EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
+  for (const auto& r : finished) EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
   const int ref = id(workers.reference);
   const auto log = fake->requests([&](const Request& r) { return r.worker == ref; });
   // recycle, alpha's reference..., recycle, beta's reference...: each op's reference in a process of its own.
@@ -316,10 +316,10 @@ TEST_F(JobRunner, WhatTheImplementationPrintedLandsInItsResult) {
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kSmall16);
-  EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
-  EXPECT_EQ(r.output, "loading twice_good\ncomputing 16\n") << "the implementation's words, in order; never the reference's";
-  EXPECT_EQ(r.output_bytes, r.output.size());
-  EXPECT_EQ(result("twice__twice_good", kSmall100).output, "");
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+  EXPECT_EQ(r.output.text, "loading twice_good\ncomputing 16\n") << "the implementation's words, in order; never the reference's";
+  EXPECT_EQ(r.output.bytes, r.output.text.size());
+  EXPECT_EQ(result("twice__twice_good", kSmall100).output.text, "");
 }
 
 TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
@@ -333,17 +333,17 @@ TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
   ASSERT_EQ(plans[0].baselines.size(), 1u);
   run_all();
   const auto& r = result("twice__twice_good", kBig);
-  ASSERT_EQ(r.verdict, bb::Verdict::pass) << r.message;
-  ASSERT_TRUE(r.timing.has_value());
-  EXPECT_DOUBLE_EQ(r.timing->stats.median, 100e-6);
-  ASSERT_TRUE(r.speedup.has_value());
-  EXPECT_NEAR(*r.speedup, 2.0, 0.05);
-  EXPECT_LE(*r.speedup_low, *r.speedup);
-  EXPECT_GE(*r.speedup_high, *r.speedup);
-  ASSERT_TRUE(r.gbps.has_value());
-  EXPECT_NEAR(*r.gbps, 2 * 256 * 4 / 100e-6 / 1e9, 1e-9);
+  ASSERT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+  ASSERT_TRUE(r.performance.timing.has_value());
+  EXPECT_DOUBLE_EQ(r.performance.timing->stats.median, 100e-6);
+  ASSERT_TRUE(r.performance.speedup.has_value());
+  EXPECT_NEAR(*r.performance.speedup, 2.0, 0.05);
+  EXPECT_LE(*r.performance.speedup_low, *r.performance.speedup);
+  EXPECT_GE(*r.performance.speedup_high, *r.performance.speedup);
+  ASSERT_TRUE(r.performance.gbps.has_value());
+  EXPECT_NEAR(*r.performance.gbps, 2 * 256 * 4 / 100e-6 / 1e9, 1e-9);
   EXPECT_GT(measured, 0.0);
-  EXPECT_FALSE(result("twice__twice_good", kSmall16).timing.has_value()) << "correctness cases are not timed";
+  EXPECT_FALSE(result("twice__twice_good", kSmall16).performance.timing.has_value()) << "correctness cases are not timed";
   // The baseline was timed in the reference's worker (the same function on the same device), and
   // after the blocks the implementation's worker audited its own code.
   const auto blocks = fake->requests([](const Request& q) { return q.cmd == "block" && q.session == "baseline"; });
@@ -359,9 +359,9 @@ TEST_F(JobRunner, AnImplementationWrongWhileTimedGetsNoTime) {
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kBig);
-  EXPECT_EQ(r.verdict, bb::Verdict::fail);
-  EXPECT_NE(r.message.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << r.message;
-  EXPECT_FALSE(r.timing.has_value());
-  EXPECT_FALSE(r.speedup.has_value());
-  EXPECT_FALSE(r.gbps.has_value());
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::fail);
+  EXPECT_NE(r.outcome.message.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << r.outcome.message;
+  EXPECT_FALSE(r.performance.timing.has_value());
+  EXPECT_FALSE(r.performance.speedup.has_value());
+  EXPECT_FALSE(r.performance.gbps.has_value());
 }

@@ -14,13 +14,13 @@ namespace {
 
 bb::TestResult test(const std::string& impl, const std::string& case_id, bb::Verdict v = bb::Verdict::pass, int repeat = 0) {
   bb::TestResult t;
-  t.op = "scale";
-  t.impl = impl;
-  t.case_id = case_id;
-  t.kind = case_id.rfind("performance", 0) == 0 ? "performance" : "correctness";
-  t.verdict = v;
-  t.repeat = repeat;
-  if (v != bb::Verdict::pass) t.message = "max abs error 0.5 at [3]";
+  t.id.op = "scale";
+  t.id.impl = impl;
+  t.id.case_id = case_id;
+  t.id.kind = case_id.rfind("performance", 0) == 0 ? "performance" : "correctness";
+  t.outcome.verdict = v;
+  t.id.repeat = repeat;
+  if (v != bb::Verdict::pass) t.outcome.message = "max abs error 0.5 at [3]";
   return t;
 }
 
@@ -35,7 +35,7 @@ bb::TestResult timed(const std::string& impl, const std::string& case_id, double
   timing.stats.q3 = m * (1 + spread);
   timing.stats.rel_stdev = noise;
   timing.stats.stdev = noise * m;
-  t.timing = timing;
+  t.performance.timing = timing;
   return t;
 }
 
@@ -45,7 +45,7 @@ bb::RunRecord run_of(std::vector<bb::TestResult> tests) {
   bb::OpReport op;
   op.op = "scale";
   for (const auto& t : tests)
-    if (std::find(op.impls.begin(), op.impls.end(), t.impl) == op.impls.end()) op.impls.push_back(t.impl);
+    if (std::find(op.impls.begin(), op.impls.end(), t.id.impl) == op.impls.end()) op.impls.push_back(t.id.impl);
   r.ops.push_back(op);
   r.tests = std::move(tests);
   bb::rescore(r);

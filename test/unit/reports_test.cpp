@@ -31,13 +31,13 @@ const std::string kHostile = "bad <&>\"' \x01 bell\x07 caf\xc3\xa9 \xe2\x9c\x93 
 
 TestResult test(const std::string& op, const std::string& impl, const std::string& case_id, Verdict v, std::string message = "") {
   TestResult r;
-  r.op = op;
-  r.impl = impl;
-  r.case_id = case_id;
-  r.kind = case_id.rfind("performance", 0) == 0 ? "performance" : "correctness";
-  r.verdict = v;
-  r.message = std::move(message);
-  r.duration = 0.25;
+  r.id.op = op;
+  r.id.impl = impl;
+  r.id.case_id = case_id;
+  r.id.kind = case_id.rfind("performance", 0) == 0 ? "performance" : "correctness";
+  r.outcome.verdict = v;
+  r.outcome.message = std::move(message);
+  r.phases.duration = 0.25;
   return r;
 }
 
@@ -53,11 +53,11 @@ void timed(TestResult& r, double median, double baseline) {
   t.stats.mean = median * 1.01;
   t.stats.rel_stdev = 0.012;
   t.stop = "converged";
-  r.timing = t;
-  r.baseline_median = baseline;
-  r.speedup = baseline / median;
-  r.gbps = 800;
-  r.peak_pct = 62.5;
+  r.performance.timing = t;
+  r.performance.baseline_median = baseline;
+  r.performance.speedup = baseline / median;
+  r.performance.gbps = 800;
+  r.performance.peak_pct = 62.5;
 }
 
 // A run with every verdict, hostile messages, a repeat, a skipped CUDA implementation and a
@@ -95,7 +95,7 @@ RunRecord every_verdict_run() {
   t.push_back(test("scale", "scale__good", "performance/huge", Verdict::pass));
   timed(t.back(), 1e-4, 8e-4);
   t.push_back(test("scale", "scale__good", "performance/huge", Verdict::pass));  // the second pass
-  t.back().repeat = 1;
+  t.back().id.repeat = 1;
   t.push_back(test("scale", "scale__slow", "performance/big", Verdict::pass));
   timed(t.back(), 4e-5, 2e-5);
   t.push_back(test("scale", "scale__wrong", "performance/big", Verdict::pass));
@@ -112,7 +112,7 @@ RunRecord every_verdict_run() {
   m.expected = 2.633;
   m.atol = 1e-5;
   m.rtol = 1.3e-6;
-  t.back().mismatch = m;
+  t.back().outcome.mismatch = m;
   t.push_back(test("scale", "scale__error", "correctness/small[n=16]", Verdict::error, std::string(100000, 'x') + " the end"));
   t.push_back(test("scale", "scale__crash", "correctness/small[n=16]", Verdict::crash, "killed by signal SIGSEGV\nsecond line " + kHostile));
   t.push_back(test("scale", "scale__timeout", "correctness/small[n=16]", Verdict::timeout, "no result after 60.0 s"));
@@ -122,8 +122,8 @@ RunRecord every_verdict_run() {
   t.push_back(test("scale", "scale__nondet", "correctness/small[n=16]", Verdict::nondeterministic, "two calls differ"));
   for (const char* c : {"correctness/small[n=16]", "correctness/small[n=1000]", "performance/big"}) {
     t.push_back(test("scale", "scale__cuda", c, Verdict::skipped, "device cuda not available: no driver"));
-    t.back().device = "cuda";
-    t.back().duration = 0;
+    t.back().id.device = "cuda";
+    t.back().phases.duration = 0;
   }
   t.push_back(test("rms", "rms__a", "correctness/small", Verdict::pass));
   t.push_back(test("rms", "rms__a", "performance/big", Verdict::skipped, "dtype bfloat16 not supported " + kHostile));
@@ -436,7 +436,7 @@ TEST(HtmlReport, ZeroTestsAndTenThousand) {
   run.ops = {op};
   for (int i = 0; i < 10000; ++i) {
     auto t = test("big", op.impls[i % 150], "performance/case" + std::to_string(i), i % 10 ? Verdict::pass : Verdict::fail, "msg");
-    if (t.verdict == Verdict::pass) timed(t, 1e-5 * (1 + i % 7), 2e-5);
+    if (t.outcome.verdict == Verdict::pass) timed(t, 1e-5 * (1 + i % 7), 2e-5);
     run.tests.push_back(t);
   }
   bb::rescore(run);
@@ -500,15 +500,15 @@ TEST(ReportText, CleanTextKeepsUtf8AndWritesControlsOut) {
 TEST(Reports, SpeedupIntervalsReachEveryReportAndPerfAtCountsTheLowEnd) {
   RunRecord run = every_verdict_run();
   auto set = [](TestResult& r, double low, double high) {
-    r.speedup_low = low;
-    r.speedup_high = high;
-    r.speedup_confidence = 0.99;
-    r.speedup_pairs = 16;
+    r.performance.speedup_low = low;
+    r.performance.speedup_high = high;
+    r.performance.speedup_confidence = 0.99;
+    r.performance.speedup_pairs = 16;
   };
   for (auto& r : run.tests) {
-    if (!r.speedup) continue;
-    if (r.impl == "scale__good") set(r, *r.speedup > 4 ? 0.25 : 1.9, *r.speedup > 4 ? 256 : 2.1);  // 8x: a wide interval
-    if (r.impl == "scale__slow") set(r, 0.45, 0.55);
+    if (!r.performance.speedup) continue;
+    if (r.id.impl == "scale__good") set(r, *r.performance.speedup > 4 ? 0.25 : 1.9, *r.performance.speedup > 4 ? 256 : 2.1);  // 8x: a wide interval
+    if (r.id.impl == "scale__slow") set(r, 0.45, 0.55);
   }
   bb::rescore(run);
   // Expected geomean interval of scale__good: log-space halves combined as standard errors.

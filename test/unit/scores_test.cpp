@@ -7,10 +7,10 @@
 namespace {
 bb::TestResult result(const char* impl, bb::Verdict v, std::optional<double> speedup = {}) {
   bb::TestResult r;
-  r.op = "op";
-  r.impl = impl;
-  r.verdict = v;
-  r.speedup = speedup;
+  r.id.op = "op";
+  r.id.impl = impl;
+  r.outcome.verdict = v;
+  r.performance.speedup = speedup;
   return r;
 }
 }  // namespace
@@ -61,10 +61,10 @@ TEST(Scores, AnImplementationWithNoResultsStillCounts) {
 TEST(Scores, PerfAtCountsOnlySignificantSpeedups) {
   auto paired = [](const char* impl, double s, double lo, double hi) {
     bb::TestResult r = result(impl, bb::Verdict::pass, s);
-    r.speedup_low = lo;
-    r.speedup_high = hi;
-    r.speedup_confidence = 0.99;
-    r.speedup_pairs = 16;
+    r.performance.speedup_low = lo;
+    r.performance.speedup_high = hi;
+    r.performance.speedup_confidence = 0.99;
+    r.performance.speedup_pairs = 16;
     return r;
   };
   std::vector<bb::TestResult> rs = {

@@ -50,9 +50,9 @@ class Recorder final : public bb::Reporter {
     events.push_back("impl_skipped " + impl + " " + device);
     skip_reasons.push_back(reason);
   }
-  void test_started(const bb::TestResult& r) override { events.push_back("test_started " + r.impl + " " + r.case_id); }
+  void test_started(const bb::TestResult& r) override { events.push_back("test_started " + r.id.impl + " " + r.id.case_id); }
   void test_finished(const bb::TestResult& r, std::size_t done, std::size_t total) override {
-    events.push_back("test_finished " + r.impl + " " + r.case_id + " " + bb::verdict_name(r.verdict));
+    events.push_back("test_finished " + r.id.impl + " " + r.id.case_id + " " + bb::verdict_name(r.outcome.verdict));
     finished.push_back(r);
     counts.emplace_back(done, total);
   }
@@ -164,9 +164,9 @@ TEST_F(Session, EventsArriveInOrderAndEveryPlannedTestGetsOneResultInSweepOrder)
   ASSERT_EQ(rec.summary->tests.size(), tests.size());
   for (std::size_t k = 0; k < tests.size(); ++k) {
     const auto& r = rec.summary->tests[k];
-    EXPECT_EQ(std::make_pair(r.impl, r.case_id), tests[k]) << "result " << k << " out of sweep order";
-    EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
-    EXPECT_EQ(r.device, "cpu");
+    EXPECT_EQ(std::make_pair(r.id.impl, r.id.case_id), tests[k]) << "result " << k << " out of sweep order";
+    EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+    EXPECT_EQ(r.id.device, "cpu");
   }
   ASSERT_EQ(rec.summary->ops.size(), 2u);
   EXPECT_EQ(rec.summary->ops[1].reference, "beta_reference");
@@ -203,8 +203,8 @@ TEST_F(Session, AnImplementationThatCrashesIsNoPassEither) {
   fake->on({.cmd = "call", .library = "beta_good.so", .case_id = "performance/big"}, Answer::crash());
   EXPECT_EQ(run(), 1);
   ASSERT_EQ(rec.finished.size(), 3u);
-  EXPECT_EQ(rec.finished[2].verdict, bb::Verdict::crash);
-  EXPECT_EQ(rec.finished[2].message, "killed by signal SIGSEGV (Segmentation fault)");
+  EXPECT_EQ(rec.finished[2].outcome.verdict, bb::Verdict::crash);
+  EXPECT_EQ(rec.finished[2].outcome.message, "killed by signal SIGSEGV (Segmentation fault)");
 }
 
 TEST_F(Session, ALibraryWhoseProbeFailsMakesTheExitStatusTwo) {
@@ -254,10 +254,10 @@ TEST_F(Session, AnImplementationForAMissingDeviceIsSkippedAsTheDeviceProbeSays) 
   EXPECT_EQ(asked[0].request.value("kind", ""), "cuda");
   ASSERT_TRUE(rec.summary.has_value());
   ASSERT_EQ(rec.summary->tests.size(), 6u);
-  EXPECT_EQ(rec.summary->tests[0].impl, "gamma__gamma_cuda") << "sweep order, whenever each result came";
-  EXPECT_EQ(rec.summary->tests[0].verdict, bb::Verdict::skipped);
-  EXPECT_EQ(rec.summary->tests[0].message, "no cuda device (fake worker)");
-  EXPECT_EQ(rec.summary->tests[3].impl, "gamma__gamma_good");
+  EXPECT_EQ(rec.summary->tests[0].id.impl, "gamma__gamma_cuda") << "sweep order, whenever each result came";
+  EXPECT_EQ(rec.summary->tests[0].outcome.verdict, bb::Verdict::skipped);
+  EXPECT_EQ(rec.summary->tests[0].outcome.message, "no cuda device (fake worker)");
+  EXPECT_EQ(rec.summary->tests[3].id.impl, "gamma__gamma_good");
   EXPECT_TRUE(fake->requests([](const Request& r) { return r.library == "gamma_cuda.so" && r.cmd != "probe"; }).empty())
       << "nothing of a skipped implementation runs";
 }

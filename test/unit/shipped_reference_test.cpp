@@ -42,8 +42,8 @@ TEST(GpuReference, ShippedReferencesComputeOnCudaWhatTheyComputeOnTheCpu) {
       req.device = "cuda";
       req.reference_device = "cpu";
       const bb::TestResult r = bb::run_test_in_process(req);
-      if (r.verdict == bb::Verdict::skipped) GTEST_SKIP() << "no CUDA device: " << r.message;
-      EXPECT_EQ(r.verdict, bb::Verdict::pass) << op << " " << c.id << ": " << r.message;
+      if (r.outcome.verdict == bb::Verdict::skipped) GTEST_SKIP() << "no CUDA device: " << r.outcome.message;
+      EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << op << " " << c.id << ": " << r.outcome.message;
       ++compared;
     }
   }

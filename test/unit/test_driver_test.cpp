@@ -35,51 +35,51 @@ bb::TestResult scale(const std::string& impl, int case_index = 1, bool determini
 
 TEST(TestRunner, Pass) {
   auto r = scale("scale_good.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::pass) << r.message;
-  EXPECT_EQ(r.case_id, "correctness/small[n=1000]");
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+  EXPECT_EQ(r.id.case_id, "correctness/small[n=1000]");
 }
 
 TEST(TestRunner, FailReportsErrorsCountAndFirstIndex) {
   auto r = scale("scale_wrong.so");
-  ASSERT_EQ(r.verdict, bb::Verdict::fail) << r.message;
-  ASSERT_TRUE(r.mismatch.has_value());
-  EXPECT_EQ(r.mismatch->count, 100);  // every 10th of 1000
-  EXPECT_EQ(r.mismatch->total, 1000);
-  EXPECT_EQ(r.mismatch->first_index, "[0]");
-  EXPECT_GT(r.mismatch->max_rel_error, 0.009);
-  EXPECT_LT(r.mismatch->max_rel_error, 0.011);
+  ASSERT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
+  ASSERT_TRUE(r.outcome.mismatch.has_value());
+  EXPECT_EQ(r.outcome.mismatch->count, 100);  // every 10th of 1000
+  EXPECT_EQ(r.outcome.mismatch->total, 1000);
+  EXPECT_EQ(r.outcome.mismatch->first_index, "[0]");
+  EXPECT_GT(r.outcome.mismatch->max_rel_error, 0.009);
+  EXPECT_LT(r.outcome.mismatch->max_rel_error, 0.011);
 }
 
 TEST(TestRunner, ErrorCarriesThePluginsMessage) {
   auto r = scale("scale_error.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::error);
-  EXPECT_NE(r.message.find("returned 3: this fixture always refuses"), std::string::npos) << r.message;
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
+  EXPECT_NE(r.outcome.message.find("returned 3: this fixture always refuses"), std::string::npos) << r.outcome.message;
 }
 
 TEST(TestRunner, Unwritten) {
   auto r = scale("scale_unwritten.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::unwritten) << r.message;
-  EXPECT_EQ(r.mismatch->unwritten, 500);
-  EXPECT_EQ(r.mismatch->first_index, "[500]");
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::unwritten) << r.outcome.message;
+  EXPECT_EQ(r.outcome.mismatch->unwritten, 500);
+  EXPECT_EQ(r.outcome.mismatch->first_index, "[500]");
 }
 
 TEST(TestRunner, OutOfBounds) {
   auto r = scale("scale_overflow.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::out_of_bounds) << r.message;
-  EXPECT_NE(r.message.find("output 'y': wrote up to 16 byte(s) past the end (4000 bytes)"), std::string::npos) << r.message;
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::out_of_bounds) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("output 'y': wrote up to 16 byte(s) past the end (4000 bytes)"), std::string::npos) << r.outcome.message;
 }
 
 TEST(TestRunner, InputMutated) {
   auto r = scale("scale_mutate.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::input_mutated) << r.message;
-  EXPECT_NE(r.message.find("input 'x': 1 of 1000 elements changed; first at [999]"), std::string::npos) << r.message;
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::input_mutated) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("input 'x': 1 of 1000 elements changed; first at [999]"), std::string::npos) << r.outcome.message;
 }
 
 TEST(TestRunner, NondeterministicOnlyWhenAsked) {
-  EXPECT_EQ(scale("scale_nondet.so", 1, false).verdict, bb::Verdict::pass);
+  EXPECT_EQ(scale("scale_nondet.so", 1, false).outcome.verdict, bb::Verdict::pass);
   auto r = scale("scale_nondet.so", 1, true);
-  EXPECT_EQ(r.verdict, bb::Verdict::nondeterministic) << r.message;
-  EXPECT_NE(r.message.find("differ in 1 of 1000"), std::string::npos) << r.message;
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::nondeterministic) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("differ in 1 of 1000"), std::string::npos) << r.outcome.message;
 }
 
 TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
@@ -93,78 +93,78 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   req.timing.rule.min_samples = 3;
   req.timing.rule.timeout = 0.2;
   auto r = bb::run_test_in_process(req);
-  ASSERT_EQ(r.verdict, bb::Verdict::pass) << r.message;
-  ASSERT_TRUE(r.timing.has_value());
-  EXPECT_GE(r.timing->stats.samples, 3u);
-  EXPECT_GT(r.timing->stats.median, 0);
-  EXPECT_LE(r.timing->stats.min, r.timing->stats.median);
-  ASSERT_TRUE(r.gbps.has_value());
-  EXPECT_DOUBLE_EQ(*r.bytes, 2.0 * 4096 * 4);
-  EXPECT_NEAR(*r.gbps, *r.bytes / r.timing->stats.median / 1e9, 1e-9 * *r.gbps);
+  ASSERT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+  ASSERT_TRUE(r.performance.timing.has_value());
+  EXPECT_GE(r.performance.timing->stats.samples, 3u);
+  EXPECT_GT(r.performance.timing->stats.median, 0);
+  EXPECT_LE(r.performance.timing->stats.min, r.performance.timing->stats.median);
+  ASSERT_TRUE(r.performance.gbps.has_value());
+  EXPECT_DOUBLE_EQ(*r.id.bytes, 2.0 * 4096 * 4);
+  EXPECT_NEAR(*r.performance.gbps, *r.id.bytes / r.performance.timing->stats.median / 1e9, 1e-9 * *r.performance.gbps);
 
   // Where the test's time went: every worker phase, none negative, together within its duration.
   double phases = 0;
   for (const char* phase : {"setup_s", "inputs_s", "reference_s", "check_s", "timing_s"}) {
-    ASSERT_TRUE(r.phases.count(phase)) << phase;
-    EXPECT_GE(r.phases.at(phase), 0.0) << phase;
-    phases += r.phases.at(phase);
+    ASSERT_TRUE(r.phases.seconds.count(phase)) << phase;
+    EXPECT_GE(r.phases.seconds.at(phase), 0.0) << phase;
+    phases += r.phases.seconds.at(phase);
   }
-  EXPECT_LE(phases, r.duration + 1e-9);
-  EXPECT_GE(r.phases.at("timing_s"), r.timing->measured_time);  // measuring is inside the timing phase
+  EXPECT_LE(phases, r.phases.duration + 1e-9);
+  EXPECT_GE(r.phases.seconds.at("timing_s"), r.performance.timing->measured_time);  // measuring is inside the timing phase
 
   // Paired with a baseline (here the implementation itself): both sides' times, the interval.
   req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "scale_good.so"};
   auto paired = bb::run_test_in_process(req);
-  ASSERT_EQ(paired.verdict, bb::Verdict::pass) << paired.message;
-  ASSERT_TRUE(paired.timing && paired.speedup && paired.speedup_low && paired.speedup_high && paired.speedup_pairs);
+  ASSERT_EQ(paired.outcome.verdict, bb::Verdict::pass) << paired.outcome.message;
+  ASSERT_TRUE(paired.performance.timing && paired.performance.speedup && paired.performance.speedup_low && paired.performance.speedup_high && paired.performance.speedup_pairs);
   // Pairing stops on the interval, the budget or the most pairs, never before the fewest pairs.
-  EXPECT_TRUE(paired.timing->stop == "converged" || paired.timing->stop == "timeout" || paired.timing->stop == "max_samples")
-      << paired.timing->stop;
-  EXPECT_GT(paired.timing->baseline_measured_time, 0.0);
-  EXPECT_LE(*paired.speedup_low, *paired.speedup);
-  EXPECT_LE(*paired.speedup, *paired.speedup_high);
-  EXPECT_GE(*paired.speedup_pairs, static_cast<double>(bb::kMinPairs));
-  EXPECT_LE(*paired.speedup_pairs, static_cast<double>(bb::kMaxPairs));
+  EXPECT_TRUE(paired.performance.timing->stop == "converged" || paired.performance.timing->stop == "timeout" || paired.performance.timing->stop == "max_samples")
+      << paired.performance.timing->stop;
+  EXPECT_GT(paired.performance.timing->baseline_measured_time, 0.0);
+  EXPECT_LE(*paired.performance.speedup_low, *paired.performance.speedup);
+  EXPECT_LE(*paired.performance.speedup, *paired.performance.speedup_high);
+  EXPECT_GE(*paired.performance.speedup_pairs, static_cast<double>(bb::kMinPairs));
+  EXPECT_LE(*paired.performance.speedup_pairs, static_cast<double>(bb::kMaxPairs));
   // A baseline that cannot be loaded: the implementation is timed alone, with a note, no speedup.
   req.baseline = bb::Target{bb::Target::Kind::kernel_impl, kHostile + "no_such_baseline.so"};
   auto alone = bb::run_test_in_process(req);
-  ASSERT_EQ(alone.verdict, bb::Verdict::pass) << alone.message;
-  ASSERT_TRUE(alone.timing.has_value());
-  EXPECT_FALSE(alone.speedup.has_value());
-  EXPECT_FALSE(alone.speedup_pairs.has_value());
-  ASSERT_FALSE(alone.timing->notes.empty());
-  EXPECT_NE(alone.timing->notes.back().find("baseline: "), std::string::npos) << alone.timing->notes.back();
+  ASSERT_EQ(alone.outcome.verdict, bb::Verdict::pass) << alone.outcome.message;
+  ASSERT_TRUE(alone.performance.timing.has_value());
+  EXPECT_FALSE(alone.performance.speedup.has_value());
+  EXPECT_FALSE(alone.performance.speedup_pairs.has_value());
+  ASSERT_FALSE(alone.performance.timing->notes.empty());
+  EXPECT_NE(alone.performance.timing->notes.back().find("baseline: "), std::string::npos) << alone.performance.timing->notes.back();
   req.baseline.reset();
 
   req.time = false;
-  EXPECT_FALSE(bb::run_test_in_process(req).timing.has_value());
+  EXPECT_FALSE(bb::run_test_in_process(req).performance.timing.has_value());
 }
 
 TEST(TestRunner, IdentityReferenceCopiesTheFirstInput) {
   // y = 2x against identity (y = x) fails, with expected == x.
   auto r = run(kHostile, "scale", "scale_good.so", "", 0);
-  ASSERT_EQ(r.verdict, bb::Verdict::fail) << r.message;
-  EXPECT_DOUBLE_EQ(r.mismatch->actual, 2 * r.mismatch->expected);
+  ASSERT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
+  EXPECT_DOUBLE_EQ(r.outcome.mismatch->actual, 2 * r.outcome.mismatch->expected);
 }
 
 TEST(TestRunner, InPlaceOutputsAliasTheirInputAndNpyInputsLoad) {
   auto good = run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 0);
-  EXPECT_EQ(good.verdict, bb::Verdict::pass) << good.message;
+  EXPECT_EQ(good.outcome.verdict, bb::Verdict::pass) << good.outcome.message;
   auto twice = run(kInplace, "addone_", "addone_twice.so", "addone_reference.so", 0);
-  ASSERT_EQ(twice.verdict, bb::Verdict::fail) << twice.message;
+  ASSERT_EQ(twice.outcome.verdict, bb::Verdict::fail) << twice.outcome.message;
   // x from data/x.npy is 0..5; the reference adds 1; the wrong impl adds 2.
-  EXPECT_EQ(twice.mismatch->output, "x_out");
-  EXPECT_DOUBLE_EQ(twice.mismatch->expected, 1.0);
-  EXPECT_DOUBLE_EQ(twice.mismatch->actual, 2.0);
-  EXPECT_EQ(run(kInplace, "addone_", "addone_untouched.so", "addone_reference.so", 1).verdict, bb::Verdict::fail);
-  EXPECT_EQ(run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 2).verdict, bb::Verdict::pass);
+  EXPECT_EQ(twice.outcome.mismatch->output, "x_out");
+  EXPECT_DOUBLE_EQ(twice.outcome.mismatch->expected, 1.0);
+  EXPECT_DOUBLE_EQ(twice.outcome.mismatch->actual, 2.0);
+  EXPECT_EQ(run(kInplace, "addone_", "addone_untouched.so", "addone_reference.so", 1).outcome.verdict, bb::Verdict::fail);
+  EXPECT_EQ(run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 2).outcome.verdict, bb::Verdict::pass);
 }
 
 TEST(TestRunner, MissingLibraryOrCaseIsAnError) {
   auto r = run(kHostile, "scale", "no_such.so", "scale_reference.so");
-  EXPECT_EQ(r.verdict, bb::Verdict::error);
-  EXPECT_NE(r.message.find("no such file"), std::string::npos) << r.message;
-  EXPECT_EQ(run(kHostile, "scale", "scale_good.so", "scale_reference.so", 99).verdict, bb::Verdict::error);
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
+  EXPECT_NE(r.outcome.message.find("no such file"), std::string::npos) << r.outcome.message;
+  EXPECT_EQ(run(kHostile, "scale", "scale_good.so", "scale_reference.so", 99).outcome.verdict, bb::Verdict::error);
 }
 
 TEST(TestRunner, ProtocolRoundTrip) {
@@ -214,8 +214,8 @@ TEST(TestRunner, ProtocolRoundTrip) {
   EXPECT_EQ(m2.warmup_calls, 5u);
 
   bb::TestResult r;
-  r.verdict = bb::Verdict::out_of_bounds;
-  r.speedup = 1.5;
+  r.outcome.verdict = bb::Verdict::out_of_bounds;
+  r.performance.speedup = 1.5;
   bb::Timing t;
   t.mode = "hot";
   t.stats = bb::summarize({1, 2, 3});
@@ -225,21 +225,21 @@ TEST(TestRunner, ProtocolRoundTrip) {
   t.throttled = 2;
   t.clock_mhz = 1755;
   t.notes = {"2 sample(s) discarded"};
-  r.timing = t;
-  r.peak_pct = 91.5;
-  r.mismatch = bb::Mismatch{};
-  r.mismatch->actual = std::nan("");  // poison is a NaN; JSON carries it as null
+  r.performance.timing = t;
+  r.performance.peak_pct = 91.5;
+  r.outcome.mismatch = bb::Mismatch{};
+  r.outcome.mismatch->actual = std::nan("");  // poison is a NaN; JSON carries it as null
   nlohmann::json j = nlohmann::json::parse(nlohmann::json(r).dump());
   auto r2 = j.get<bb::TestResult>();
-  EXPECT_TRUE(std::isnan(r2.mismatch->actual));
-  EXPECT_EQ(r2.verdict, bb::Verdict::out_of_bounds);
-  EXPECT_EQ(*r2.speedup, 1.5);
-  EXPECT_EQ(r2.timing->stats.median, 2);
-  EXPECT_EQ(r2.timing->batch, 4u);
-  EXPECT_EQ(r2.timing->mode, "hot");
-  EXPECT_EQ(r2.timing->host.median, 3);
-  EXPECT_EQ(r2.timing->throttled, 2u);
-  EXPECT_EQ(r2.timing->clock_mhz, 1755);
-  EXPECT_EQ(r2.timing->notes, std::vector<std::string>{"2 sample(s) discarded"});
-  EXPECT_EQ(*r2.peak_pct, 91.5);
+  EXPECT_TRUE(std::isnan(r2.outcome.mismatch->actual));
+  EXPECT_EQ(r2.outcome.verdict, bb::Verdict::out_of_bounds);
+  EXPECT_EQ(*r2.performance.speedup, 1.5);
+  EXPECT_EQ(r2.performance.timing->stats.median, 2);
+  EXPECT_EQ(r2.performance.timing->batch, 4u);
+  EXPECT_EQ(r2.performance.timing->mode, "hot");
+  EXPECT_EQ(r2.performance.timing->host.median, 3);
+  EXPECT_EQ(r2.performance.timing->throttled, 2u);
+  EXPECT_EQ(r2.performance.timing->clock_mhz, 1755);
+  EXPECT_EQ(r2.performance.timing->notes, std::vector<std::string>{"2 sample(s) discarded"});
+  EXPECT_EQ(*r2.performance.peak_pct, 91.5);
 }
