@@ -141,7 +141,7 @@ class ConsoleReporter final : public Reporter {
 
   void warning(const std::string& text) override {
     std::lock_guard lock(m_);
-    error_line(fmt::format("warning: {}", text));  // above the status line, on stderr
+    error_line(fmt::format("warning: {}", terminal_text(text)));  // above the status line, on stderr
   }
 
   // One line per device of the kind, or one saying why the kind is unavailable.
@@ -198,7 +198,7 @@ class ConsoleReporter final : public Reporter {
   // once all its tests are counted, where that number is known), and at the end.
   void impl_skipped(const std::string& impl, const std::string& device, const std::string& reason) override {
     std::lock_guard lock(m_);
-    if (whole_impl_skipped_.insert(impl).second) pending_.push_back({impl, device, reason, 0});
+    if (whole_impl_skipped_.insert(impl).second) pending_.push_back({impl, device, terminal_text(reason), 0});
   }
 
   void test_started(const TestResult& r) override {
@@ -209,7 +209,11 @@ class ConsoleReporter final : public Reporter {
     draw_soon();
   }
 
-  void test_finished(const TestResult& r, std::size_t done, std::size_t total) override {
+  void test_finished(const TestResult& result, std::size_t done, std::size_t total) override {
+    // Its message as the terminal may see it, wherever it is printed (live, grouped, summarised);
+    // what it printed is written out the same way where it is shown (output_lines).
+    TestResult r = result;
+    r.outcome.message = terminal_text(r.outcome.message);
     std::lock_guard lock(m_);
     start_sweep();
     done_ = done;
@@ -334,6 +338,7 @@ class ConsoleReporter final : public Reporter {
     constexpr std::size_t kLines = 8;
     std::string text = r.output.text;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    text = terminal_text(text);  // a plugin's bytes never reach the terminal as controls
     std::vector<std::string> lines;
     std::size_t start = 0;
     while (start <= text.size()) {

@@ -45,7 +45,11 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 }  // namespace
 
-std::string clean_text(std::string_view s) {
+namespace {
+
+// Valid UTF-8 with the control characters written out; `terminal`: carriage returns and the C1
+// controls too (what a terminal would act on: a line redrawn, a CSI sequence).
+std::string escaped_text(std::string_view s, bool terminal) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
@@ -56,13 +60,19 @@ std::string clean_text(std::string_view s) {
       ++i;
       continue;
     }
-    if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F) out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    if ((cp < 0x20 && cp != '\t' && cp != '\n' && (cp != '\r' || terminal)) || cp == 0x7F) out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else if (terminal && cp >= 0x80 && cp <= 0x9F) out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
     else if (cp == 0xFFFE || cp == 0xFFFF) out += kReplacement;
     else out.append(s.substr(i, n));
     i += n;
   }
   return out;
 }
+
+}  // namespace
+
+std::string clean_text(std::string_view s) { return escaped_text(s, false); }
+std::string terminal_text(std::string_view s) { return escaped_text(s, true); }
 
 std::string truncate_text(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return std::string(s);

@@ -18,6 +18,9 @@ namespace bb {
 // Valid UTF-8 (invalid bytes become U+FFFD) without the characters XML 1.0 forbids: C0 controls
 // but tab, newline and carriage return become "\xNN" written out; U+FFFE and U+FFFF become U+FFFD.
 std::string clean_text(std::string_view s);
+// clean_text for a terminal (the console): carriage returns and C1 controls written out too, so
+// that what a plugin printed cannot redraw a line or start an escape sequence.
+std::string terminal_text(std::string_view s);
 // At most `max_bytes` bytes of `s`, cut at a UTF-8 character boundary, with "... (N more bytes)".
 std::string truncate_text(std::string_view s, std::size_t max_bytes);
 // The first line of `s`, at most `max_bytes` (clean_text applied).

@@ -151,6 +151,20 @@ TEST(Console, NotATerminalWritesNoCarriageReturnOrEscapeCode) {
   EXPECT_NE(text.find("FAIL"), std::string::npos) << text;
 }
 
+// What a plugin printed and the message it gave reach the console written out: a hostile one
+// cannot erase a line (ESC [2K, a carriage return) or start a sequence with a C1 control.
+TEST(Console, WhatAPluginPrintedCannotRedrawTheTerminal) {
+  auto r = test("myop__myop_evil", 0, Verdict::fail, "bad\r\x1b[2KPASS \xc2\x9b" "31m");
+  r.output.text = "progress 50%\x1b[2K\rall good\n";
+  r.output.bytes = r.output.text.size();
+  const std::string text = run(bb::ConsoleOptions{}, {r}, 1);
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  EXPECT_NE(text.find("      bad\\x0d\\x1b[2KPASS \\u009b31m"), std::string::npos) << text;
+  EXPECT_NE(text.find("      | progress 50%\\x1b[2K\\x0dall good"), std::string::npos) << text;
+}
+
 TEST(Console, AnImplementationWhoseDeviceIsMissingGetsOneLine) {
   std::vector<bb::TestResult> results;
   for (int i = 0; i < 3; ++i) results.push_back(test("myop__myop_cpp", i, Verdict::pass));
