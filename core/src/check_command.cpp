@@ -2,7 +2,8 @@
 // manifest is parsed and its cases expanded; every library is loaded in a worker (as a run
 // probes it) for its symbols, ABI version and info record; then what the run would make of
 // them: the device each implementation runs on, the dtypes it declares against the ones the
-// cases use, the reference that precedence picks and the baseline of each device.
+// cases use, the reference that precedence picks and the baseline of each device. With --list,
+// the listing a run's --list prints instead (list.hpp): both plan as the run does (plan_sweep).
 //
 //   0  everything usable (warnings are printed)     2  a manifest or a library is not
 #include <algorithm>
@@ -16,14 +17,12 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "discovery.hpp"
 #include "dtype.hpp"
 #include "executor.hpp"
-#include "generated_manifest.hpp"
 #include "job_runner.hpp"
+#include "list.hpp"
 #include "plan.hpp"
 #include "plugin_library.hpp"
-#include "python_site.hpp"
 
 namespace bb {
 
@@ -61,6 +60,11 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
       "a number above 0"));
   std::string python;
   app.add_option("--python", python, "the Python interpreter whose packages .py implementations import (default: python3 on the PATH)");
+  std::vector<std::string> impls, cases;
+  app.add_option("--impls", impls, "implementations to check, comma-separated (default: all)")->delimiter(',');
+  app.add_option("--cases", cases, "cases to check: case ids or globs of them, comma-separated (default: all)")->delimiter(',');
+  bool list = false;
+  app.add_flag("--list", list, "print what a run would test (ops, implementations, cases), as backendbench --list does");
   if (auto status = parse_command(app, ctx)) return *status;
   if (!root_flag.empty()) {
     if (!root.empty() && root != root_flag)
@@ -69,31 +73,25 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
   }
   const std::filesystem::path dir = root.empty() ? default_root(ctx.self) : std::filesystem::path(root);
 
-  auto discovered = discover_ops(dir);
-  if (!discovered) return fmt::print(stderr, "error: {}\n", discovered.error().message), 2;
-  auto folders = filter_ops(std::move(*discovered), ops);
-  if (!folders) return fmt::print(stderr, "error: {}\n", folders.error().message), 2;
-
-  // .py files are imported by a worker (the symbols exist, the file imports); a BackendBench-py
-  // folder's gen_input.py is run once, with its reference, to make its cases.
-  if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
-        return is_generator(f.manifest) || std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
-      })) {
-    if (const PythonSite& site = resolve_python_site(python); !site.error.empty() && site.named) return fmt::print(stderr, "error: {}\n", site.error), 2;
-    note_python_dir(generated_root().string());
-  }
-  auto executor = make_isolated_executor(ctx.self.string());
+  // Planned as a run plans (plan_sweep): .py files are imported by a worker (the symbols exist,
+  // the file imports); a BackendBench-py folder's gen_input.py is run once, with its reference,
+  // to make its cases.
   PlanOptions options;
   options.probe_timeout = probe_timeout;
-  int errors = 0, warnings = 0, impls = 0;
-  for (const auto& f : *folders) {
-    auto plan = plan_op(f, *executor, options);
-    if (!plan) {
-      fmt::print("{}\n  error      {}\n", f.name, plan.error().message);
+  auto planned = plan_sweep({dir, ops, impls, cases, {}, python}, [&] { return make_isolated_executor(ctx.self.string()); }, options);
+  if (!planned) return fmt::print(stderr, "error: {}\n", planned.error().message), 2;
+  if (list) return print_listing(*planned);
+  int errors = 0, warnings = 0, impls_seen = 0;
+  // The ops in the order of their names, usable or not: an unusable one is its error.
+  std::size_t next_unusable = 0;
+  auto print_unusable_before = [&](const std::string& name) {  // "": all that are left
+    for (; next_unusable < planned->unusable.size() && (name.empty() || planned->unusable[next_unusable].folder.name < name); ++next_unusable) {
+      fmt::print("{}\n  error      {}\n", planned->unusable[next_unusable].folder.name, planned->unusable[next_unusable].error);
       ++errors;
-      continue;
     }
-    const OpPlan& p = *plan;
+  };
+  for (const OpPlan& p : planned->ops) {
+    print_unusable_before(p.folder.name);
     std::set<std::string> used_dtypes;
     for (const auto& c : p.cases)
       for (DType t : c.dtypes()) used_dtypes.insert(dtype_name(t));
@@ -102,8 +100,8 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
     fmt::print("  reference  {}: {}\n", p.reference.name, reference_kind(p.reference.kind));
     fmt::print("  baseline   {}\n", p.baselines.empty() ? "none: no speedups" : p.baseline_names());
     for (const auto& i : p.impls) {
-      ++impls;
-      const std::string device = device_for(i.info, p.manifest);
+      ++impls_seen;
+      const std::string& device = i.device;
       fmt::print("  impl       {}: {}; dtypes {}; {}{}{}\n", i.name, device.empty() ? "no device of the op" : device,
                  join_or(i.info.dtypes, "any"),
                  i.info.preconditions.empty() ? "" : fmt::format("preconditions {}; ", fmt::join(i.info.preconditions, ", ")),
@@ -148,7 +146,9 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
     for (const auto& w : p.warnings) fmt::print("  warning    {}\n", w), ++warnings;
     for (const auto& e : p.failures) fmt::print("  error      {}\n", e.error), ++errors;
   }
-  fmt::print("\ncheck: {} op(s), {} implementation(s), {} error(s), {} warning(s){}\n", folders->size(), impls, errors, warnings,
+  print_unusable_before("");
+  fmt::print("\ncheck: {} op(s), {} implementation(s), {} error(s), {} warning(s){}\n", planned->ops.size() + planned->unusable.size(),
+             impls_seen, errors, warnings,
              errors ? "" : ": no kernel was run");
   return errors ? 2 : 0;
 }

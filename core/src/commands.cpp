@@ -11,7 +11,7 @@ namespace bb {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {"check", "[ROOT] [--ops a,b]", "a root validated without running a kernel (exit 2: unusable)", check_command},
+      {"check", "[ROOT] [--ops a,b] [--list]", "a root validated without running a kernel (exit 2: unusable); --list: what a run would test", check_command},
       {"new-op", "NAME [--lang cpp|python] [--devices ...]", "a new op's folder: manifest, reference, implementations", new_op_command},
       {"compare", "BASE NEW [--threshold PCT] [--md FILE]", "a run against an earlier one (exit 3: regression)", compare_command},
       {"merge", "--log-dir OUT SHARD...", "the shards of one sweep joined into one run", merge_command},

@@ -45,7 +45,7 @@ int run_command(const Command& command, const CommandContext& ctx);
 // says why on stderr).
 std::optional<int> parse_command(CLI::App& app, const CommandContext& ctx);
 
-// backendbench check [ROOT] [--ops a,b]: validates manifests and libraries without running a
+// backendbench check [ROOT] [--ops a,b] [--list]: validates manifests and libraries without running a
 // kernel; 0 usable, 2 not.
 int check_command(CLI::App& app, const CommandContext& ctx);
 // backendbench new-op NAME [--root DIR] [--devices cpu,cuda,hip]: writes NAME/ (manifest,

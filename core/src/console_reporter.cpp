@@ -145,39 +145,28 @@ class ConsoleReporter final : public Reporter {
   }
 
   // One line per device of the kind, or one saying why the kind is unavailable.
-  void device_described(const nlohmann::json& d) override {
+  void device_described(const DeviceKind& d) override {
     std::lock_guard lock(m_);
     flush_pending();
     if (o_.quiet) return;
-    const std::string name = d.value("name", "?");
-    if (!d.value("available", false)) {
-      print_line(fmt::format("{}: unavailable: {}", name, d.value("reason", "?")));
+    if (!d.available) {
+      print_line(fmt::format("{}: unavailable: {}", d.name, d.reason));
       return;
     }
-    for (const auto& dev : d.value("devices", nlohmann::json::array())) {
+    for (const auto& dev : d.devices) {
       std::string measured;
-      const auto mb = dev.value("measured_bandwidth", nlohmann::json::object());
-      if (mb.is_object() && mb.value("copy_gbps", 0.0) > 0)
-        measured = fmt::format(", {:.0f} GB/s measured ({}){}", mb.value("copy_gbps", 0.0), mb.value("strategy", "copy kernel"),
-                               mb.value("cached", false) ? ", cached" : "");
-      else if (mb.is_object() && mb.contains("error"))
-        measured = fmt::format(", copy bandwidth not measured: {}", mb.value("error", ""));
+      if (dev.measured_gbps > 0)
+        measured = fmt::format(", {:.0f} GB/s measured ({}){}", dev.measured_gbps, dev.measured_strategy, dev.measured_cached ? ", cached" : "");
+      else if (dev.measure_error)
+        measured = fmt::format(", copy bandwidth not measured: {}", *dev.measure_error);
       // The compute peaks: the best strategy of each kind, in the order first measured.
-      const auto compute = dev.value("measured_compute", nlohmann::json::array());
-      std::vector<std::pair<std::string, double>> best;
-      if (compute.is_array())
-        for (const auto& c : compute) {
-          if (!c.is_object() || !(c.value("tflops", 0.0) > 0)) continue;
-          const std::string kind = c.value("kind", "?");
-          auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == kind; });
-          if (it == best.end()) best.emplace_back(kind, c.value("tflops", 0.0));
-          else it->second = std::max(it->second, c.value("tflops", 0.0));
-        }
-      for (const auto& [kind, tflops] : best) measured += fmt::format(", {} {:.1f} TFLOP/s", kind, tflops);
-      print_line(fmt::format("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]", name,
-                             dev.value("ordinal", 0), dev.value("name", "?"), dev.value("arch", "?"), dev.value("multiprocessors", 0),
-                             dev.value("l2_bytes", 0.0) / 1048576.0, dev.value("memory_bytes", 0.0) / 1073741824.0,
-                             dev.value("peak_bandwidth_gbps", 0.0), measured, d.value("runtime", "")));
+      std::vector<std::string> kinds;
+      for (const auto& c : dev.compute)
+        if (c.tflops > 0 && std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) kinds.push_back(c.kind);
+      for (const auto& kind : kinds) measured += fmt::format(", {} {:.1f} TFLOP/s", kind, dev.peak_tflops(kind));
+      print_line(fmt::format("{}:{}: {} ({}, {} multiprocessors, {:.0f} MiB L2, {:.1f} GiB, {:.0f} GB/s theoretical{}) [{}]", d.name,
+                             dev.ordinal, dev.name, dev.arch, dev.multiprocessors, dev.l2_bytes / 1048576.0,
+                             dev.memory_bytes / 1073741824.0, dev.peak_bandwidth_gbps, measured, d.runtime));
     }
   }
 

@@ -116,16 +116,6 @@ void remember_device_peaks(const nlohmann::json& device_kind) {
   if (changed) write_cache(file, cache);
 }
 
-bool measured_peaks_now(const nlohmann::json& device_kind) {
-  const auto devices = device_kind.find("devices");
-  if (devices == device_kind.end() || !devices->is_array()) return false;
-  for (const auto& d : *devices) {
-    const auto m = d.value("measured_bandwidth", nlohmann::json::object());
-    if (m.is_object() && m.contains("copy_gbps") && !m.value("cached", true)) return true;
-  }
-  return false;
-}
-
 Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal, const nlohmann::json& known) {
   const auto& p = rt.devices().at(static_cast<size_t>(ordinal));
   // "v5": the best of several strategies, and the compute peaks with cuBLAS on random operands (older entries lack them).

@@ -50,9 +50,6 @@ Expected<DevicePeak> device_peak_bandwidth(const DeviceRuntime& rt, int ordinal,
 // (0: unknown, any positive figure serves).
 bool usable_peak_entry(const nlohmann::json& entry, double theoretical_gbps);
 
-// Whether a probe's answer (describe_device_kind's) holds a peak measured now, not cached.
-bool measured_peaks_now(const nlohmann::json& device_kind);
-
 // The cache file's entries (an empty object when there is none or it is damaged).
 nlohmann::json read_device_peaks();
 

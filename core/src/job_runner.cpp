@@ -25,12 +25,11 @@ std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c) {
   return "";
 }
 
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
-                        const nlohmann::json& device_kind) {
+std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind) {
   if (!impl.unavailable.empty()) return impl.unavailable;
-  if (device.empty())
+  if (impl.device.empty() || !device_kind)
     return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
-  if (device != "cpu" && !device_kind.value("available", false)) return device_kind.value("reason", "device unavailable");
+  if (impl.device != "cpu" && !device_kind->available) return device_kind->reason;
   return unsupported_reason(impl.info, c);
 }
 
@@ -113,15 +112,9 @@ nlohmann::json warm_request(const std::string& device, int ordinal) {
 }
 
 // The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.
-std::pair<double, double> peak_bandwidth(const nlohmann::json& kind, int ordinal) {
-  const nlohmann::json devs = kind.value("devices", nlohmann::json::array());
-  if (!devs.is_array()) return {0, 0};
-  for (const auto& d : devs)
-    if (d.value("ordinal", -1) == ordinal) {
-      const auto mb = d.value("measured_bandwidth", nlohmann::json::object());
-      return {mb.is_object() ? mb.value("copy_gbps", 0.0) : 0.0, d.value("peak_bandwidth_gbps", 0.0)};
-    }
-  return {0, 0};
+std::pair<double, double> peak_bandwidth(const DeviceKind& kind, int ordinal) {
+  const DeviceFacts* d = kind.device(ordinal);
+  return d ? std::pair{d->measured_gbps, d->peak_bandwidth_gbps} : std::pair{0.0, 0.0};
 }
 
 }  // namespace
@@ -135,7 +128,7 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
                          const std::function<std::unique_ptr<Executor>()>& make, const std::function<bool(const std::string&)>& ready_for) {
   std::map<std::string, std::vector<std::pair<int, int>>> first;  // device kind -> its first implementations
   for (const auto& t : tests) {
-    const std::string device = ctx.device_of(t.op, t.impl);
+    const std::string& device = ctx.plans[t.op].impls[t.impl].device;
     if (device.empty() || device == "cpu") continue;
     auto& impls = first[device];
     const std::pair<int, int> id{t.op, t.impl};
@@ -167,7 +160,7 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   r.id.impl = p.impls[t.impl].name;
   r.id.case_id = c.id;
   r.id.kind = case_kind_name(c.kind);
-  r.id.device = ctx.device_of(t.op, t.impl);
+  r.id.device = p.impls[t.impl].device;
   r.id.device_index = r.id.device == "cpu" || r.id.device.empty() ? 0 : ordinal;
   r.id.repeat = t.repeat;
   r.id.flops = c.flops;
@@ -293,7 +286,8 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
         const auto& kind = ctx.device_kinds.at(job.device);
         const std::string compute = compute_kind_for(c.inputs.empty() ? DType::float32 : c.inputs.front().dtype);
         const auto [measured, theoretical] = peak_bandwidth(kind, id.id.device_index);
-        if (auto rl = roofline(out.id.flops, out.id.bytes, out.performance.timing->stats.median, measured, peak_tflops(kind, id.id.device_index, compute))) {
+        const DeviceFacts* facts = kind.device(id.id.device_index);
+        if (auto rl = roofline(out.id.flops, out.id.bytes, out.performance.timing->stats.median, measured, facts ? facts->peak_tflops(compute) : 0.0)) {
           out.performance.roofline_pct = rl->pct;
           out.performance.roofline_bound = rl->bound;
           out.performance.roofline_compute = compute;

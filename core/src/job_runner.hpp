@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device_kind.hpp"
 #include "executor.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
@@ -30,8 +31,7 @@ namespace bb {
 struct SweepContext {
   const std::vector<OpPlan>& plans;
   const SessionOptions& options;
-  const std::map<std::string, nlohmann::json>& device_kinds;  // kind -> its description
-  std::function<std::string(int op, int impl)> device_of;
+  const std::map<std::string, DeviceKind>& device_kinds;  // the kinds in use, by name (cpu always)
   std::filesystem::path log_dir;         // hidden from every worker
   std::vector<std::string> libraries;    // every plugin library of the run: each worker sees its own only
   WorkerStock* stock = nullptr;          // workers started with the plan (worker_stock.hpp), if any
@@ -78,8 +78,8 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c);
 
 // Why an implementation cannot run a case on `device`, or "" if it can.
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const std::string& device,
-                        const nlohmann::json& device_kind);
+// `device_kind`: the description of impl.device (null when it runs on none of the op's devices).
+std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind);
 
 // Before `job`'s first test: the workers it needs that are not running for it yet (the
 // reference's and the baseline's of its op and device, the checker's for device tests, and the

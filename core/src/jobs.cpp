@@ -16,7 +16,7 @@ std::vector<TestSpec> enumerate_tests(const std::vector<OpPlan>& plans, int repe
   for (int o = 0; o < static_cast<int>(plans.size()); ++o) {
     const auto& p = plans[o];
     for (int i = 0; i < static_cast<int>(p.impls.size()); ++i) {
-      const std::string device = device_for(p.impls[i].info, p.manifest);
+      const std::string& device = p.impls[i].device;
       for (int r = 0; r < repeats; ++r)
         for (int c = 0; c < static_cast<int>(p.cases.size()); ++c) {
           const auto& cs = p.cases[c];
@@ -51,13 +51,13 @@ std::vector<TestSpec> shard_tests(const std::vector<TestSpec>& tests, int index,
   return mine;
 }
 
-std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable,
-                           const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options) {
+std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable, const std::vector<OpPlan>& plans, const JobOptions& options) {
+  auto device_of = [&](const TestSpec& t) -> const std::string& { return plans[t.op].impls[t.impl].device; };
   std::vector<Job> jobs;
   // Tests: runs of one (op, implementation, repeat), cut so that each device kind's workers
   // all get work and end together: pieces of about a sixth of a worker's share.
   std::map<std::string, double> cost_per_kind;
-  for (const auto& t : runnable) cost_per_kind[device_of(t.op, t.impl)] += t.cost;
+  for (const auto& t : runnable) cost_per_kind[device_of(t)] += t.cost;
   auto target_for = [&](const std::string& kind) {
     const auto w = options.workers_per_kind.find(kind);
     const int workers = w == options.workers_per_kind.end() ? 1 : std::max(1, w->second);
@@ -70,7 +70,7 @@ std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable,
     while (end < runnable.size() && runnable[end].op == runnable[k].op && runnable[end].impl == runnable[k].impl &&
            runnable[end].repeat == runnable[k].repeat)
       ++end;
-    const std::string dev = device_of(runnable[k].op, runnable[k].impl);
+    const std::string& dev = device_of(runnable[k]);
     const double target = target_for(dev);
     Job j;
     auto flush = [&]() {

@@ -49,9 +49,8 @@ struct JobOptions {
   std::map<std::string, int> workers_per_kind;
 };
 
-// Jobs for the runnable tests (SKIPPED ones are settled before), `device_of(op, impl)` the
-// device kind each implementation runs on.
-std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable,
-                           const std::function<std::string(int op, int impl)>& device_of, const JobOptions& options);
+// Jobs for the runnable tests of `plans` (SKIPPED ones are settled before), each on its
+// implementation's device.
+std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable, const std::vector<OpPlan>& plans, const JobOptions& options);
 
 }  // namespace bb

@@ -1,10 +1,13 @@
-// --list: what a run would test, without testing it.
+// The listing of a planned sweep: each op's reference, baseline, implementations and cases, and
+// which cases each implementation will skip by what it declares. `backendbench --list` and
+// `backendbench check --list` print it (from plan_sweep: what a run would test).
 #pragma once
 
-#include "session.hpp"
+#include "plan.hpp"
 
 namespace bb {
 
-int list_root(const SessionOptions& options);
+// Prints the listing on stdout; returns 2 when an op or a library could not be used, else 0.
+int print_listing(const SweepPlan& plan);
 
 }  // namespace bb

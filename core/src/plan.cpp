@@ -13,6 +13,7 @@
 #include "generated_manifest.hpp"
 #include "plugin_library.hpp"
 #include "provenance.hpp"
+#include "python_site.hpp"
 
 namespace bb {
 
@@ -245,7 +246,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     ProbeReply reply = probe_reply_from_json(out.reply);
     if (!reply.loaded && reply.unavailable) {  // SKIPPED, with why; never the reference
       const auto at = reply.error.find(kPythonUnavailable);
-      unavailable.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, {}, reply.error.substr(at)});
+      unavailable.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, {}, "", reply.error.substr(at)});
       continue;
     }
     if (!reply.loaded) {
@@ -292,6 +293,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   declare_from_manifest(plan, impls);
   impls.insert(impls.end(), unavailable.begin(), unavailable.end());
   plan.impls = std::move(impls);
+  for (auto& i : plan.impls) i.device = device_for(i.info, plan.manifest);
 
   // Baselines: the reference by default, or the implementation the manifest names; per device
   // when the manifest gives a map.
@@ -415,6 +417,56 @@ Expected<std::vector<OpFolder>> filter_ops(std::vector<OpFolder> ops, const std:
   }
   std::sort(kept.begin(), kept.end(), [](const OpFolder& a, const OpFolder& b) { return a.name < b.name; });
   return kept;
+}
+
+bool SweepPlan::any_unusable() const {
+  return !unusable.empty() || std::any_of(ops.begin(), ops.end(), [](const OpPlan& p) { return !p.failures.empty(); });
+}
+
+Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::function<std::unique_ptr<Executor>()>& make_executor,
+                               PlanOptions options) {
+  auto discovered = discover_ops(selection.root);
+  if (!discovered) return discovered.error();
+  auto folders = filter_ops(std::move(*discovered), selection.ops);
+  if (!folders) return folders.error();
+  if (folders->empty()) return make_error(fmt::format("{}: no ops (folders holding gen_input.yaml)", selection.root.string()));
+  // Python implementations: their interpreter's packages, asked once, before any worker starts.
+  const bool generated = std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) { return is_generator(f.manifest); });
+  if (generated || std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
+        return std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
+      })) {
+    if (const PythonSite& site = resolve_python_site(selection.python); !site.error.empty() && site.named) return make_error(site.error);
+    if (generated) note_python_dir(generated_root().string());  // written by the worker that makes the tests, read by every worker
+  }
+  auto executor = make_executor();
+  if (!options.make_executor) options.make_executor = make_executor;
+  SweepPlan out;
+  for (const auto& f : *folders) {
+    auto plan = plan_op(f, *executor, options);
+    if (!plan) {
+      out.unusable.push_back({f, plan.error().message});
+      continue;
+    }
+    out.ops.push_back(std::move(*plan));
+  }
+  // Implementation names are unique across the sweep (results, baselines and --impls go by
+  // them): a second library whose name is taken is reported, not run.
+  std::map<std::string, std::filesystem::path> taken;
+  for (auto& p : out.ops) {
+    std::vector<Implementation> kept;
+    for (auto& impl : p.impls) {
+      if (auto [it, fresh] = taken.emplace(impl.name, impl.library); !fresh) {
+        p.failures.push_back({impl.library, fmt::format("{}: the implementation name '{}' is already taken by {}; rename the library",
+                                                        impl.library.string(), impl.name, it->second.string())});
+        continue;
+      }
+      kept.push_back(std::move(impl));
+    }
+    p.impls = std::move(kept);
+  }
+  if (auto s = filter_impls(out.ops, selection.impls); !s) return s.error();
+  if (auto s = filter_cases(out.ops, selection.cases, selection.input_ids); !s) return s.error();
+  return out;
 }
 
 }  // namespace bb

@@ -23,6 +23,9 @@ struct Implementation {
   std::string stem;
   std::filesystem::path library;
   PluginInfo info;
+  // The device its tests run on (device_for), decided once in planning: "" when it runs on
+  // none of the op's devices (its tests are SKIPPED).
+  std::string device;
   std::string unavailable;  // why it cannot run on this machine (kPythonUnavailable): its tests are SKIPPED
 };
 
@@ -75,6 +78,36 @@ struct PlanOptions {
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options);
+
+// What a sweep takes from the command line: the root and its filters (--ops, --impls, --cases,
+// --input-id), and the interpreter .py implementations import with (--python).
+struct SweepSelection {
+  std::filesystem::path root;
+  std::vector<std::string> ops, impls, cases;
+  std::vector<int> input_ids;
+  std::string python;
+};
+
+struct UnusableOp {
+  OpFolder folder;
+  std::string error;  // why its manifest could not be used (file:line: ...)
+};
+
+struct SweepPlan {
+  std::vector<OpPlan> ops;          // the usable ones, by name
+  std::vector<UnusableOp> unusable;  // by name
+  // An op or a library that could not be used (the run exits 2).
+  bool any_unusable() const;
+};
+
+// The one planning of a sweep, for the run, --list and check: the root's ops, the selected
+// ones (filter_ops), the Python site where a .py implementation or a generated manifest needs it
+// (resolved before the first executor is made: its walls must see it), every op planned
+// (plan_op, with executors from `make_executor`), implementation names made unique across the
+// sweep (a second library whose name is taken is a failure of its op), then --impls, --cases
+// and --input-id. Errors: no root, no ops, an unknown name, a --python that cannot be asked.
+Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::function<std::unique_ptr<Executor>()>& make_executor,
+                               PlanOptions options);
 
 // The device a library's function runs on for this op: the first of its info record's devices
 // that the op lists (the op's first device when it has no record), or "" when none matches.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device_kind.hpp"
 #include "results.hpp"
 #include "run_record.hpp"
 
@@ -26,8 +27,8 @@ class Reporter {
   // The record has the command, host, options and root, and its start time.
   virtual void run_started(const RunRecord&) {}
   virtual void op_planned(const OpReport&) {}
-  // A device kind the run asked about: {name, available, reason | runtime, devices: [...]}.
-  virtual void device_described(const nlohmann::json&) {}
+  // A device kind the run asked about, as its probe described it (device_kind.hpp).
+  virtual void device_described(const DeviceKind&) {}
   // The sweep is planned: `total` tests will run (this shard's, every repeat); the record now
   // has the provenance, the sweep id, the shard and the repeats.
   virtual void sweep_planned(const RunRecord& /*run*/, std::size_t /*total*/) {}

@@ -34,8 +34,8 @@ class StreamWriter final : public Reporter {
     j["event"] = "op";
     write(j);
   }
-  void device_described(const nlohmann::json& d) override {
-    auto j = d;
+  void device_described(const DeviceKind& d) override {
+    auto j = d.reply;
     j["event"] = "device";
     write(j);
   }

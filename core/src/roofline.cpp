@@ -26,19 +26,4 @@ std::optional<Roofline> roofline(std::optional<double> flops, std::optional<doub
   return r;
 }
 
-double peak_tflops(const nlohmann::json& device_kind, int ordinal, const std::string& kind) {
-  const auto devs = device_kind.value("devices", nlohmann::json::array());
-  if (!devs.is_array()) return 0;
-  for (const auto& d : devs) {
-    if (!d.is_object() || d.value("ordinal", -1) != ordinal) continue;
-    const auto figures = d.value("measured_compute", nlohmann::json::array());
-    if (!figures.is_array()) return 0;
-    double best = 0;  // several strategies may measure one kind: the best is its peak
-    for (const auto& f : figures)
-      if (f.is_object() && f.value("kind", "") == kind) best = std::max(best, f.value("tflops", 0.0));
-    return best;
-  }
-  return 0;
-}
-
 }  // namespace bb

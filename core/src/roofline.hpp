@@ -6,8 +6,6 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "dtype.hpp"
 
 namespace bb {
@@ -26,9 +24,5 @@ std::string compute_kind_for(DType dtype);
 // `peak_gbps`: bytes read plus written per second / 1e9; `peak_tflops`: FLOPs per second / 1e12.
 std::optional<Roofline> roofline(std::optional<double> flops, std::optional<double> bytes, double seconds, double peak_gbps,
                                  double peak_tflops);
-
-// The compute peak of `kind` for device `ordinal` in a device kind's description (the
-// "measured_compute" list of describe_device_kind: the best of its strategies), 0 when absent.
-double peak_tflops(const nlohmann::json& device_kind, int ordinal, const std::string& kind);
 
 }  // namespace bb

@@ -35,7 +35,7 @@ class ResumeGate final : public bb::Reporter {
   ~ResumeGate() override { discard(); }
   void run_started(const bb::RunRecord& run) override { pass([run](Reporter& r) { r.run_started(run); }); }
   void op_planned(const bb::OpReport& op) override { pass([op](Reporter& r) { r.op_planned(op); }); }
-  void device_described(const nlohmann::json& d) override { pass([d](Reporter& r) { r.device_described(d); }); }
+  void device_described(const bb::DeviceKind& d) override { pass([d](Reporter& r) { r.device_described(d); }); }
   void sweep_planned(const bb::RunRecord& run, std::size_t total) override {
     open();
     pass([run, total](Reporter& r) { r.sweep_planned(run, total); });
@@ -117,7 +117,11 @@ int run_main(int argc, char** argv) {
     return 2;
   }
   if (cli->exit_now) return *cli->exit_now;
-  if (cli->list_only) return bb::list_root(cli->session);
+  if (cli->list_only) {  // what the run would test (check --list prints the same)
+    auto plan = bb::plan_session(cli->session);
+    if (!plan) return fmt::print(stderr, "error: {}\n", plan.error().message), 2;
+    return bb::print_listing(*plan);
+  }
 
   bb::RunRecord run;
   run.command = cli->command_line;

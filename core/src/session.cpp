@@ -60,80 +60,49 @@ OpReport report_of(const OpPlan& p) {
   return r;
 }
 
-struct Planned {
-  std::vector<OpPlan> plans;
-  std::vector<OpReport> unusable;  // ops whose manifest could not be used
-  bool any_unusable = false;       // a manifest or a library could not be used: exit 2
-};
+OpReport report_of(const UnusableOp& u) {
+  OpReport r;
+  r.op = u.folder.name;
+  r.manifest = u.folder.manifest.string();
+  r.errors.push_back(u.error);
+  return r;
+}
 
-// Discover the ops, read their manifests, probe their libraries, choose references and
-// baselines. A fatal error (no root, unknown --ops/--impls) is returned as one.
 // The walls of a worker that probes libraries or devices: the log directory hidden, a user of
 // its own (the libraries it loads are the ones it probes).
 WorkerWalls probe_walls(const SessionOptions& o, const std::filesystem::path& log_dir) { return walls_for(o, log_dir, {}, ""); }
 
-Expected<Planned> plan_sweep(const SessionOptions& o, Executor& executor, const std::filesystem::path& log_dir) {
-  auto discovered = discover_ops(o.root);
-  if (!discovered) return discovered.error();
-  auto folders = filter_ops(std::move(*discovered), o.ops);
-  if (!folders) return folders.error();
-  if (folders->empty()) return make_error(fmt::format("{}: no ops (folders holding gen_input.yaml)", o.root.string()));
-  // Python implementations: their interpreter's packages, asked once, before any worker starts.
-  if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
-        return is_generator(f.manifest) ||
-               std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
-      })) {
-    if (const PythonSite& site = resolve_python_site(o.python); !site.error.empty() && site.named) return make_error(site.error);
-    if (std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) { return is_generator(f.manifest); }))
-      note_python_dir(generated_root().string());  // written by the worker that makes the tests, read by every worker
-    executor.set_walls(probe_walls(o, log_dir));  // its folders must be readable by the worker's user
+// Where the run's requests go: `given`, else worker processes (the host with --no-isolate).
+ExecutorFactory run_executors(const SessionOptions& o, ExecutorFactory given) {
+  if (given) return given;
+  return [&o]() -> std::unique_ptr<Executor> {
+    if (o.isolate) return make_isolated_executor(o.worker_binary, o.worker_limits);
+    return make_in_process_executor();
+  };
+}
+
+// Executors that probe libraries and devices: their walls made when each is made (after the
+// Python site is known: its folders must be readable by the worker's user).
+ExecutorFactory probers(const SessionOptions& o, ExecutorFactory make) {
+  return [&o, make = std::move(make)] {
+    auto e = make();
+    e->set_walls(probe_walls(o, o.log_dir));
+    return e;
+  };
+}
+
+SweepSelection sweep_selection(const SessionOptions& o) { return {o.root, o.ops, o.impls, o.cases, o.input_ids, o.python}; }
+
+PlanOptions plan_options(const SessionOptions& o) {
+  PlanOptions p;
+  p.seed = o.seed;
+  p.random_cases = o.random_cases;
+  p.selected = o.impls;
+  if (o.isolate) {  // libraries probed side by side, each in a worker of its own
+    p.probe_timeout = std::min(p.probe_timeout, o.test_timeout);
+    p.parallel = static_cast<int>(std::clamp(usable_cores(), 1u, 8u));
   }
-  Planned out;
-  PlanOptions plan_options;
-  plan_options.seed = o.seed;
-  plan_options.random_cases = o.random_cases;
-  plan_options.selected = o.impls;
-  if (o.isolate) {
-    plan_options.make_executor = [&] {
-      auto e = make_isolated_executor(o.worker_binary, o.worker_limits);
-      e->set_walls(probe_walls(o, log_dir));
-      return e;
-    };
-    plan_options.probe_timeout = std::min(plan_options.probe_timeout, o.test_timeout);
-    plan_options.parallel = static_cast<int>(std::clamp(usable_cores(), 1u, 8u));
-  }
-  for (const auto& f : *folders) {
-    auto plan = plan_op(f, executor, plan_options);
-    if (!plan) {
-      OpReport r;
-      r.op = f.name;
-      r.manifest = f.manifest.string();
-      r.errors.push_back(plan.error().message);
-      out.unusable.push_back(r);
-      out.any_unusable = true;
-      continue;
-    }
-    out.plans.push_back(std::move(*plan));
-  }
-  // Implementation names are unique across the sweep (results, baselines and --impls go by
-  // them): a second library whose name is taken is reported, not run.
-  std::map<std::string, std::filesystem::path> taken;
-  for (auto& p : out.plans) {
-    std::vector<Implementation> kept;
-    for (auto& impl : p.impls) {
-      if (auto [it, fresh] = taken.emplace(impl.name, impl.library); !fresh) {
-        p.failures.push_back({impl.library, fmt::format("{}: the implementation name '{}' is already taken by {}; rename the library",
-                                                        impl.library.string(), impl.name, it->second.string())});
-        continue;
-      }
-      kept.push_back(std::move(impl));
-    }
-    p.impls = std::move(kept);
-    out.any_unusable = out.any_unusable || !p.failures.empty();
-  }
-  if (auto s = filter_impls(out.plans, o.impls); !s) return s.error();
-  if (auto s = filter_cases(out.plans, o.cases, o.input_ids); !s) return s.error();
-  return out;
+  return p;
 }
 
 std::vector<std::filesystem::path> runtime_plugins() {
@@ -149,7 +118,7 @@ std::vector<std::filesystem::path> runtime_plugins() {
 
 // The worker slots: -j for the CPU; for each GPU kind in use, one per device (-j per device
 // when nothing is timed). Without isolation, one slot does everything in this process.
-Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const std::map<std::string, nlohmann::json>& kinds) {
+Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const std::map<std::string, DeviceKind>& kinds) {
   std::vector<WorkerSlot> slots;
   if (!o.isolate) {
     WorkerSlot all{{"cpu"}, o.device_ordinals.empty() ? 0 : o.device_ordinals.front(), "in-process"};
@@ -159,9 +128,8 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
   }
   for (int i = 0; i < o.cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
   for (const auto& [kind, d] : kinds) {
-    if (kind == "cpu" || !d.value("available", false)) continue;
-    std::vector<int> present;
-    for (const auto& dev : d.value("devices", nlohmann::json::array())) present.push_back(dev.value("ordinal", 0));
+    if (kind == "cpu" || !d.available) continue;
+    const std::vector<int> present = d.ordinals();
     std::vector<int> use = o.all_devices ? present : o.device_ordinals.empty() ? std::vector<int>{0} : o.device_ordinals;
     for (int ordinal : use)
       if (std::find(present.begin(), present.end(), ordinal) == present.end())
@@ -206,6 +174,10 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"shard", fmt::format("{}/{}", o.shard_index + 1, o.shard_count)},
           {"repeats", o.repeats},
           {"run_id", o.run_id}};
+}
+
+Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory executors) {
+  return plan_sweep(sweep_selection(o), probers(o, run_executors(o, std::move(executors))), plan_options(o));
 }
 
 namespace {
@@ -274,18 +246,14 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   };
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
-  const ExecutorFactory make_executor = executors ? executors : ExecutorFactory([&o]() -> std::unique_ptr<Executor> {
-    if (o.isolate) return make_isolated_executor(o.worker_binary, o.worker_limits);
-    return make_in_process_executor();
-  });
-  auto executor = make_executor();
-  executor->set_walls(probe_walls(o, o.log_dir));
-  auto planned = plan_sweep(o, *executor, o.log_dir);
+  const ExecutorFactory make_executor = run_executors(o, executors);
+  const ExecutorFactory make_prober = probers(o, make_executor);
+  auto planned = plan_session(o, make_executor);
   if (!planned) return fatal(planned.error().message);
-  const std::vector<OpPlan>& plans = planned->plans;
-  for (const auto& r : planned->unusable) {
-    run.ops.push_back(r);
-    for (auto* rep : reporters) rep->op_planned(r);
+  const std::vector<OpPlan>& plans = planned->ops;
+  for (const auto& u : planned->unusable) {
+    run.ops.push_back(report_of(u));
+    for (auto* rep : reporters) rep->op_planned(run.ops.back());
   }
   std::vector<std::pair<std::string, std::string>> impl_order;
   for (const auto& p : plans) {
@@ -314,9 +282,8 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
   // touches a GPU), while the first jobs' workers make their contexts beside it; then the
   // workers that will serve them.
-  auto device_of = [&](int op, int impl) { return device_for(plans[op].impls[impl].info, plans[op].manifest); };
-  std::map<std::string, nlohmann::json> device_kinds = {{"cpu", {{"name", "cpu"}, {"available", true}}}};
-  SweepContext ctx{plans, o, device_kinds, device_of, o.log_dir, {}};
+  std::map<std::string, DeviceKind> device_kinds = {{"cpu", cpu_device_kind()}};
+  SweepContext ctx{plans, o, device_kinds, o.log_dir, {}};
   for (const auto& p : plans)
     for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
   // A device's peaks are measured on a quiet device: where the cache knows none of this kind's,
@@ -333,15 +300,16 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
     stock_first_workers(stock, ctx, tests, make_executor, peaks_known);
     ctx.stock = &stock;
   }
+  auto executor = make_prober();
   for (const auto& t : tests) {
-    const std::string kind = device_of(t.op, t.impl);
+    const std::string& kind = plans[t.op].impls[t.impl].device;
     if (kind.empty() || device_kinds.count(kind)) continue;
     executor->recycle();
     // The probe cannot write the peaks' cache from behind its walls: the host gives it what the
     // cache knows and keeps what it measured (device_peak.hpp).
     const nlohmann::json probe = {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}, {"known_peaks", known_peaks}};
     ExecOutcome out = executor->execute(probe, 120.0);
-    if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && measured_peaks_now(out.reply)) {
+    if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && device_kind_from_json(out.reply).measured_now()) {
       // Measured beside the stock's workers making their contexts (the cache knew another
       // device of this kind): measured again on a quiet device.
       stock.settle();
@@ -354,8 +322,9 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
                            : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
     if (out.status == ExecOutcome::Status::ok && o.performance) remember_device_peaks(d);
     run.devices.push_back(d);
-    for (auto* rep : reporters) rep->device_described(d);
-    device_kinds[kind] = d;
+    device_kinds[kind] = device_kind_from_json(d);
+    device_kinds[kind].name = kind;  // the kind asked for, whatever the reply calls itself
+    for (auto* rep : reporters) rep->device_described(device_kinds[kind]);
   }
   executor.reset();
   auto slots = worker_slots(o, device_kinds);
@@ -363,7 +332,7 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   // The stock serves a kind's first device: where it has several, the costliest jobs go first
   // to any of them, and a missing device has none to serve. Ended now, before any test.
   for (const auto& [kind, d] : device_kinds)
-    if (kind != "cpu" && (!d.value("available", false) || d.value("devices", nlohmann::json::array()).size() != 1)) stock.retire_kind(kind);
+    if (kind != "cpu" && (!d.available || d.devices.size() != 1)) stock.retire_kind(kind);
   phase_done("devices_s");
 
   // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
@@ -389,14 +358,14 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
         continue;
       }
     }
-    const std::string device = device_of(t.op, t.impl);
-    const nlohmann::json kind = device.empty() ? nlohmann::json() : device_kinds.at(device);
-    const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], device, kind);
+    const std::string& device = p.impls[t.impl].device;
+    const DeviceKind* kind = device.empty() ? nullptr : &device_kinds.at(device);
+    const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], kind);
     if (why.empty()) {
       runnable.push_back(t);
       continue;
     }
-    const bool whole_impl = device.empty() || !kind.value("available", false) || !p.impls[t.impl].unavailable.empty();
+    const bool whole_impl = !kind || !kind->available || !p.impls[t.impl].unavailable.empty();
     if (whole_impl && told.insert({t.op, t.impl}).second)
       for (auto* rep : reporters) rep->impl_skipped(p.impls[t.impl].name, device, why);
     TestResult r = test_identity(ctx, t, 0);
@@ -408,7 +377,7 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   job_options.performance = o.performance;
   for (const auto& s : *slots)
     for (const auto& k : s.kinds) ++job_options.workers_per_kind[k];
-  Scheduler scheduler(make_jobs(runnable, device_of, job_options));
+  Scheduler scheduler(make_jobs(runnable, plans, job_options));
 
   // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
   EventQueue events;
@@ -447,7 +416,7 @@ int run_session(const SessionOptions& o, RunRecord run, const std::vector<Report
   run.scores = compute_scores(run.tests, impl_order, o.perf_p);
   const bool all_passed = std::all_of(run.tests.begin(), run.tests.end(),
                                       [](const TestResult& r) { return r.outcome.verdict == Verdict::pass || r.outcome.verdict == Verdict::skipped; });
-  const int status = finish(planned->any_unusable ? 2 : all_passed ? 0 : 1);
+  const int status = finish(planned->any_unusable() ? 2 : all_passed ? 0 : 1);
   const bool all_skipped = !run.tests.empty() && std::all_of(run.tests.begin(), run.tests.end(),
                                                                    [](const TestResult& r) { return r.outcome.verdict == Verdict::skipped; });
   if (status == 0 && all_skipped && o.skip_exit_code) return *o.skip_exit_code;

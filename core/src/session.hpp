@@ -13,6 +13,7 @@
 
 #include "executor.hpp"
 #include "measurement.hpp"
+#include "plan.hpp"
 #include "reporter.hpp"
 
 namespace bb {
@@ -61,6 +62,11 @@ nlohmann::json session_options_json(const SessionOptions& options);
 // Where the session's requests run: a fresh executor each call. Empty: worker processes, or the
 // host with --no-isolate (executor.hpp); the unit tests give a fake that needs no process.
 using ExecutorFactory = std::function<std::unique_ptr<Executor>()>;
+
+// The sweep the options select, planned (plan_sweep) with each library probed as the run probes
+// it: in a worker behind a prober's walls, several at once (or in the host with --no-isolate).
+// The run and --list plan through it.
+Expected<SweepPlan> plan_session(const SessionOptions& options, ExecutorFactory executors = {});
 
 // `run` comes with its command, host, options and root; the session fills in the rest as the
 // run goes and hands it to the reporters. Returns the exit status: 0 every test passed (SKIPPED allowed), 1 some test did not pass,

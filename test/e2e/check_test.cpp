@@ -104,3 +104,27 @@ TEST(Check, SaysWhichCasesEachImplementationWillSkip) {
                                                     "scale__scale_vec4_manifest: unknown name 'cols' at column 1")))
       << bad.out;
 }
+
+// One planning for the run's --list and check (plan_sweep): `check --list` lists what
+// `backendbench --list` lists, under the same selection; and check applies the run's rule
+// that implementation names are unique across the sweep.
+TEST(Check, ListIsTheRunsListing) {
+  const std::string root = e2e::fixture_root("preconditions");
+  auto listed = backendbench({"--custom-ops-root", root, "--ops", "scale", "--list"});
+  auto checked = backendbench({"check", root, "--ops", "scale", "--list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+  ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  // The lines after each op's heading (its manifest's path is spelt as each was given the root).
+  auto body = [](const std::string& out) {
+    std::string kept;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("  ", 0) == 0) kept += line + "\n";
+    return kept;
+  };
+  EXPECT_FALSE(body(listed.out).empty()) << listed.out;
+  EXPECT_EQ(body(checked.out), body(listed.out));
+  auto one = backendbench({"check", root, "--ops", "scale", "--cases", "nothing-like-this", "--list"});
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("--cases: nothing-like-this matches no case"), std::string::npos) << one.err;
+}

@@ -97,7 +97,7 @@ void replay(const bb::RunRecord& run, bb::Reporter& r, const std::function<void(
   r.sweep_planned(live, total);
   for (const auto& d : run.devices) {
     live.devices.push_back(d);
-    r.device_described(d);
+    r.device_described(bb::device_kind_from_json(d));
   }
   pass(run.phases.value("devices_s", 0.0));
 

@@ -50,9 +50,7 @@ class JobRunner : public ::testing::Test {
       plans.push_back(std::move(*p));
     }
     probe_worker = probe->id();
-    ctx = std::make_unique<bb::SweepContext>(bb::SweepContext{plans, options, kinds,
-                                                              [this](int op, int impl) { return bb::device_for(plans[op].impls[impl].info, plans[op].manifest); },
-                                                              {}, {}, nullptr});
+    ctx = std::make_unique<bb::SweepContext>(bb::SweepContext{plans, options, kinds, {}, {}, nullptr});
     for (const auto& p : plans)
       for (const auto& lib : p.folder.libraries) ctx->libraries.push_back(lib.string());
     workers.impl = fake->make();
@@ -62,7 +60,7 @@ class JobRunner : public ::testing::Test {
 
   std::vector<bb::Job> jobs() {
     const auto tests = bb::enumerate_tests(plans, 1, options.performance, options.timing);
-    return bb::make_jobs(tests, ctx->device_of, bb::JobOptions{options.performance, {}});
+    return bb::make_jobs(tests, plans, bb::JobOptions{options.performance, {}});
   }
 
   // Every job, one worker slot, as the pool runs them: a fresh implementation's worker for each
@@ -110,7 +108,7 @@ class JobRunner : public ::testing::Test {
   TempOpsRoot root;
   std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
   bb::SessionOptions options;
-  std::map<std::string, nlohmann::json> kinds{{"cpu", {{"name", "cpu"}, {"available", true}}}};
+  std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::cpu_device_kind()}};
   std::vector<bb::OpPlan> plans;
   std::unique_ptr<bb::SweepContext> ctx;
   bb::WorkerSet workers;

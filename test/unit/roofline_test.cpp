@@ -1,5 +1,5 @@
 // The roofline bound of a case, with controlled peaks: which bound applies, how close the time
-// came, which compute peak a dtype is held to, and where the peaks are read from.
+// came, which compute peak a dtype is held to (the peaks are read in device_kind_test.cpp).
 #include <gtest/gtest.h>
 
 #include "roofline.hpp"
@@ -34,16 +34,4 @@ TEST(Roofline, HalfPrecisionIsHeldToTheTensorPeak) {
   EXPECT_EQ(bb::compute_kind_for(bb::DType::float16), "fp16 tensor");
   EXPECT_EQ(bb::compute_kind_for(bb::DType::bfloat16), "bf16 tensor");
   EXPECT_EQ(bb::compute_kind_for(bb::DType::float64), "fp32");
-}
-
-TEST(Roofline, PeaksAreReadFromTheDeviceDescription) {
-  const auto kind = nlohmann::json::parse(R"({"name": "cuda", "devices": [
-      {"ordinal": 0, "measured_compute": [{"kind": "fp32", "tflops": 50.5}, {"kind": "fp16 tensor", "tflops": 600},
-                                          {"kind": "fp16 tensor", "tflops": 450}]},
-      {"ordinal": 1, "measured_compute": "damaged"}]})");
-  EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 0, "fp32"), 50.5);
-  EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 0, "fp16 tensor"), 600);
-  EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 0, "bf16 tensor"), 0);  // not measured there
-  EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 1, "fp32"), 0);         // a damaged entry is no peak
-  EXPECT_DOUBLE_EQ(bb::peak_tflops(kind, 2, "fp32"), 0);         // no such device
 }

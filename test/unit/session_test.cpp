@@ -38,9 +38,9 @@ class Recorder final : public bb::Reporter {
     events.push_back("op_planned " + r.op);
     ops.push_back(r);
   }
-  void device_described(const nlohmann::json& d) override {
-    events.push_back("device_described " + d.value("name", ""));
-    devices.push_back(d);
+  void device_described(const bb::DeviceKind& d) override {
+    events.push_back("device_described " + d.name);
+    devices.push_back(d.reply);
   }
   void sweep_planned(const bb::RunRecord& info, std::size_t total) override {
     events.push_back("sweep_planned " + std::to_string(total));

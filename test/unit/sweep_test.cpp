@@ -29,7 +29,7 @@ std::vector<bb::OpPlan> plans() {
     cs.kind = c < 2 ? bb::CaseKind::correctness : bb::CaseKind::performance;
     p.cases.push_back(cs);
   }
-  p.impls = {{"op__cpu", "cpu", "cpu.so", {}}, {"op__gpu", "gpu", "gpu.so", {}}};
+  p.impls = {{"op__cpu", "cpu", "cpu.so", {}, "cpu"}, {"op__gpu", "gpu", "gpu.so", {}, "cuda"}};
   p.baselines = {{{}, "op_reference", {}, "cpu"}};
   return {p};
 }
@@ -64,10 +64,9 @@ TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   std::vector<bb::TestSpec> runnable;
   for (int impl = 0; impl < 2; ++impl)
     for (int c = 0; c < 4; ++c) runnable.push_back({0, impl, c, 0, c < 2 ? 1.0 : 10.0, runnable.size()});
-  auto device_of = [](int, int impl) { return std::string(impl == 0 ? "cpu" : "cuda"); };
   bb::JobOptions one;
   one.workers_per_kind = {{"cpu", 1}, {"cuda", 1}};
-  auto jobs = bb::make_jobs(runnable, device_of, one);
+  auto jobs = bb::make_jobs(runnable, p, one);
   // One worker per kind: one job per implementation, nothing to wait for (the baseline is
   // timed beside each timed case, in the implementation's own worker).
   ASSERT_EQ(jobs.size(), 2u);
@@ -78,7 +77,7 @@ TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   // Several CUDA workers: the CUDA implementation is cut into pieces; every test once.
   bb::JobOptions many = one;
   many.workers_per_kind["cuda"] = 4;
-  jobs = bb::make_jobs(runnable, device_of, many);
+  jobs = bb::make_jobs(runnable, p, many);
   std::multiset<std::size_t> carried;
   std::size_t cuda_jobs = 0;
   for (const auto& j : jobs) {
@@ -161,6 +160,7 @@ TEST(Sweep, ACaseForSomeDevicesIsATestOfTheirImplementationsOnly) {
   p[0].manifest.devices = {"cpu", "cuda"};
   p[0].impls[1].info.devices = {"cuda"};
   p[0].cases[3].devices = {"cuda"};  // a performance case sized for a GPU
+  for (auto& i : p[0].impls) i.device = bb::device_for(i.info, p[0].manifest);  // as planning decides it
   const auto tests = bb::enumerate_tests(p, 1, true, bb::TimingOptions{});
   ASSERT_EQ(tests.size(), 7u);  // 4 cases for the CUDA implementation, 3 for the CPU one
   int cpu = 0, cuda = 0;
