@@ -181,246 +181,322 @@ Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory execut
 }
 
 namespace {
+
 // The pool's scheduler while it runs: SIGINT or SIGTERM cancels it (no new job) and kills the
 // workers (the tests in flight are abandoned); run_session then reports what finished.
 std::atomic<Scheduler*> g_running_scheduler{nullptr};
-}  // namespace
 
-int run_session(const SessionOptions& o, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
-  const auto started = std::chrono::steady_clock::now();
-  if (o.isolate)
-    install_interrupt_handlers([] {
-      if (Scheduler* s = g_running_scheduler.load()) s->cancel();
-      kill_all_workers();
-    });
-  run.started_at = now_iso8601();
-  if (o.isolate) {
-    remove_stale_cgroups();  // what earlier runs' abandoned workers left (Executor::abandon)
-    // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
-    const auto& walls = sandbox_support();
-    run.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
-                            {"namespaces", walls.namespaces}, {"own_user", walls.drop_user}, {"off", walls.off}};
+std::vector<std::string> libraries_of(const std::vector<OpPlan>& plans) {
+  std::vector<std::string> out;
+  for (const auto& p : plans)
+    for (const auto& lib : p.folder.libraries) out.push_back(lib.string());
+  return out;
+}
+
+// The steps of one run, each adding to the record and telling the reporters; run_session
+// calls them in order.
+class SessionRun {
+ public:
+  SessionRun(const SessionOptions& o, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory make_executor)
+      : o_(o), run_(std::move(run)), reporters_(reporters), make_executor_(std::move(make_executor)),
+        make_prober_(probers(o, make_executor_)) {}
+
+  // The record's start, the sandbox's state, the interrupt handlers.
+  void start() {
+    if (o_.isolate)
+      install_interrupt_handlers([] {
+        if (Scheduler* s = g_running_scheduler.load()) s->cancel();
+        kill_all_workers();
+      });
+    run_.started_at = now_iso8601();
+    if (o_.isolate) {
+      remove_stale_cgroups();  // what earlier runs' abandoned workers left (Executor::abandon)
+      // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
+      const auto& walls = sandbox_support();
+      run_.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
+                              {"namespaces", walls.namespaces}, {"own_user", walls.drop_user}, {"off", walls.off}};
+    }
+    run_.shard = {o_.shard_index, o_.shard_count};
+    run_.repeats = o_.repeats;
+    run_.perf_p = o_.perf_p;
+    each([&](Reporter& r) { r.run_started(run_); });
+    if (o_.isolate)
+      for (const auto& off : sandbox_support().off) warn("worker sandbox: off: " + off);
   }
-  run.shard = {o.shard_index, o.shard_count};
-  run.repeats = o.repeats;
-  run.perf_p = o.perf_p;
-  for (auto* r : reporters) r->run_started(run);
-  if (o.isolate)
-    for (const auto& off : sandbox_support().off)
-      for (auto* r : reporters) r->warning("worker sandbox: off: " + off);
-  std::vector<std::size_t> order;  // each result's place in the sweep
-  auto phase_start = started;
-  auto phase_done = [&](const char* name) {  // the wall-time breakdown
+
+  // The ops, their libraries (each probed in a worker), references and baselines; told to the
+  // reporters, the unusable ones first.
+  Expected<SweepPlan> plan() {
+    auto planned = plan_session(o_, make_executor_);
+    if (!planned) return planned;
+    for (const auto& u : planned->unusable) op_planned(report_of(u));
+    for (const auto& p : planned->ops) op_planned(report_of(p));
+    return planned;
+  }
+
+  // Every test; the sweep's identity, shared by its shards; this shard's part.
+  Expected<std::vector<TestSpec>> sweep(const std::vector<OpPlan>& plans) {
+    const auto all_tests = enumerate_tests(plans, o_.repeats, o_.performance, o_.timing);
+    run_.provenance = describe_provenance(o_.root, plans, runtime_plugins());
+    // A copy of each library by its hash, for compare --confirm (library_store.hpp): a few
+    // milliseconds, once per content.
+    if (auto kept = keep_libraries(o_.root, run_.provenance); !kept)
+      warn(fmt::format("no copy of the libraries was kept (compare --confirm cannot re-time this run): {}", kept.error().message));
+    run_.sweep_id = sweep_identity(plans, all_tests, run_.options, run_.provenance, o_.run_id);
+    auto tests = shard_tests(all_tests, o_.shard_index, o_.shard_count);
+    if (o_.resume && o_.resume->sweep_id != run_.sweep_id)
+      return make_error(fmt::format("--resume {}: that run is another sweep (sweep id {}, this one {}): the root, the selection, the "
+                                    "options or the seed differ",
+                                    o_.resume->where, o_.resume->sweep_id, run_.sweep_id));
+    total_ = tests.size();
+    each([&](Reporter& r) { r.sweep_planned(run_, total_); });
+    return tests;
+  }
+
+  // What each device kind the tests use offers, asked of a worker once (the host never touches
+  // a GPU), while the first jobs' workers start into `stock` beside it.
+  void describe_devices(SweepContext& ctx, const std::vector<TestSpec>& tests, std::map<std::string, DeviceKind>& kinds, WorkerStock& stock) {
+    // A device's peaks are measured on a quiet device: where the cache knows none of this
+    // kind's, the probe will measure them, and nothing starts beside it.
+    const nlohmann::json known_peaks = o_.performance ? read_device_peaks() : nlohmann::json::object();
+    auto peaks_known = [&](const std::string& kind) {
+      if (!o_.performance) return true;
+      for (const auto& [key, entry] : known_peaks.items())
+        if (key.find("|" + kind + "|") != std::string::npos) return true;
+      return false;
+    };
+    if (o_.isolate) {
+      stock_first_workers(stock, ctx, tests, make_executor_, peaks_known);
+      ctx.stock = &stock;
+    }
+    auto executor = make_prober_();
+    for (const auto& t : tests) {
+      const std::string& kind = ctx.plans[t.op].impls[t.impl].device;
+      if (kind.empty() || kinds.count(kind)) continue;
+      executor->recycle();
+      // The probe cannot write the peaks' cache from behind its walls: the host gives it what
+      // the cache knows and keeps what it measured (device_peak.hpp).
+      const nlohmann::json probe = {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o_.performance}, {"known_peaks", known_peaks}};
+      ExecOutcome out = executor->execute(probe, 120.0);
+      if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && device_kind_from_json(out.reply).measured_now()) {
+        // Measured beside the stock's workers making their contexts (the cache knew another
+        // device of this kind): measured again on a quiet device.
+        stock.settle();
+        executor->recycle();
+        out = executor->execute(probe, 120.0);
+      }
+      executor->recycle();
+      nlohmann::json d = out.status == ExecOutcome::Status::ok
+                             ? out.reply
+                             : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
+      if (out.status == ExecOutcome::Status::ok && o_.performance) remember_device_peaks(d);
+      run_.devices.push_back(d);
+      kinds[kind] = device_kind_from_json(d);
+      kinds[kind].name = kind;  // the kind asked for, whatever the reply calls itself
+      each([&](Reporter& r) { r.device_described(kinds[kind]); });
+    }
+  }
+
+  // What cannot run here is SKIPPED now, with the reason (an implementation whose device is
+  // missing is told once), and what a resumed run finished stands; returns the rest.
+  std::vector<TestSpec> settle_unrunnable(const SweepContext& ctx, const std::vector<TestSpec>& tests) {
+    run_.phases["tests"] = nlohmann::json::object();  // the tests' phases, summed (results.hpp)
+    std::vector<TestSpec> runnable;
+    std::set<std::pair<int, int>> told;
+    for (const auto& t : tests) {
+      const auto& p = ctx.plans[t.op];
+      if (o_.resume) {  // finished in the run being resumed: its result stands
+        auto it = o_.resume->finished.find({p.impls[t.impl].name, p.cases[t.case_pos].id, t.repeat});
+        if (it != o_.resume->finished.end()) {
+          finished(it->second, t.order);
+          continue;
+        }
+      }
+      const std::string& device = p.impls[t.impl].device;
+      const DeviceKind* kind = device.empty() ? nullptr : &ctx.device_kinds.at(device);
+      const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], kind);
+      if (why.empty()) {
+        runnable.push_back(t);
+        continue;
+      }
+      const bool whole_impl = !kind || !kind->available || !p.impls[t.impl].unavailable.empty();
+      if (whole_impl && told.insert({t.op, t.impl}).second) each([&](Reporter& r) { r.impl_skipped(p.impls[t.impl].name, device, why); });
+      TestResult r = test_identity(ctx, t, 0);
+      r.outcome.verdict = Verdict::skipped;
+      r.outcome.message = why;
+      finished(std::move(r), t.order);
+    }
+    return runnable;
+  }
+
+  // Each worker slot takes jobs for its devices; their events reach the reporters here.
+  void run_jobs(SweepContext& ctx, const std::vector<WorkerSlot>& slots, const std::vector<TestSpec>& runnable, WorkerStock& stock) {
+    JobOptions job_options;
+    job_options.performance = o_.performance;
+    for (const auto& s : slots)
+      for (const auto& k : s.kinds) ++job_options.workers_per_kind[k];
+    Scheduler scheduler(make_jobs(runnable, ctx.plans, job_options));
+    EventQueue events;
+    HostLoadMonitor host_load;  // what else the machine does while the tests run
+    host_load.start();
+    {
+      g_running_scheduler = &scheduler;  // a signal now cancels it
+      if (interrupted()) scheduler.cancel();
+      WorkerPool pool(slots, scheduler, ctx, make_executor_, events);
+      while (auto e = events.pop()) {
+        switch (e->kind) {
+          case Event::Kind::started:
+            each([&](Reporter& r) { r.test_started(e->result); });
+            break;
+          case Event::Kind::finished:
+            finished(std::move(e->result), e->order);
+            break;
+          case Event::Kind::warning:
+            warn(e->text);
+            break;
+          case Event::Kind::measured:
+            run_.measured_time += e->seconds;
+            break;
+        }
+      }
+      pool.join();
+      stock.abandon_all();
+      g_running_scheduler = nullptr;
+      for (const auto& w : pool.stats())
+        run_.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts},
+                                {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
+    }
+    phase_done("run_s");
+    run_.host_load = host_load.stop();  // the console says when the host was busy (its summary)
+  }
+
+  // The scores, then the exit status: 2 an op or a library could not be used, 1 a test did
+  // not pass, 0 all passed (or --skip-exit-code where every test was SKIPPED).
+  int verdict(const SweepPlan& planned) {
+    std::vector<std::pair<std::string, std::string>> impl_order;
+    for (const auto& p : planned.ops)
+      for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
+    run_.scores = compute_scores(run_.tests, impl_order, o_.perf_p);
+    const bool all_passed = std::all_of(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) {
+      return r.outcome.verdict == Verdict::pass || r.outcome.verdict == Verdict::skipped;
+    });
+    const int status = finish(planned.any_unusable() ? 2 : all_passed ? 0 : 1);
+    const bool all_skipped = !run_.tests.empty() && std::all_of(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) {
+      return r.outcome.verdict == Verdict::skipped;
+    });
+    if (status == 0 && all_skipped && o_.skip_exit_code) return *o_.skip_exit_code;
+    return status;
+  }
+
+  // The wall-time breakdown: the time since the last phase ended, as `name`.
+  void phase_done(const char* name) {
     const auto now = std::chrono::steady_clock::now();
-    run.phases[name] = std::chrono::duration<double>(now - phase_start).count();
-    phase_start = now;
+    run_.phases[name] = std::chrono::duration<double>(now - phase_start_).count();
+    phase_start_ = now;
     trace_line({{"side", "session"}, {"cmd", name}});
-  };
-  auto finish = [&](int code) {
+  }
+
+  // The record completed (results in sweep order, the signal that ended it) and handed to the
+  // reporters; returns the exit status (128 + the signal where one ended the run).
+  int finish(int code) {
     if (const int n = ignored_worker_signals())
-      for (auto* rep : reporters)
-        rep->warning(fmt::format("ignored {} signal(s) sent to the host by its worker processes (a plugin signalling the host)", n));
+      warn(fmt::format("ignored {} signal(s) sent to the host by its worker processes (a plugin signalling the host)", n));
     if (const int sig = interrupt_signal()) {  // reports for what finished, and the shell's status
       const char* abbrev = sigabbrev_np(sig);
-      run.interrupted = fmt::format("SIG{}", abbrev ? abbrev : "?");
+      run_.interrupted = fmt::format("SIG{}", abbrev ? abbrev : "?");
       code = 128 + sig;
     }
     // Results in sweep order, whatever order the workers finished them in.
-    std::vector<std::size_t> idx(run.tests.size());
+    std::vector<std::size_t> idx(run_.tests.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order_[a] < order_[b]; });
     std::vector<TestResult> sorted;
-    for (std::size_t i : idx) sorted.push_back(std::move(run.tests[i]));
-    run.tests = std::move(sorted);
-    run.exit_code = code;
-    run.complete = run.interrupted.empty();
-    run.finished_at = now_iso8601();
-    run.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    for (auto* r : reporters) r->run_finished(run);
+    for (std::size_t i : idx) sorted.push_back(std::move(run_.tests[i]));
+    run_.tests = std::move(sorted);
+    run_.exit_code = code;
+    run_.complete = run_.interrupted.empty();
+    run_.finished_at = now_iso8601();
+    run_.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    each([&](Reporter& r) { r.run_finished(run_); });
     trace_line({{"side", "session"}, {"cmd", "reported"}});
     return code;
-  };
-  auto fatal = [&](const std::string& message) {
+  }
+
+  int fatal(const std::string& message) {
     fmt::print(stderr, "error: {}\n", message);
     return finish(2);
-  };
+  }
+
+ private:
+  template <class F>
+  void each(F&& f) {
+    for (auto* r : reporters_) f(*r);
+  }
+  void warn(const std::string& text) {
+    each([&](Reporter& r) { r.warning(text); });
+  }
+  void op_planned(OpReport op) {
+    run_.ops.push_back(std::move(op));
+    each([&](Reporter& r) { r.op_planned(run_.ops.back()); });
+  }
+  // A test's result, at its place in the sweep.
+  void finished(TestResult r, std::size_t place) {
+    ++done_;
+    auto& summed = run_.phases["tests"];
+    for (const auto& [phase, s] : r.phases.seconds) summed[phase] = summed.value(phase, 0.0) + s;
+    each([&](Reporter& rep) { rep.test_finished(r, done_, total_); });
+    run_.tests.push_back(std::move(r));
+    order_.push_back(place);
+  }
+
+  const SessionOptions& o_;
+  RunRecord run_;
+  const std::vector<Reporter*>& reporters_;
+  const ExecutorFactory make_executor_, make_prober_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point phase_start_ = started_;
+  std::vector<std::size_t> order_;  // each result's place in the sweep
+  std::size_t done_ = 0, total_ = 0;
+};
+
+}  // namespace
+
+int run_session(const SessionOptions& o, RunRecord record, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
+  SessionRun run(o, std::move(record), reporters, run_executors(o, std::move(executors)));
+  run.start();
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.
-  const ExecutorFactory make_executor = run_executors(o, executors);
-  const ExecutorFactory make_prober = probers(o, make_executor);
-  auto planned = plan_session(o, make_executor);
-  if (!planned) return fatal(planned.error().message);
+  auto planned = run.plan();
+  if (!planned) return run.fatal(planned.error().message);
   const std::vector<OpPlan>& plans = planned->ops;
-  for (const auto& u : planned->unusable) {
-    run.ops.push_back(report_of(u));
-    for (auto* rep : reporters) rep->op_planned(run.ops.back());
-  }
-  std::vector<std::pair<std::string, std::string>> impl_order;
-  for (const auto& p : plans) {
-    run.ops.push_back(report_of(p));
-    for (auto* rep : reporters) rep->op_planned(run.ops.back());
-    for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
-  }
 
   // 2. The sweep: every test; its identity, shared by its shards; this shard's part.
-  const auto all_tests = enumerate_tests(plans, o.repeats, o.performance, o.timing);
-  run.provenance = describe_provenance(o.root, plans, runtime_plugins());
-  // A copy of each library by its hash, for compare --confirm (library_store.hpp): a few
-  // milliseconds, once per content.
-  if (auto kept = keep_libraries(o.root, run.provenance); !kept)
-    for (auto* rep : reporters) rep->warning(fmt::format("no copy of the libraries was kept (compare --confirm cannot re-time this run): {}", kept.error().message));
-  run.sweep_id = sweep_identity(plans, all_tests, run.options, run.provenance, o.run_id);
-  const auto tests = shard_tests(all_tests, o.shard_index, o.shard_count);
-  if (o.resume && o.resume->sweep_id != run.sweep_id)
-    return fatal(fmt::format("--resume {}: that run is another sweep (sweep id {}, this one {}): the root, the selection, the options "
-                             "or the seed differ",
-                             o.resume->where, o.resume->sweep_id, run.sweep_id));
-  for (auto* rep : reporters) rep->sweep_planned(run, tests.size());
-  phase_done("plan_s");
-  if (interrupted()) return finish(1);
+  auto tests = run.sweep(plans);
+  if (!tests) return run.fatal(tests.error().message);
+  run.phase_done("plan_s");
+  if (interrupted()) return run.finish(1);
 
-  // 3. Devices: what each device kind in use offers, asked of a worker once (the host never
-  // touches a GPU), while the first jobs' workers make their contexts beside it; then the
-  // workers that will serve them.
+  // 3. Devices: what each kind in use offers; then the worker slots that will serve them.
   std::map<std::string, DeviceKind> device_kinds = {{"cpu", cpu_device_kind()}};
-  SweepContext ctx{plans, o, device_kinds, o.log_dir, {}};
-  for (const auto& p : plans)
-    for (const auto& lib : p.folder.libraries) ctx.libraries.push_back(lib.string());
-  // A device's peaks are measured on a quiet device: where the cache knows none of this kind's,
-  // the probe will measure them, and nothing starts beside it.
-  const nlohmann::json known_peaks = o.performance ? read_device_peaks() : nlohmann::json::object();
-  auto peaks_known = [&](const std::string& kind) {
-    if (!o.performance) return true;
-    for (const auto& [key, entry] : known_peaks.items())
-      if (key.find("|" + kind + "|") != std::string::npos) return true;
-    return false;
-  };
-  WorkerStock stock;  // abandoned, what no slot took, when the run ends
-  if (o.isolate) {
-    stock_first_workers(stock, ctx, tests, make_executor, peaks_known);
-    ctx.stock = &stock;
-  }
-  auto executor = make_prober();
-  for (const auto& t : tests) {
-    const std::string& kind = plans[t.op].impls[t.impl].device;
-    if (kind.empty() || device_kinds.count(kind)) continue;
-    executor->recycle();
-    // The probe cannot write the peaks' cache from behind its walls: the host gives it what the
-    // cache knows and keeps what it measured (device_peak.hpp).
-    const nlohmann::json probe = {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o.performance}, {"known_peaks", known_peaks}};
-    ExecOutcome out = executor->execute(probe, 120.0);
-    if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && device_kind_from_json(out.reply).measured_now()) {
-      // Measured beside the stock's workers making their contexts (the cache knew another
-      // device of this kind): measured again on a quiet device.
-      stock.settle();
-      executor->recycle();
-      out = executor->execute(probe, 120.0);
-    }
-    executor->recycle();
-    nlohmann::json d = out.status == ExecOutcome::Status::ok
-                           ? out.reply
-                           : nlohmann::json{{"name", kind}, {"available", false}, {"reason", "probing the device: " + out.detail}};
-    if (out.status == ExecOutcome::Status::ok && o.performance) remember_device_peaks(d);
-    run.devices.push_back(d);
-    device_kinds[kind] = device_kind_from_json(d);
-    device_kinds[kind].name = kind;  // the kind asked for, whatever the reply calls itself
-    for (auto* rep : reporters) rep->device_described(device_kinds[kind]);
-  }
-  executor.reset();
+  SweepContext ctx{plans, o, device_kinds, o.log_dir, libraries_of(plans)};
+  WorkerStock stock;  // workers started ahead for the first jobs; abandoned, what no slot took, when the run ends
+  run.describe_devices(ctx, *tests, device_kinds, stock);
   auto slots = worker_slots(o, device_kinds);
-  if (!slots) return fatal(slots.error().message);
+  if (!slots) return run.fatal(slots.error().message);
   // The stock serves a kind's first device: where it has several, the costliest jobs go first
   // to any of them, and a missing device has none to serve. Ended now, before any test.
   for (const auto& [kind, d] : device_kinds)
     if (kind != "cpu" && (!d.available || d.devices.size() != 1)) stock.retire_kind(kind);
-  phase_done("devices_s");
+  run.phase_done("devices_s");
 
-  // 4. What cannot run here is SKIPPED now, with the reason (an implementation whose device is
-  // missing is told once); the rest becomes jobs.
-  std::size_t done = 0;
-  run.phases["tests"] = nlohmann::json::object();  // the tests' phases, summed (results.hpp)
-  auto report = [&](TestResult r, std::size_t place) {
-    ++done;
-    auto& summed = run.phases["tests"];
-    for (const auto& [phase, s] : r.phases.seconds) summed[phase] = summed.value(phase, 0.0) + s;
-    for (auto* rep : reporters) rep->test_finished(r, done, tests.size());
-    run.tests.push_back(std::move(r));
-    order.push_back(place);
-  };
-  std::vector<TestSpec> runnable;
-  std::set<std::pair<int, int>> told;
-  for (const auto& t : tests) {
-    const auto& p = plans[t.op];
-    if (o.resume) {  // finished in the run being resumed: its result stands
-      auto it = o.resume->finished.find({p.impls[t.impl].name, p.cases[t.case_pos].id, t.repeat});
-      if (it != o.resume->finished.end()) {
-        report(it->second, t.order);
-        continue;
-      }
-    }
-    const std::string& device = p.impls[t.impl].device;
-    const DeviceKind* kind = device.empty() ? nullptr : &device_kinds.at(device);
-    const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], kind);
-    if (why.empty()) {
-      runnable.push_back(t);
-      continue;
-    }
-    const bool whole_impl = !kind || !kind->available || !p.impls[t.impl].unavailable.empty();
-    if (whole_impl && told.insert({t.op, t.impl}).second)
-      for (auto* rep : reporters) rep->impl_skipped(p.impls[t.impl].name, device, why);
-    TestResult r = test_identity(ctx, t, 0);
-    r.outcome.verdict = Verdict::skipped;
-    r.outcome.message = why;
-    report(std::move(r), t.order);
-  }
-  JobOptions job_options;
-  job_options.performance = o.performance;
-  for (const auto& s : *slots)
-    for (const auto& k : s.kinds) ++job_options.workers_per_kind[k];
-  Scheduler scheduler(make_jobs(runnable, plans, job_options));
+  // 4. What cannot run here is SKIPPED now, with the reason; the rest becomes jobs.
+  const auto runnable = run.settle_unrunnable(ctx, *tests);
 
-  // 5. Run: each worker takes jobs for its devices; their events reach the reporters here.
-  EventQueue events;
-  HostLoadMonitor host_load;  // what else the machine does while the tests run
-  host_load.start();
-  {
-    g_running_scheduler = &scheduler;  // a signal now cancels it
-    if (interrupted()) scheduler.cancel();
-    WorkerPool pool(*slots, scheduler, ctx, make_executor, events);
-    while (auto e = events.pop()) {
-      switch (e->kind) {
-        case Event::Kind::started:
-          for (auto* rep : reporters) rep->test_started(e->result);
-          break;
-        case Event::Kind::finished:
-          report(std::move(e->result), e->order);
-          break;
-        case Event::Kind::warning:
-          for (auto* rep : reporters) rep->warning(e->text);
-          break;
-        case Event::Kind::measured:
-          run.measured_time += e->seconds;
-          break;
-      }
-    }
-    pool.join();
-    stock.abandon_all();
-    g_running_scheduler = nullptr;
-    for (const auto& w : pool.stats())
-      run.workers.push_back({{"name", w.name}, {"jobs", w.jobs}, {"tests", w.tests}, {"worker_starts", w.worker_starts}, {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
-  }
-  phase_done("run_s");
-  run.host_load = host_load.stop();  // the console says when the host was busy (its summary)
+  // 5. Run: each worker takes jobs for its devices; their events reach the reporters.
+  run.run_jobs(ctx, *slots, runnable, stock);
 
   // 6. Scores and the verdict.
-  run.scores = compute_scores(run.tests, impl_order, o.perf_p);
-  const bool all_passed = std::all_of(run.tests.begin(), run.tests.end(),
-                                      [](const TestResult& r) { return r.outcome.verdict == Verdict::pass || r.outcome.verdict == Verdict::skipped; });
-  const int status = finish(planned->any_unusable() ? 2 : all_passed ? 0 : 1);
-  const bool all_skipped = !run.tests.empty() && std::all_of(run.tests.begin(), run.tests.end(),
-                                                                   [](const TestResult& r) { return r.outcome.verdict == Verdict::skipped; });
-  if (status == 0 && all_skipped && o.skip_exit_code) return *o.skip_exit_code;
-  return status;
+  return run.verdict(*planned);
 }
 
 }  // namespace bb
