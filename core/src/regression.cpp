@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "escape.hpp"
 #include "host_load.hpp"
 #include "report_text.hpp"
 
@@ -405,25 +406,9 @@ std::string verdict_line(const RunComparison& c) {
                      c.count(ChangeKind::correctness_regression), perf, skipped ? fmt::format(", {} SKIPPED", skipped) : "");
 }
 
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char ch : one_line(s, 200)) {
-    if (ch == '|' || ch == '*' || ch == '_' || ch == '<' || ch == '>' || ch == '`' || ch == '[' || ch == ']') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
-std::string md_code(const std::string& s) {
-  std::string t = one_line(s, 200);
-  std::replace(t.begin(), t.end(), '`', '\'');
-  std::string out;
-  for (char ch : t) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return "`" + out + "`";
-}
+// Text and names in compare's Markdown, one line of at most 200 bytes each.
+std::string md_escape(const std::string& s) { return markdown_backslashed(one_line(s, 200)); }
+std::string md_code(const std::string& s) { return markdown_code_span(one_line(s, 200)); }
 
 }  // namespace
 

@@ -43,23 +43,13 @@
 
 #include <fmt/format.h>
 
+#include "escape.hpp"
 #include "report_files.hpp"
 #include "report_text.hpp"
 
 namespace bb {
 
 namespace {
-
-std::string field(std::string_view raw) {
-  const std::string s = clean_text(raw);
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string number(const std::optional<double>& x, const char* format = "{:.10g}") {
   return finite(x) ? fmt::format(fmt::runtime(format), *x) : "";
@@ -108,7 +98,7 @@ std::string operator_summary_csv(const RunRecord& run) {
 
   std::string out;
   auto row = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + field(cells[i]);
+    for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_field(cells[i]);
     out += "\r\n";
   };
   row(header);

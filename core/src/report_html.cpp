@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "escape.hpp"
 #include "report_files.hpp"
 #include "report_text.hpp"
 
@@ -31,23 +32,8 @@ constexpr std::size_t kMaxTestRows = 2000;
 constexpr std::size_t kMaxChartRows = 100;
 constexpr std::size_t kMaxMessage = 4096;
 
-// HTML text and attribute values alike.
-std::string h(std::string_view raw, std::size_t max_bytes = kMaxMessage) {
-  const std::string s = truncate_text(clean_text(raw), max_bytes);
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+// Text from the run in HTML (text or an attribute value), at most `max_bytes` of it.
+std::string h(std::string_view raw, std::size_t max_bytes = kMaxMessage) { return html_escape(raw, max_bytes); }
 
 // At most `n` characters (code points) of `s`, with an ellipsis: chart labels have no wrapping.
 std::string shorten(const std::string& raw, std::size_t n) {

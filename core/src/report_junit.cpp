@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "escape.hpp"
 #include "report_files.hpp"
 #include "report_text.hpp"
 
@@ -28,29 +29,9 @@ namespace {
 constexpr std::size_t kMaxMessageAttribute = 1000;  // the one-line message= of a failure
 constexpr std::size_t kMaxText = 64 * 1024;          // a failure's text, a system-out
 
-// Escapes for element text and attribute values. In attributes, newlines and tabs are kept as
-// character references, which attribute normalisation would otherwise turn into spaces.
-std::string escape(std::string_view raw, bool attribute) {
-  const std::string s = clean_text(raw);
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-std::string xml(std::string_view raw) { return escape(raw, true); }
-std::string xml_text(std::string_view raw) { return escape(truncate_text(raw, kMaxText), false); }
+// Attribute values; element text (a failure's, a system-out) cut to kMaxText bytes before it is escaped.
+std::string xml(std::string_view raw) { return xml_escape(raw, true); }
+std::string xml_text(std::string_view raw) { return xml_escape(truncate_text(raw, kMaxText), false); }
 
 // xs:decimal: no exponent, no NaN.
 std::string seconds(double s) { return fmt::format("{:.6f}", std::isfinite(s) && s > 0 ? s : 0.0); }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "escape.hpp"
 #include "report_files.hpp"
 #include "report_text.hpp"
 
@@ -26,35 +27,8 @@ constexpr std::size_t kMaxSkipImpls = 10;     // implementations named per skip 
 constexpr std::size_t kMaxCell = 240;         // bytes of a message in a table cell
 constexpr std::size_t kMaxProvenance = 12 * 1024;
 
-// One line of inline Markdown: HTML's specials as entities, Markdown's punctuation escaped,
-// newlines as spaces.
-std::string md(std::string_view raw, std::size_t max_bytes = kMaxCell) {
-  const std::string s = truncate_text(clean_text(raw), max_bytes);
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '\n': case '\r': case '\t': out += ' '; break;
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '#': case '~': case '!': case '{': case '}':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A fenced code block that its content cannot close.
-std::string code_block(std::string_view raw, const char* lang) {
-  std::string s = truncate_text(clean_text(raw), kMaxProvenance);
-  for (std::size_t at; (at = s.find("~~~")) != std::string::npos;) s.replace(at, 3, "~ ~ ~");
-  return fmt::format("~~~{}\n{}\n~~~\n", lang, s);
-}
-
+// Text from the run in a line or a table cell, at most `max_bytes` of it.
+std::string md(std::string_view raw, std::size_t max_bytes = kMaxCell) { return markdown_inline(raw, max_bytes); }
 
 }  // namespace
 
@@ -179,7 +153,7 @@ std::string overall_summary_md(const RunRecord& run) {
   for (const auto& op : run.ops) seeds[op.op] = op.seed;
   prov["seeds"] = seeds;
   out += "<details><summary>Provenance</summary>\n\n";
-  out += code_block(prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "json");
+  out += markdown_code_block(prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "json", kMaxProvenance);
   out += "\n</details>\n";
   return out;
 }

@@ -1,7 +1,6 @@
 // What the report files (JUnit, CSV, Markdown, HTML) say alike: a test's failure in words, the
-// skip reasons grouped, numbers formatted, and text made safe before any format's escaping.
-// Plugin messages can hold anything (invalid UTF-8, control characters, megabytes), so every
-// string from a run passes through clean_text() first.
+// skip reasons grouped, numbers formatted. How text from a run is made safe for each format is
+// escape.hpp's: plugin messages can hold anything (invalid UTF-8, control characters, megabytes).
 #pragma once
 
 #include <cstddef>
@@ -11,18 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "escape.hpp"  // first_line is clean_text and truncate_text; the renderers escape with it
 #include "run_record.hpp"
 
 namespace bb {
 
-// Valid UTF-8 (invalid bytes become U+FFFD) without the characters XML 1.0 forbids: C0 controls
-// but tab, newline and carriage return become "\xNN" written out; U+FFFE and U+FFFF become U+FFFD.
-std::string clean_text(std::string_view s);
-// clean_text for a terminal (the console): carriage returns and C1 controls written out too, so
-// that what a plugin printed cannot redraw a line or start an escape sequence.
-std::string terminal_text(std::string_view s);
-// At most `max_bytes` bytes of `s`, cut at a UTF-8 character boundary, with "... (N more bytes)".
-std::string truncate_text(std::string_view s, std::size_t max_bytes);
 // The first line of `s`, at most `max_bytes` (clean_text applied).
 std::string first_line(std::string_view s, std::size_t max_bytes);
 

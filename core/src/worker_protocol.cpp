@@ -115,25 +115,21 @@ CallRequest call_request_from_json(const nlohmann::json& j) {
   return r;
 }
 
-nlohmann::json CallReply::to_json() const {
-  return {{"error", error}, {"sticky", sticky}, {"outside", outside}, {"left_behind", left_behind},
-          {"changed_after_return", changed_after_return}, {"skipped", skipped}, {"unsupported", unsupported}};
-}
+// Each member under its own name. Read, a missing key keeps the member's default and a key of
+// another type throws, as value() does. Defined here, not in the header, so that
+// CallReply::from_json, which answers a reply that is not an object with an error, is the only
+// way in.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallReply, error, sticky, outside, left_behind, changed_after_return, skipped, unsupported)
+
+nlohmann::json CallReply::to_json() const { return nlohmann::json(*this); }
 
 CallReply CallReply::from_json(const nlohmann::json& j) {
-  CallReply r;
   if (!j.is_object()) {
+    CallReply r;
     r.error = "the worker's reply is not an object";
     return r;
   }
-  r.error = j.value("error", "");
-  r.sticky = j.value("sticky", false);
-  r.outside = j.value("outside", false);
-  r.left_behind = j.value("left_behind", "");
-  r.changed_after_return = j.value("changed_after_return", "");
-  r.skipped = j.value("skipped", false);
-  r.unsupported = j.value("unsupported", false);
-  return r;
+  return j.get<CallReply>();
 }
 
 nlohmann::json to_json(const TimingOptions& o) {

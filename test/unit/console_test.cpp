@@ -1,11 +1,8 @@
 // The console reporter, fed events by hand and writing into memory: what a CI log and a
 // terminal get, SKIPPED tests grouped, -q and -v, the progress line on an injected clock.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -15,35 +12,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "console_capture.hpp"
 #include "reporter.hpp"
 
 namespace {
 
 using bb::Verdict;
-
-// A FILE* writing into memory; text() once the reporter is gone.
-class Capture {
- public:
-  Capture() : file_(open_memstream(&buf_, &len_)) {}
-  ~Capture() {
-    if (file_) std::fclose(file_);
-    std::free(buf_);
-  }
-  std::FILE* file() const { return file_; }
-  // Safe while the reporter's ticker writes: the FILE's lock keeps the buffer still.
-  std::string text() {
-    flockfile(file_);
-    std::fflush(file_);
-    std::string s(buf_, len_);
-    funlockfile(file_);
-    return s;
-  }
-
- private:
-  char* buf_ = nullptr;
-  std::size_t len_ = 0;
-  std::FILE* file_;
-};
+using bb_test::Capture;
+using bb_test::FakeClock;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -96,15 +72,6 @@ bb::RunRecord summary_of(const std::vector<bb::TestResult>& results, int exit_co
   s.wall_time = 65.3;
   return s;
 }
-
-// A fake monotonic clock the test moves by hand.
-struct FakeClock {
-  std::shared_ptr<std::atomic<double>> now = std::make_shared<std::atomic<double>>(1000.0);
-  std::function<double()> fn() const {
-    return [now = now] { return now->load(); };
-  }
-  void advance(double s) const { now->store(now->load() + s); }
-};
 
 // A run of `results`, one after another, through a reporter writing into `out`.
 std::string run(bb::ConsoleOptions o, const std::vector<bb::TestResult>& results, int exit_code = 0,

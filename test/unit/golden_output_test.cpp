@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,12 +35,12 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "console_capture.hpp"
 #include "report_files.hpp"
 #include "reporter.hpp"
 #include "results_stream.hpp"
@@ -51,6 +50,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using bb::Verdict;
+using bb_test::Capture;
+using bb_test::FakeClock;
 
 const fs::path kGoldenDir = fs::path(BB_SOURCE_DIR) / "test" / "fixtures" / "golden";
 
@@ -245,57 +246,10 @@ class TempDir {
   fs::path path_;
 };
 
-// A FILE* writing into memory.
-class MemoryStream {
- public:
-  MemoryStream() : file_(open_memstream(&buf_, &len_)) {}
-  ~MemoryStream() {
-    if (file_) std::fclose(file_);
-    std::free(buf_);
-  }
-  std::FILE* file() const { return file_; }
-  std::string text() {
-    flockfile(file_);
-    std::fflush(file_);
-    std::string s(buf_, len_);
-    funlockfile(file_);
-    return s;
-  }
-
- private:
-  char* buf_ = nullptr;
-  std::size_t len_ = 0;
-  std::FILE* file_;
-};
-
-// A fake monotonic clock, moved by replay() only. Its time moves on for the reporter's ticker
-// thread only once the replaying thread has read it: the console reads it with its lock held in
-// every event, so the ticker (which reads it under the same lock) never sees a time that the
-// event in progress has not seen first, and a progress line is printed by the same event, at
-// the same count, on every run.
-class FakeClock {
- public:
-  FakeClock() : state_(std::make_shared<State>()) { state_->owner = std::this_thread::get_id(); }
-  std::function<double()> fn() const {
-    return [s = state_] {
-      if (std::this_thread::get_id() == s->owner) s->seen.store(s->now.load());
-      return s->seen.load();
-    };
-  }
-  void advance(double seconds) const { state_->now.store(state_->now.load() + seconds); }
-
- private:
-  struct State {
-    std::thread::id owner;
-    std::atomic<double> now{1000.0}, seen{1000.0};
-  };
-  std::shared_ptr<State> state_;
-};
-
 // The console as a CI log shows it: not a terminal, no colour, stdout and stderr in one stream
 // (warnings and errors go to stderr), the progress line every 5 s of the fake clock.
 std::string console_output(const bb::RunRecord& run, bool verbose) {
-  MemoryStream out;
+  Capture out;
   FakeClock clock;
   bb::ConsoleOptions o;
   o.verbose = verbose;
@@ -304,7 +258,7 @@ std::string console_output(const bb::RunRecord& run, bool verbose) {
   o.progress_interval = 5.0;
   o.out = out.file();
   o.err = out.file();
-  o.clock = clock.fn();
+  o.clock = clock.paced_fn();  // the same progress lines on every run
   {
     auto rep = bb::make_console_reporter(o);
     replay(run, *rep, [&](double s) { clock.advance(s); });

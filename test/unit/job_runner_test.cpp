@@ -80,6 +80,16 @@ class JobRunner : public ::testing::Test {
     }
   }
 
+  // The twice op with twice_good and its reference, twice_good's call on `case_id` answered by
+  // `answer`, every job run: twice_good's result for that case.
+  const bb::TestResult& run_twice_good(const std::string& case_id, Answer answer) {
+    root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+    fake->on({.cmd = "call", .library = "twice_good.so", .case_id = case_id}, std::move(answer));
+    plan();
+    run_all();
+    return result("twice__twice_good", case_id);
+  }
+
   bb::JobEvents events() {
     bb::JobEvents e;
     e.started = [this](const bb::TestResult& r) {
@@ -212,11 +222,7 @@ TEST_F(JobRunner, ACrashIsCrashWithItsDetailAndTheNextTestGetsAFreshProcess) {
 
 TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
   options.test_timeout = 7;
-  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
-  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::timeout());
-  plan();
-  run_all();
-  const auto& r = result("twice__twice_good", kSmall100);
+  const auto& r = run_twice_good(kSmall100, Answer::timeout());
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::timeout);
   EXPECT_EQ(r.outcome.message, "no result after 7.0 s; the worker was killed");
   const auto calls = fake->requests([](const Request& q) { return q.cmd == "call" && q.session == "impl"; });
@@ -227,26 +233,18 @@ TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
 }
 
 TEST_F(JobRunner, UnsupportedOnTheFirstCallIsSkippedWithItsMessage) {
-  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
-  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::unsupported_case("n must be a multiple of 32"));
-  plan();
-  run_all();
-  const auto& r = result("twice__twice_good", kSmall100);
+  const auto& r = run_twice_good(kSmall100, Answer::unsupported_case("n must be a multiple of 32"));
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::skipped);
   EXPECT_EQ(r.outcome.message, "unsupported by the implementation: n must be a multiple of 32");
   EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
 }
 
 TEST_F(JobRunner, UnsupportedIsAnErrorWhereTheDeclaredPreconditionsAdmitTheCase) {
-  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
   bb::PluginInfo info;
   info.present = true;
   info.preconditions = {"numel(x) > 0"};  // every case meets it
   fake->library("twice_good.so", {.kernel_impl = true, .reference = false, .info = info, .error = ""});
-  fake->on({.cmd = "call", .library = "twice_good.so", .case_id = kSmall100}, Answer::unsupported_case("n must be a multiple of 32"));
-  plan();
-  run_all();
-  const auto& r = result("twice__twice_good", kSmall100);
+  const auto& r = run_twice_good(kSmall100, Answer::unsupported_case("n must be a multiple of 32"));
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
   EXPECT_EQ(r.outcome.message, "BB_ERR_UNSUPPORTED: n must be a multiple of 32: its declared preconditions admit this case");
 }

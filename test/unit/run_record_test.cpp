@@ -79,6 +79,35 @@ TEST(RunRecord, RefusesWhatIsNotItsOwnSchema) {
   EXPECT_NE(bad_verdict.error().message.find("unknown verdict 'GREAT'"), std::string::npos);
 }
 
+// A shard is {"index", "count"}, integers with 0 <= index < count: anything else is an error
+// that names the file.
+TEST(RunRecord, AShardIsTwoIntegersInRange) {
+  auto r = sample_run();
+  r.merged_shards = {{0, 3}, {2, 3}};
+  const auto j = bb::to_json(r);
+  EXPECT_EQ(j["shard"].dump(), R"({"count":3,"index":1})");
+  EXPECT_EQ(j["merged_shards"].dump(), R"([{"count":3,"index":0},{"count":3,"index":2}])");
+  const auto back = bb::run_from_json(j, "mem");
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->merged_shards.size(), 2u);
+  EXPECT_EQ(back->merged_shards[1].index, 2);
+  EXPECT_EQ(back->merged_shards[1].count, 3);
+
+  for (const auto& bad : {nlohmann::json{{"index", 1.5}, {"count", 3}}, nlohmann::json{{"index", 1}}, nlohmann::json{{"index", "1"}, {"count", 3}},
+                          nlohmann::json::array({1, 3})}) {
+    auto k = j;
+    k["shard"] = bad;
+    const auto read = bb::run_from_json(k, "s.json");
+    ASSERT_FALSE(read) << bad.dump();
+    EXPECT_EQ(read.error().message, "s.json: 'shard' must be {index, count} integers") << bad.dump();
+  }
+  auto k = j;
+  k["merged_shards"][1] = {{"index", 3}, {"count", 3}};
+  const auto out_of_range = bb::run_from_json(k, "s.json");
+  ASSERT_FALSE(out_of_range);
+  EXPECT_EQ(out_of_range.error().message, "s.json: shard 3/3 is out of range");
+}
+
 TEST(RunRecord, LoadsATruncatedFileWithAClearError) {
   const auto file = temp_file("cut.json");
   const std::string text = bb::to_json(sample_run()).dump(2);

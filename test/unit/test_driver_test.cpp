@@ -243,3 +243,36 @@ TEST(TestRunner, ProtocolRoundTrip) {
   EXPECT_EQ(r2.performance.timing->notes, std::vector<std::string>{"2 sample(s) discarded"});
   EXPECT_EQ(*r2.performance.peak_pct, 91.5);
 }
+
+// A call's reply on the wire: each member under its own name. Read back, a missing key keeps its
+// default, and a reply that is not an object is an error, never a crash.
+TEST(TestRunner, CallReplyWireFormat) {
+  EXPECT_EQ(bb::CallReply{}.to_json().dump(),
+            R"({"changed_after_return":"","error":"","left_behind":"","outside":false,"skipped":false,"sticky":false,"unsupported":false})");
+  bb::CallReply c;
+  c.error = "device error";
+  c.sticky = true;
+  c.outside = true;
+  c.left_behind = "a thread";
+  c.changed_after_return = "y";
+  c.skipped = true;
+  c.unsupported = true;
+  const auto back = bb::CallReply::from_json(nlohmann::json::parse(c.to_json().dump()));
+  EXPECT_EQ(back.error, "device error");
+  EXPECT_TRUE(back.sticky);
+  EXPECT_TRUE(back.outside);
+  EXPECT_EQ(back.left_behind, "a thread");
+  EXPECT_EQ(back.changed_after_return, "y");
+  EXPECT_TRUE(back.skipped);
+  EXPECT_TRUE(back.unsupported);
+
+  const auto partial = bb::CallReply::from_json({{"error", "x"}, {"measurement", {{"samples", {1.0}}}}});
+  EXPECT_EQ(partial.error, "x");
+  EXPECT_FALSE(partial.sticky);
+  EXPECT_FALSE(partial.outside);
+  EXPECT_EQ(partial.left_behind, "");
+  EXPECT_FALSE(partial.unsupported);
+  EXPECT_EQ(bb::CallReply::from_json(nlohmann::json::object()).error, "");
+  for (const auto& not_object : {nlohmann::json(), nlohmann::json::array({1}), nlohmann::json("error"), nlohmann::json(3)})
+    EXPECT_EQ(bb::CallReply::from_json(not_object).error, "the worker's reply is not an object") << not_object.dump();
+}
