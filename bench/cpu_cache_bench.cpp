@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu_cache.hpp"
+#include "measure/cpu_cache.hpp"
 
 namespace {
 

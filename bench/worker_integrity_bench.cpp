@@ -5,7 +5,7 @@
 //   LD_BIND_NOW=1 build/bb_micro_bench --benchmark_filter=Integrity
 #include <benchmark/benchmark.h>
 
-#include "worker_integrity.hpp"
+#include "worker/worker_integrity.hpp"
 
 namespace {
 

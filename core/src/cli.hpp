@@ -11,7 +11,7 @@
 #include <string>
 
 #include "expected.hpp"
-#include "report_files.hpp"
+#include "report/report_files.hpp"
 #include "session.hpp"
 
 namespace bb {

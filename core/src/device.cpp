@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "device_peak.hpp"
+#include "measure/device_peak.hpp"
 #include "dynamic_library.hpp"
 
 namespace bb {

@@ -2,7 +2,7 @@
 // the implementation's worker hands over its device buffers as shareable memory (a file
 // descriptor each, through the host), the host hands over the reference's buffers (the sealed
 // blob it judges by), and after each block the checker compares them where they are: inputs and
-// guard bytes byte for byte, outputs within the case's tolerance (compare.hpp's rule, element for
+// guard bytes byte for byte, outputs within the case's tolerance (allclose.hpp's rule, element for
 // element). Nothing crosses to the host but the answer. Only a "no" sends the buffers home, for
 // the host's own judgement and its message (output_checks.hpp): the device never passes a call
 // the host would fail, and the host never passes one the device failed.
@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bound_call.hpp"
+#include "worker/bound_call.hpp"
 #include "cases.hpp"
 #include "sealed_blob.hpp"
 

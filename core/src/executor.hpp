@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cpu_pin.hpp"
+#include "measure/cpu_pin.hpp"
 #include "sandbox.hpp"
 #include "sealed_blob.hpp"
 
@@ -74,7 +74,7 @@ class Executor {
 
 std::unique_ptr<Executor> make_in_process_executor();
 // `worker_binary` is the host binary; it is run as `<binary> __worker <host pid>`, in a process
-// group of its own, behind a supervisor process of its own (worker.cpp), under `limits`.
+// group of its own, behind a supervisor process of its own (worker/worker_process.cpp), under `limits`.
 std::unique_ptr<Executor> make_isolated_executor(std::string worker_binary, WorkerLimits limits = {});
 
 // Whether `pid` belongs to a live worker (its supervisor, it, or what it started, however

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "device_peak.hpp"
+#include "measure/device_peak.hpp"
 #include "plugin_library.hpp"
 #include "provenance.hpp"
 

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "executor.hpp"
-#include "test_runner.hpp"
+#include "worker/test_runner.hpp"
 
 namespace bb {
 

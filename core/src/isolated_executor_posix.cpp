@@ -7,7 +7,7 @@
 // What a plugin can do to the host through its worker is bounded here: the worker runs in a
 // process group of its own (killed whole, so children a plugin leaves behind go with it),
 // under a memory limit, with its stdout and stderr captured into the test's result (capped),
-// and behind a supervisor process (worker.cpp) that is the only parent a plugin can signal;
+// and behind a supervisor process (worker/worker_process.cpp) that is the only parent a plugin can signal;
 // inside the walls of sandbox.hpp (a cgroup of its own, namespaces, a user of its own).
 #include <fcntl.h>
 #include <poll.h>

@@ -11,7 +11,7 @@
 #include "python_site.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
-#include "roofline.hpp"
+#include "measure/roofline.hpp"
 
 namespace bb {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "measurement.hpp"
+#include "measure/measurement.hpp"
 #include "plan.hpp"
 
 namespace bb {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "device_peak.hpp"
+#include "measure/device_peak.hpp"
 
 namespace bb {
 

@@ -13,7 +13,7 @@
 
 #include "commands.hpp"
 #include "merge.hpp"
-#include "report_files.hpp"
+#include "report/report_files.hpp"
 #include "run_record.hpp"
 
 namespace bb {

@@ -14,7 +14,7 @@
 
 #include "commands.hpp"
 #include "new_op_templates.hpp"
-#include "report_files.hpp"
+#include "report/report_files.hpp"
 
 namespace bb {
 

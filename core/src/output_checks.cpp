@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "compare.hpp"
+#include "allclose.hpp"
 #include "host_buffer.hpp"
 #include "parallel.hpp"
 #include "worker_protocol.hpp"

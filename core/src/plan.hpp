@@ -14,7 +14,7 @@
 #include "discovery.hpp"
 #include "executor.hpp"
 #include "plugin_library.hpp"
-#include "test_runner.hpp"
+#include "worker/test_runner.hpp"
 
 namespace bb {
 

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "escape.hpp"
+#include "report/escape.hpp"
 #include "host_load.hpp"
-#include "report_text.hpp"
+#include "report/report_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "stats.hpp"
+#include "measure/stats.hpp"
 
 namespace bb {
 

@@ -16,7 +16,7 @@
 
 #include "commands.hpp"
 #include "executor.hpp"
-#include "report_files.hpp"
+#include "report/report_files.hpp"
 
 namespace bb {
 namespace {

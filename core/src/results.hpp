@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stats.hpp"
+#include "measure/stats.hpp"
 
 namespace bb {
 

@@ -16,9 +16,9 @@
 #include "executor.hpp"
 #include "host_info.hpp"
 #include "list.hpp"
-#include "report_files.hpp"
-#include "reporter.hpp"
-#include "results_stream.hpp"
+#include "report/report_files.hpp"
+#include "report/reporter.hpp"
+#include "report/results_stream.hpp"
 #include "session.hpp"
 
 namespace {

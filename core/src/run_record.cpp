@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "results_stream.hpp"
+#include "report/results_stream.hpp"
 
 namespace bb {
 

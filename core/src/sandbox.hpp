@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_pin.hpp"
+#include "measure/cpu_pin.hpp"
 #include "expected.hpp"
 
 namespace bb {

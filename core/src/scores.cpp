@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "paired.hpp"
+#include "measure/paired.hpp"
 
 namespace bb {
 

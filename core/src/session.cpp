@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "device.hpp"
-#include "device_peak.hpp"
+#include "measure/device_peak.hpp"
 #include "discovery.hpp"
 #include "executor.hpp"
 #include "interrupt.hpp"

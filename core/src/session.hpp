@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "executor.hpp"
-#include "measurement.hpp"
+#include "measure/measurement.hpp"
 #include "plan.hpp"
-#include "reporter.hpp"
+#include "report/reporter.hpp"
 
 namespace bb {
 

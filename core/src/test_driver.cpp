@@ -15,13 +15,13 @@
 #include <fmt/format.h>
 
 #include "blob_cache.hpp"
-#include "clock_audit.hpp"
+#include "measure/clock_audit.hpp"
 #include "device_check.hpp"
 #include "init.hpp"
 #include "output_checks.hpp"
-#include "paired_timer.hpp"
+#include "measure/paired_timer.hpp"
 #include "parallel.hpp"
-#include "test_runner.hpp"
+#include "worker/test_runner.hpp"
 #include "trace.hpp"
 
 namespace bb {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "executor.hpp"
-#include "measurement.hpp"
+#include "measure/measurement.hpp"
 #include "results.hpp"
 #include "worker_protocol.hpp"
 

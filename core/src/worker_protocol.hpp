@@ -23,7 +23,7 @@
 #include <backendbench/device_runtime.h>
 
 #include "cases.hpp"
-#include "measurement.hpp"
+#include "measure/measurement.hpp"
 
 namespace bb {
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
-#include "paired.hpp"
+#include "measure/paired.hpp"
 
 using e2e::backendbench;
 

@@ -3,7 +3,7 @@
 // the work only when checked and times below physics.
 #include <gtest/gtest.h>
 
-#include "clock_audit.hpp"
+#include "measure/clock_audit.hpp"
 
 namespace {
 

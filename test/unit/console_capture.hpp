@@ -1,6 +1,6 @@
 // What the console reporter's tests give it for a terminal and a clock: a FILE* writing into
 // memory (Capture) and a fake monotonic clock that the test moves by hand (FakeClock).
-// console_test.cpp feeds the reporter events one by one; golden_output_test.cpp replays a whole
+// console_reporter_test.cpp feeds the reporter events one by one; golden_output_test.cpp replays a whole
 // run through it.
 #pragma once
 

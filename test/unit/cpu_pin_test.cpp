@@ -1,6 +1,6 @@
 // Pinning a CPU pairing's two sides to one core (cpu_pin.hpp): the threads and processes a worker
 // runs, the affinity set and read back, and the CPU time a process used.
-#include "cpu_pin.hpp"
+#include "measure/cpu_pin.hpp"
 
 #if defined(__linux__)
 #include <sched.h>

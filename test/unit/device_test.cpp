@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "device.hpp"
-#include "device_peak.hpp"
+#include "measure/device_peak.hpp"
 #include "init.hpp"
 
 namespace {

@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "device.hpp"
-#include "device_peak.hpp"
-#include "device_timer.hpp"
+#include "measure/device_peak.hpp"
+#include "measure/device_timer.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "escape.hpp"
+#include "report/escape.hpp"
 
 namespace {
 

@@ -53,11 +53,11 @@
 #include "executor.hpp"
 #include "host_buffer.hpp"
 #include "manifest.hpp"
-#include "measurement.hpp"
+#include "measure/measurement.hpp"
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
 #include "session.hpp"
-#include "test_runner.hpp"
+#include "worker/test_runner.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb_fake {

@@ -41,9 +41,9 @@
 #include <gtest/gtest.h>
 
 #include "console_capture.hpp"
-#include "report_files.hpp"
-#include "reporter.hpp"
-#include "results_stream.hpp"
+#include "report/report_files.hpp"
+#include "report/reporter.hpp"
+#include "report/results_stream.hpp"
 #include "run_record.hpp"
 
 namespace {

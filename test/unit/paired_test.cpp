@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "paired.hpp"
-#include "paired_timer.hpp"
+#include "measure/paired.hpp"
+#include "measure/paired_timer.hpp"
 
 namespace {
 

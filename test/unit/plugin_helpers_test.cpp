@@ -4,7 +4,7 @@
 
 #include <backendbench/plugin.hpp>
 
-#include "call_frame.hpp"
+#include "worker/call_frame.hpp"
 
 namespace {
 

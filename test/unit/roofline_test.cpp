@@ -2,7 +2,7 @@
 // came, which compute peak a dtype is held to (the peaks are read in device_kind_test.cpp).
 #include <gtest/gtest.h>
 
-#include "roofline.hpp"
+#include "measure/roofline.hpp"
 
 TEST(Roofline, TheSlowerOfComputeAndMemorySetsTheBound) {
   // 1 GFLOP and 1 GB on a 100 TFLOP/s, 1000 GB/s device: compute 10 us, memory 1 ms.

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fake_executor.hpp"
-#include "reporter.hpp"
+#include "report/reporter.hpp"
 #include "session.hpp"
 #include "temp_ops_root.hpp"
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "cpu_cache.hpp"
-#include "cpu_timer.hpp"
-#include "measurement.hpp"
-#include "stats.hpp"
+#include "measure/cpu_cache.hpp"
+#include "measure/cpu_timer.hpp"
+#include "measure/measurement.hpp"
+#include "measure/stats.hpp"
 
 TEST(Stats, SummaryOfKnownSamples) {
   auto s = bb::summarize({5, 1, 4, 2, 3});

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "paired.hpp"
+#include "measure/paired.hpp"
 #include "test_driver.hpp"
 #include "worker_protocol.hpp"
 

@@ -1,7 +1,7 @@
 // worker_integrity.hpp: the worker's own GOT and code, captured and checked. A worker runs
 // with every symbol bound at load (LD_BIND_NOW), so the test runs in a child process started
 // that way (this binary, this test alone).
-#include "worker_integrity.hpp"
+#include "worker/worker_integrity.hpp"
 
 #include <dlfcn.h>
 #include <spawn.h>

@@ -169,7 +169,7 @@ typedef struct bb_device_runtime {
   int (*export_shareable)(void* ptr, int* fd);
   int (*import_shareable)(int fd, size_t bytes, void** ptr);
   /* How many of the n elements of a floating dtype (DLPack code and bits: float 16/32/64,
-   * bfloat 16) are not close, as the host's check counts them (compare.hpp: poison where the
+   * bfloat 16) are not close, as the host's check counts them (allclose.hpp: poison where the
    * expected is not, NaN where NaN, equal infinities, |a - e| <= atol + rtol * |e| in double,
    * no fused multiply-add). On the runtime's own stream; blocks until known. */
   int (*mismatches)(uint8_t code, uint8_t bits, const void* actual, const void* expected, size_t n, double atol, double rtol,

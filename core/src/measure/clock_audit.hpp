@@ -1,0 +1,48 @@
+// Whether an implementation's reported timing can be believed, judged on the host from what no
+// plugin can touch: the host's own clock around every block it asked for, the baseline's blocks
+// (timed in another process), and the physical floor of the case's work.
+//
+// A block's host time is its fixed cost (messages, restoring inputs, sending buffers back:
+// F), its warm-up calls and its samples, each sample with an overhead of its own (flush,
+// poison, clock reads: o). The baseline's worker holds no plugin under test, so its F and o are
+// honest; the implementation's blocks pay the same F and o (same buffers, same worker code). So
+// the implementation's true time per call is about
+//     T = (host - F_b - n * o_b) / (n + w)
+// with n samples and w warm-up calls as its worker reported them. A forged clock (or work done
+// outside the timed region) shows as T far above the reported median. (A sample count forged
+// upward lowers T: the worker, not the host, counts samples today; docs/RELIABILITY.md, limits.)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/measurement.hpp"
+
+namespace bb {
+
+struct BlockRecord {
+  double host_seconds = 0;  // the block's round trip on the host's clock
+  Measurement m;            // as its worker reported it (statistics recomputed on the host)
+};
+
+struct AuditOptions {
+  bool device = false;  // device timing: the host-side launch work of a call is outside its
+                        // timed region by design, so more slack per call
+  double min_excess_per_call = 0;  // 0: the default for the kind (CPU 5 us, device 200 us)
+};
+
+// The reason the implementation's timing is IMPLAUSIBLE, or nullopt. Pairs are (impl[k],
+// base[k]); the first pair (its warm-up differs) is left out; needs three pairs or more.
+std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base,
+                                       const AuditOptions& options = {});
+
+// The checked calls (the last of each block, whose outputs the host compares) against the
+// others: a plugin that does the work only when it will be checked shows slow last calls.
+std::optional<std::string> audit_checked_calls(const std::vector<BlockRecord>& impl, const AuditOptions& options = {});
+
+// Below the physical floor: a median under half the time the case's bytes take at the measured
+// peak bandwidth (bytes per second; 0: unknown). nullopt when plausible or unknown.
+std::optional<std::string> audit_floor(double median_seconds, std::optional<double> bytes, double peak_bytes_per_second);
+
+}  // namespace bb

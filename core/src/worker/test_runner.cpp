@@ -1,0 +1,616 @@
+#include "worker/test_runner.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "worker/call_guard.hpp"
+#include "measure/cpu_cache.hpp"
+#include "measure/cpu_timer.hpp"
+#include "device.hpp"
+#include "measure/device_timer.hpp"
+#include "parallel.hpp"
+
+namespace bb {
+
+// ---------------------------------------------------------------------------------------------
+// Probes.
+
+nlohmann::json to_json(const ProbeRequest& r) { return {{"cmd", "probe"}, {"library", r.library}, {"op", r.op}}; }
+ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value("library", ""), j.value("op", "")}; }
+
+nlohmann::json to_json(const ProbeReply& r) {
+  return {{"loaded", r.loaded},
+          {"unavailable", r.unavailable},
+          {"error", r.error},
+          {"has_kernel_impl", r.has_kernel_impl},
+          {"has_reference", r.has_reference},
+          {"info",
+           {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
+            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}, {"preconditions", r.info.preconditions}}}};
+}
+
+ProbeReply probe_reply_from_json(const nlohmann::json& j) {
+  ProbeReply r;
+  r.loaded = j.value("loaded", false);
+  r.unavailable = j.value("unavailable", false);
+  r.error = j.value("error", "");
+  r.has_kernel_impl = j.value("has_kernel_impl", false);
+  r.has_reference = j.value("has_reference", false);
+  const auto info = j.value("info", nlohmann::json::object());
+  r.info.present = info.value("present", false);
+  r.info.abi_version = info.value("abi_version", uint32_t{BB_ABI_VERSION});
+  r.info.version = info.value("version", "");
+  r.info.devices = info.value("devices", std::vector<std::string>{});
+  r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
+  r.info.preconditions = info.value("preconditions", std::vector<std::string>{});
+  return r;
+}
+
+ProbeReply TestRunner::probe(const ProbeRequest& request) {
+  ProbeReply reply;
+  auto lib = library(request.library, request.op);
+  if (!lib) {
+    reply.error = lib.error().message;
+    reply.unavailable = is_python_implementation(request.library) && reply.error.find(kPythonUnavailable) != std::string::npos;
+    return reply;
+  }
+  reply.loaded = true;
+  reply.has_kernel_impl = (*lib)->kernel_impl != nullptr;
+  reply.has_reference = (*lib)->reference != nullptr;
+  reply.info = (*lib)->info;
+  return reply;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Caches.
+
+Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manifest, const std::string& op,
+                                                        std::optional<uint64_t> seed, int random_cases) {
+  auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", random_cases)];
+  if (!slot) {
+    auto m = load_manifest(manifest, op);
+    if (!m) return m.error();
+    if (seed) m->seed = *seed;
+    auto cases = expand_cases(*m, random_cases);
+    if (!cases) return cases.error();
+    slot = std::make_unique<OpData>(OpData{std::move(*m), std::move(*cases)});
+  }
+  return slot.get();
+}
+
+Expected<const PluginLibrary*> TestRunner::library(const std::string& path, const std::string& op) {
+  auto& slot = libraries_[path];
+  if (!slot) {
+    auto lib = load_plugin(path, op);
+    if (!lib) return lib.error();
+    slot = std::make_unique<PluginLibrary>(std::move(*lib));
+  }
+  return slot.get();
+}
+
+Expected<bb_kernel_fn> TestRunner::resolve(const Target& t, const std::string& op) {
+  if (t.kind == Target::Kind::identity) return bb_kernel_fn{nullptr};
+  auto lib = library(t.library, op);
+  if (!lib) return lib.error();
+  bb_kernel_fn fn = t.kind == Target::Kind::kernel_impl ? (*lib)->kernel_impl : (*lib)->reference;
+  if (!fn)
+    return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, t.kind == Target::Kind::kernel_impl ? "kernel_impl" : "reference"));
+  return fn;
+}
+
+Expected<ExecPlace> TestRunner::place_for(const std::string& device, int index) {
+  ExecPlace ex;
+  if (device == "cpu") return ex;
+  if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
+  auto rt = DeviceRuntime::get(device);
+  if (!rt) return rt.error();
+  if (index < 0 || static_cast<size_t>(index) >= (*rt)->devices().size())
+    return make_error(fmt::format("{} device {} does not exist ({} found)", device, index, (*rt)->devices().size()));
+  ex.rt = *rt;
+  ex.ordinal = index;
+  ex.dl = DLDevice{static_cast<DLDeviceType>(ex.rt->dlpack_device_type()), index};
+  if (int e = ex.rt->api().set_device(index); e != 0) return make_error(fmt::format("set device {}: {}", index, ex.rt->describe(e)));
+  const std::string key = fmt::format("{}:{}", device, index);
+  if (!streams_.count(key)) {
+    void* stream = nullptr;
+    if (int e = ex.rt->api().stream_create(&stream); e != 0) return make_error(fmt::format("stream: {}", ex.rt->describe(e)));
+    streams_[key] = stream;
+  }
+  ex.stream = streams_[key];
+  return ex;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions.
+
+namespace {
+
+// Just-in-time compilations (a Python implementation's Triton kernels) in this process so far.
+struct JitCount {
+  int64_t compiles = 0;
+  double seconds = 0;
+  JitCount operator-(const JitCount& o) const { return {compiles - o.compiles, seconds - o.seconds}; }
+};
+
+// A reply's account of the compilations its call or block saw: reported apart (a test's
+// compile_s phase), and a timed block that compiled says so.
+JitCount jit_count(const bb_python_bridge* python) {
+  JitCount n;
+  if (python) n.seconds = python->compile_seconds(&n.compiles);
+  return n;
+}
+
+nlohmann::json with_jit(nlohmann::json body, const JitCount& jit) {
+  if (jit.compiles > 0) {
+    body["compiles"] = jit.compiles;
+    body["compile_s"] = jit.seconds;
+  }
+  return body;
+}
+
+}  // namespace
+
+struct TestRunner::Session {
+  const ConcreteCase* c = nullptr;
+  std::string op;
+  bb_kernel_fn fn = nullptr;
+  const bb_python_bridge* python = nullptr;  // a .py implementation's (null: a library's)
+  bool reference = false;  // a reference's buffers are wiped after each call
+  SealedBlob pristine;     // the case's inputs, as the host made them
+  std::unique_ptr<CallBuffers> buffers;
+  std::unique_ptr<BoundCall> bound;
+  std::vector<uint8_t> spacer;  // replace_buffers(): held until the next placement
+  std::vector<const uint8_t*> inputs_of(const SealedBlob& blob) const {
+    const BlobLayout l = inputs_layout(*c);
+    std::vector<const uint8_t*> p;
+    for (std::size_t i = 0; i < c->inputs.size(); ++i) p.push_back(blob.data() + l.offsets[i]);
+    return p;
+  }
+  ~Session() {
+    bound.reset();
+    if (buffers && reference) buffers->scrub();
+  }
+
+  // CPU blocks: the call's buffers in fresh memory before every block. Where a process's
+  // buffers lie in physical memory (which cache sets, which DRAM banks and rows they share) is
+  // fixed for its life, and two workers timing the same code read up to 2-5% apart, steadily, on
+  // the 2-core VM under load (docs/PERFORMANCE.md, "Self-speedup across processes"). New
+  // buffers each block, taken after a spacer of a random number of pages, make that a block's
+  // draw: a pairing's blocks average it, and the interval covers it. Not above kReplaceMaxBytes
+  // (a block would pay more in page faults than it measures), not on a device (its mirrors are
+  // the runtime's).
+  static constexpr std::size_t kReplaceMaxBytes = std::size_t{64} << 20;
+  // `placed`: it did (the inputs are the case's, the outputs poisoned: no reset is needed).
+  std::string replace_buffers(std::mt19937_64& draw, bool& placed) {
+    placed = false;
+    if (bound->on_device()) return "";
+    std::size_t bytes = 0;
+    for (const auto& t : c->inputs) bytes += t.nbytes();
+    for (const auto& t : c->outputs) bytes += t.nbytes();
+    if (bytes > kReplaceMaxBytes) return "";
+    std::vector<uint8_t> next_spacer((1 + draw() % 64) * HostBuffer::kPage, uint8_t{1});  // touched: its pages are taken
+    auto fresh = std::make_unique<CallBuffers>(*c, inputs_of(pristine));
+    auto rebound = std::make_unique<BoundCall>(op, *c, *fresh, bound->place());
+    rebound->set_python(python);
+    if (!rebound->setup_error().empty()) return rebound->setup_error();
+    bound = std::move(rebound);  // before the buffers it was bound to go
+    buffers = std::move(fresh);
+    spacer = std::move(next_spacer);
+    placed = true;
+    return "";
+  }
+};
+
+TestRunner::TestRunner() = default;
+TestRunner::~TestRunner() = default;
+
+namespace {
+// Where a request's time goes in the worker: named steps, in seconds, sent with the reply (its
+// own word: for BACKENDBENCH_TRACE_BLOCKS only, never judged).
+class Steps {
+ public:
+  void operator()(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    json_[name] = json_.value(name, 0.0) + std::chrono::duration<double>(now - t0_).count();
+    t0_ = now;
+  }
+  const nlohmann::json& json() const { return json_; }
+
+ private:
+  nlohmann::json json_ = nlohmann::json::object();
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+constexpr const char* kOnDeviceOnly = "the case's inputs were made on the device and live there only: restoring them failed";
+
+Message reply_error(std::string error, bool sticky = false) {
+  CallReply r;
+  r.error = std::move(error);
+  r.sticky = sticky;
+  return Message{r.to_json(), {}};
+}
+}  // namespace
+
+Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
+  const std::string cmd = request.value("cmd", "");
+  if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
+  if (cmd == "generate") {  // a BackendBench-py folder's tests (generated_manifest.hpp)
+    std::vector<std::filesystem::path> candidates;
+    for (const auto& c : request.value("candidates", std::vector<std::string>{})) candidates.emplace_back(c);
+    nlohmann::json body = CallReply{}.to_json();
+    body["error"] = generate_with_python(request.value("gen_input", ""), candidates, request.value("op", ""), request.value("seed", uint64_t{0}),
+                                         request.value("out", ""));
+    return Message{body, {}};
+  }
+  if (cmd == "probe_many") {  // Python files of one op: one interpreter, PyTorch imported once (plan.cpp)
+    nlohmann::json probes = nlohmann::json::array();
+    auto found = survey_python(request.value("libraries", std::vector<std::string>{}), request.value("op", ""));
+    if (found)
+      for (const auto& f : *found) {
+        ProbeReply r;
+        r.loaded = f.loaded;
+        r.error = f.error;
+        r.has_kernel_impl = f.has_kernel_impl;
+        r.has_reference = f.has_reference;
+        r.info = f.info;
+        probes.push_back(to_json(r));
+      }
+    return Message{{{"probes", probes}}, {}};
+  }
+  if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
+  if (cmd == "audit") return audit();
+  if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
+    const std::string device = request.value("device", "cpu");
+    if (device == "cpu") return Message{CallReply{}.to_json(), {}};
+    auto place = place_for(device, request.value("device_index", 0));
+    return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
+  }
+  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
+      cmd == "unwatch")
+    return check(cmd, request, std::move(fd));
+  const std::string id = request.value("session", "");
+  auto it = sessions_.find(id);
+  if (cmd == "end") {
+    if (it != sessions_.end()) {
+      if (it->second->reference && it->second->bound) it->second->bound->wipe_device();  // results kept there by a made call
+      sessions_.erase(it);
+    }
+    return Message{nlohmann::json::object(), {}};
+  }
+  if (it == sessions_.end()) return reply_error(fmt::format("no session '{}' (prepare it first)", id));
+  if (cmd == "call") return call(*it->second, call_request_from_json(request), std::move(fd));
+  if (cmd == "block")
+    return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
+  if (cmd == "export") return export_mirror(*it->second, request);
+  if (cmd == "buffers") return buffers(*it->second);
+  return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
+}
+
+Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
+  Steps step;
+  sessions_.erase(req.session);
+  auto data = op_data(req.manifest, req.op, req.seed, req.random_cases);
+  if (!data) return reply_error(data.error().message);
+  if (req.case_index < 0 || static_cast<size_t>(req.case_index) >= (*data)->cases.size())
+    return reply_error(fmt::format("case index {} out of range", req.case_index));
+  auto s = std::make_unique<Session>();
+  s->c = &(*data)->cases[static_cast<size_t>(req.case_index)];
+  s->op = req.op;
+  s->reference = req.target.kind != Target::Kind::kernel_impl;
+  if (watch_integrity_ && !integrity_.captured()) {
+    // Before any plugin code is in the process: the device's runtime and driver load first,
+    // so that they are watched too.
+    if (req.device != "cpu") (void)DeviceRuntime::get(req.device);
+    integrity_ = WorkerIntegrity::capture();
+  }
+  auto fn = resolve(req.target, req.op);
+  if (!fn) return reply_error(fn.error().message);
+  s->fn = *fn;
+  auto place = place_for(s->fn ? req.device : "cpu", req.device_index);
+  if (!place) {
+    CallReply r;
+    r.error = place.error().message;
+    r.skipped = true;
+    return Message{r.to_json(), {}};
+  }
+  // The case's inputs: from the host's blob, or made on the device (then kept there only).
+  if (!req.generate || !s->fn) {
+    auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(*s->c).total);
+    if (!blob) return reply_error("the case's inputs: " + blob.error().message);
+    s->pristine = std::move(*blob);
+  }
+  step("load_s");
+  s->buffers = std::make_unique<CallBuffers>(*s->c, s->pristine.empty() ? std::vector<const uint8_t*>{} : s->inputs_of(s->pristine));
+  step("buffers_s");
+  s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place, req.shareable);
+  if (s->fn) s->bound->set_python(s->python = (*library(req.target.library, req.op))->python);
+  step("bind_s");
+  if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
+  if (s->pristine.empty()) {
+    if (auto e = s->bound->make_inputs(*req.generate); !e.empty()) return reply_error(e);
+    step("generate_s");
+  }
+  s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
+  if (s->pristine.empty() && !s->bound->keeps_pristine()) return reply_error("the inputs made on the device could not be kept there");
+  step("pristine_s");
+  sessions_[req.session] = std::move(s);
+  nlohmann::json body = CallReply{}.to_json();
+  body["steps"] = step.json();
+  return Message{body, {}};
+}
+
+Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
+  const ConcreteCase& c = *s.c;
+  const BlobLayout l = buffers_layout(c);
+  return SealedBlob::create(l.total, [&](uint8_t* p) {
+    std::size_t k = 0;
+    for (auto& b : s.buffers->inputs) {
+      parallel_copy(p + l.offsets[k], b.raw(), b.raw_size());
+      ++k;
+    }
+    for (auto& b : s.buffers->outputs) {
+      if (b.raw_size()) parallel_copy(p + l.offsets[k], b.raw(), b.raw_size());
+      ++k;
+    }
+  });
+}
+
+// One call on the session's buffers: inputs rewritten (the case's, those that came with the
+// request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
+// call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
+// checker compares them on the device: device_check.hpp).
+Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
+  const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
+  const ConcreteCase& c = *s.c;
+  SealedBlob other;
+  if (variant) {
+    auto blob = SealedBlob::adopt(std::move(variant), inputs_layout(c).total);
+    if (!blob) return reply_error("the call's inputs: " + blob.error().message);
+    other = std::move(*blob);
+  }
+  Steps step;
+  const SealedBlob& source = other.empty() ? s.pristine : other;
+  const auto inputs = source.empty() ? std::vector<const uint8_t*>{} : s.inputs_of(source);
+  BoundCall& bound = *s.bound;
+  auto restore = [&]() -> std::string {
+    if (req.generate) {
+      std::string e = bound.generate_inputs(*req.generate);
+      step("generate_s");
+      return e;
+    }
+    if (req.staged) {
+      std::string e = bound.poison_own_outputs();
+      step("poison_s");
+      return e;
+    }
+    if (other.empty() && bound.restore_pristine()) {  // the case's inputs, kept on the device
+      step("restore_s");
+      return "";
+    }
+    if (other.empty() && s.pristine.empty()) return std::string(kOnDeviceOnly);
+    s.buffers->reset(c, inputs);
+    step("reset_s");
+    std::string e = bound.upload();
+    step("upload_s");
+    return e;
+  };
+  if (auto e = restore(); !e.empty()) return reply_error(e);
+  const ProcessState before = capture_process_state();
+  step("state_s");
+  const JitCount jit_before = jit_count(s.python);
+  CallOutcome out = witnessed ? bound.run_witnessed(s.fn) : bound.run(s.fn);
+  step("run_s");
+  if (out.error.empty() && out.held_too_long) {
+    // The hold timed out: the call synchronised the device, as a first call does while its
+    // kernels load. Once more on fresh buffers, which is the call returned.
+    if (auto e = restore(); !e.empty()) return reply_error(e);
+    out = bound.run_witnessed(s.fn, /*watch=*/false);
+    step("rerun_s");
+  }
+  const LeftBehind left = restore_process_state(before);
+  step("state_s");
+  const JitCount jit = jit_count(s.python) - jit_before;
+  CallReply r;
+  r.error = out.error;
+  r.sticky = out.sticky;
+  r.outside = out.outside;
+  r.unsupported = out.unsupported;
+  if (out.sticky) poisoned_ = true;
+  if (left.any()) {
+    retired_ = true;
+    r.left_behind = left.describe();
+  }
+  if (!r.error.empty() || r.outside) return Message{with_jit(r.to_json(), jit), {}};
+  // A reference's results stay on the device only where the host asks: the checker reads them
+  // there (and the session's end wipes them).
+  if (!return_buffers && !left.new_threads) {
+    nlohmann::json body = with_jit(r.to_json(), jit);
+    body["steps"] = step.json();
+    return Message{body, {}};
+  }
+  if (auto e = bound.download(); !e.empty()) return reply_error(e);
+  step("download_s");
+  if (left.new_threads) {
+    // Threads the call started are still running: what it returned must stay as it was.
+    std::vector<std::vector<uint8_t>> returned;
+    for (size_t j = 0; j < c.outputs.size(); ++j)
+      returned.emplace_back(s.buffers->output(c, j), s.buffers->output(c, j) + c.outputs[j].nbytes());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (auto e = bound.download(); !e.empty()) return reply_error("after the call returned: " + e);
+    for (size_t j = 0; j < c.outputs.size() && r.changed_after_return.empty(); ++j) {
+      const auto& o = c.outputs[j];
+      if (std::memcmp(returned[j].data(), s.buffers->output(c, j), o.nbytes()) == 0) continue;
+      const size_t es = dtype_size(o.dtype);
+      int64_t changed = 0;
+      for (int64_t k = 0; k < o.numel(); ++k) changed += std::memcmp(returned[j].data() + k * es, s.buffers->output(c, j) + k * es, es) != 0;
+      retired_ = true;  // the thread may write anywhere next
+      r.changed_after_return = fmt::format("output '{}': {} of {} elements changed after the call returned: work left running after the "
+                                           "call (a thread it started is still alive)",
+                                           o.name, changed, o.numel());
+    }
+  }
+  auto blob = buffers_blob(s);
+  if (!blob) return reply_error(blob.error().message);
+  step("blob_s");
+  if (s.reference) {  // its results live on in the host only
+    s.buffers->scrub();
+    bound.wipe_device();
+    step("scrub_s");
+  }
+  UniqueFd fd(dup(blob->fd()));
+  nlohmann::json body = with_jit(r.to_json(), jit);
+  body["steps"] = step.json();
+  return Message{body, std::move(fd)};
+}
+
+Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timing) {
+  BoundCall& b = *s.bound;
+  const ExecPlace& ex = b.place();
+  if (ex.rt) {
+    const auto& props = ex.rt->devices()[static_cast<size_t>(ex.ordinal)];
+    ColdTarget target{b.input_ranges(), props.l2_bytes, [&] { return b.poison_outputs(); }};
+    auto m = measure_device([&] { return b.launch(s.fn); }, ex.rt->api(), ex.stream, props.sm_clock_khz / 1e3, timing, target);
+    if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
+    return m;
+  }
+  // Cold: every byte the call touches, guards included, leaves the caches before a sample.
+  auto flush = [&] {
+    for (auto* set : {&s.buffers->inputs, &s.buffers->outputs})
+      for (auto& buf : *set) evict_from_cpu_caches(buf.raw(), buf.raw_size());
+  };
+  auto m = measure_cpu([&] { return b.launch(s.fn); }, flush, timing, [&] { b.poison_outputs(); });
+  if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);
+  return m;
+}
+
+// A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
+// every call; the buffers after the last call go back, for the host to check.
+Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_buffers) {
+  const ConcreteCase& c = *s.c;
+  Steps step;
+  bool placed = false;
+  if (auto e = s.replace_buffers(placement_draw_, placed); !e.empty()) return reply_error(e);
+  if (placed) {
+    step("place_s");
+  } else if (s.bound->restore_pristine()) {  // on a device, from the copy kept there
+    step("restore_s");
+  } else if (s.pristine.empty()) {
+    return reply_error(kOnDeviceOnly);
+  } else {
+    s.buffers->reset(c, s.inputs_of(s.pristine));
+    step("reset_s");
+    if (auto e = s.bound->upload(); !e.empty()) return reply_error(e);
+    step("upload_s");
+  }
+  s.bound->save_inplace();  // every timed call of an in-place op starts from the case's inputs
+  const ProcessState before = capture_process_state();
+  const JitCount jit_before = jit_count(s.python);
+  auto m = measure(s, timing);
+  const JitCount jit = jit_count(s.python) - jit_before;
+  if (m && jit.compiles > 0)
+    m->notes.push_back(fmt::format("{} just-in-time compilation(s), {:.2f} s, during this block's calls (a new specialisation, not seen in the "
+                                   "checked call): in its warm-up or its samples",
+                                   jit.compiles, jit.seconds));
+  const LeftBehind left = restore_process_state(before);
+  step("measure_s");
+  CallReply r;
+  if (!m) {
+    CallOutcome out = s.bound->finish_device();
+    r.sticky = out.sticky;
+    if (out.sticky) poisoned_ = true;
+    const std::string msg = s.bound->plugin_message();
+    r.error = fmt::format("{}{}{}", out.sticky ? out.error + ": " : "", m.error().message, msg.empty() ? "" : ": " + msg);
+  }
+  if (left.any()) {
+    retired_ = true;
+    r.left_behind = left.describe();
+  }
+  nlohmann::json body = with_jit(r.to_json(), jit);
+  if (integrity_.captured())
+    if (std::string changed = integrity_.check_slots(); !changed.empty()) {
+      retired_ = true;  // what times the next block cannot be trusted either
+      body["tampered"] = changed;
+    }
+  if (!m) return Message{body, {}};
+  body["measurement"] = to_json(*m);
+  if (!return_buffers) {  // the checker compares them on the device (device_check.hpp)
+    body["steps"] = step.json();
+    return Message{body, {}};
+  }
+  if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
+  step("download_s");
+  auto blob = buffers_blob(s);
+  if (!blob) return reply_error(blob.error().message);
+  step("blob_s");
+  body["steps"] = step.json();
+  return Message{body, UniqueFd(dup(blob->fd()))};
+}
+
+// Mirror k of the session's call, as shareable memory for the checker.
+Message TestRunner::export_mirror(Session& s, const nlohmann::json& request) {
+  int fd = -1;
+  std::size_t bytes = 0;
+  if (auto e = s.bound->export_mirror(request.value("mirror", std::size_t{0}), &fd, &bytes); !e.empty()) return reply_error(e);
+  UniqueFd owned(fd);
+  nlohmann::json body = CallReply{}.to_json();
+  body["bytes"] = bytes;
+  return Message{body, std::move(owned)};
+}
+
+// The session's buffers as they are now (after a block the checker found wrong: the host judges).
+Message TestRunner::buffers(Session& s) {
+  if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
+  auto blob = buffers_blob(s);
+  if (!blob) return reply_error(blob.error().message);
+  return Message{CallReply{}.to_json(), UniqueFd(dup(blob->fd()))};
+}
+
+// The checker's commands (device_check.hpp): this worker holds no plugin.
+Message TestRunner::check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd) {
+  nlohmann::json body = nlohmann::json::object();
+  std::string error;
+  if (cmd == "watch") {
+    auto place = place_for(request.value("device", "cpu"), request.value("device_index", 0));
+    error = !place ? place.error().message
+                   : checker_.watch(*place, device_check_items_from_json(request.value("checks", nlohmann::json::array())), std::move(fd),
+                                    request.value("expected_bytes", std::size_t{0}));
+  } else if (cmd == "watch_mirror") {
+    error = checker_.watch_mirror(request.value("mirror", -1), request.value("bytes", std::size_t{0}), std::move(fd));
+  } else if (cmd == "watch_reference") {
+    error = checker_.watch_reference(request.value("mirror", -1), request.value("bytes", std::size_t{0}), request.value("offset", std::size_t{0}),
+                                     request.value("size", std::size_t{0}), std::move(fd));
+  } else if (cmd == "stage") {
+    error = checker_.stage(request.value("inputs", 0));
+  } else if (cmd == "keep_case") {
+    error = checker_.keep_case();
+  } else if (cmd == "expect") {
+    error = checker_.expect(std::move(fd));
+  } else if (cmd == "verify") {
+    const DeviceChecker::Verdict v = checker_.verify();
+    error = v.error;
+    body["ok"] = v.ok;
+    body["why"] = v.why;
+  } else {
+    checker_.unwatch();
+  }
+  body["error"] = error;
+  return Message{body, {}};
+}
+
+// The whole check of the worker's own code and GOT, asked for after a test's timing.
+Message TestRunner::audit() {
+  nlohmann::json body = nlohmann::json::object();
+  body["watched"] = integrity_.captured();
+  if (integrity_.captured())
+    if (std::string changed = integrity_.check_all(); !changed.empty()) {
+      retired_ = true;
+      body["tampered"] = changed;
+    }
+  return Message{body, {}};
+}
+
+}  // namespace bb
