@@ -71,7 +71,9 @@ Expected<std::filesystem::path> generated_manifest(const OpFolder& folder, Execu
   if (out.status != ExecOutcome::Status::ok)
     return fail(fmt::format("{}: the worker making its tests crashed: {}{}", folder.manifest.string(), out.detail,
                             out.output.empty() ? "" : "\n" + out.output));
-  if (const std::string why = out.reply.value("error", ""); !why.empty()) return fail(why);
+  if (!out.reply.is_object()) return fail(fmt::format("{}: the worker making its tests answered no object", folder.manifest.string()));
+  if (const auto why = out.reply.find("error"); why != out.reply.end() && !(why->is_string() && why->get<std::string>().empty()))
+    return fail(why->is_string() ? why->get<std::string>() : fmt::format("{}: the worker making its tests answered an error of another type", folder.manifest.string()));
   if (!std::filesystem::is_regular_file(tmp / "gen_input.yaml", ec)) return fail(fmt::format("{}: no manifest was made", folder.manifest.string()));
   std::filesystem::rename(tmp, dir, ec);
   if (ec) {  // another run made it meanwhile

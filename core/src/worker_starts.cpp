@@ -5,7 +5,10 @@
 namespace bb {
 
 bool warmed(const ExecOutcome& out) {
-  return out.status == ExecOutcome::Status::ok && !(out.reply.is_object() && !out.reply.value("error", std::string()).empty());
+  if (out.status != ExecOutcome::Status::ok) return false;
+  // An error is a string; anything else there (a plugin's process wrote the reply) is no warm worker either.
+  const auto error = out.reply.is_object() ? out.reply.find("error") : out.reply.end();
+  return !out.reply.is_object() || error == out.reply.end() || (error->is_string() && error->get<std::string>().empty());
 }
 
 WorkerStarts::~WorkerStarts() { settle(); }

@@ -232,6 +232,26 @@ TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
   EXPECT_EQ(result("twice__twice_good", kBig).outcome.verdict, bb::Verdict::pass);
 }
 
+// The implementation's worker is the plugin's process: its reply can be anything. A key of
+// another type than the protocol's is an ERROR of that test (and a fresh worker for the next),
+// never an exception that ends the host and the run's results with it.
+TEST_F(JobRunner, AReplyOfAnotherShapeIsAnErrorAndTheHostGoesOn) {
+  const auto& r = run_twice_good(kSmall100, Answer::replying({{"error", ""}, {"sticky", "yes"}, {"outside", 7}}));
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
+  EXPECT_NE(r.outcome.message.find("the worker's reply could not be read"), std::string::npos) << r.outcome.message;
+  EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
+  EXPECT_EQ(result("twice__twice_good", kBig).outcome.verdict, bb::Verdict::pass);
+  // Its worker is not asked again ("end" included): it is recycled, and the next test's prepare
+  // goes to a new process.
+  const auto impl = fake->requests([&](const Request& q) { return q.worker == impl_workers.at(0); });
+  const auto bad = std::find_if(impl.begin(), impl.end(), [](const Request& q) { return q.cmd == "call" && q.case_id == kSmall100; });
+  ASSERT_NE(bad, impl.end());
+  ASSERT_GE(impl.end() - bad, 3);
+  EXPECT_EQ((bad + 1)->cmd, "recycle");
+  EXPECT_EQ((bad + 2)->cmd, "prepare");
+  EXPECT_EQ((bad + 2)->process, bad->process + 1);
+}
+
 TEST_F(JobRunner, UnsupportedOnTheFirstCallIsSkippedWithItsMessage) {
   const auto& r = run_twice_good(kSmall100, Answer::unsupported_case("n must be a multiple of 32"));
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::skipped);
