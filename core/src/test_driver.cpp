@@ -93,8 +93,9 @@ class TestDriver {
     try {
       return steps();
     } catch (const nlohmann::json::exception& e) {
-      protocol_broken_ = impl_fatal_ = reference_fatal_ = baseline_fatal_ = true;
+      impl_fatal_ = reference_fatal_ = baseline_fatal_ = true;
       checker_fatal_ = w_.checker != nullptr;
+      prepared_impl_ = prepared_reference_ = prepared_baseline_ = watching_ = false;  // no word to its workers: replaced
       return finish(Verdict::error, fmt::format("the worker's reply could not be read ({}); its process was replaced", e.what()));
     }
   }
@@ -119,7 +120,6 @@ class TestDriver {
     end_pairing();
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);
-    if (protocol_broken_) prepared_impl_ = prepared_reference_ = prepared_baseline_ = watching_ = false;  // no word to its workers: replaced
     if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
     if (prepared_reference_ && !reference_fatal_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
     if (prepared_baseline_ && w_.baseline && !baseline_fatal_) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
@@ -1066,7 +1066,6 @@ class TestDriver {
   SealedBlob first_;
   bool prepared_impl_ = false, prepared_reference_ = false, prepared_baseline_ = false;
   bool impl_crashed_ = false, impl_fatal_ = false, reference_fatal_ = false, baseline_fatal_ = false;
-  bool protocol_broken_ = false;  // a reply of another shape (run()): every worker of the test is replaced unspoken to
   uint64_t secret_ = 0;
   std::set<std::size_t> checked_before_;  // impl block indices preceded by a checked call
   std::optional<std::vector<DeviceCheckItem>> checks_;  // what the checker compares (device_check.hpp)

@@ -65,41 +65,47 @@ std::string truncate_text(std::string_view s, std::size_t max_bytes) {
   return fmt::format("{}... ({} more bytes)", s.substr(0, cut), s.size() - cut);
 }
 
-std::string xml_escape(std::string_view raw, bool attribute) {
-  const std::string s = clean_text(raw);
+namespace {
+
+// `s` with each character that `replace` maps (to a non-null string) replaced by it.
+template <class Replace>
+std::string map_chars(std::string_view s, Replace replace) {
   std::string out;
   out.reserve(s.size() + 16);
   for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      default: out += c;
-    }
+    if (const char* r = replace(c)) out += r;
+    else out += c;
   }
   return out;
 }
 
-std::string html_escape(std::string_view raw, std::size_t max_bytes) {
-  const std::string s = truncate_text(clean_text(raw), max_bytes);
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
+// The entities of & < > " that XML and HTML share; `apos`: their spelling of '.
+const char* markup_entity(char c, const char* apos) {
+  switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return apos;
+    default: return nullptr;
   }
-  return out;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view raw, bool attribute) {
+  return map_chars(clean_text(raw), [attribute](char c) -> const char* {
+    switch (c) {
+      case '\r': return "&#13;";
+      case '\n': return attribute ? "&#10;" : nullptr;
+      case '\t': return attribute ? "&#9;" : nullptr;
+      default: return markup_entity(c, "&apos;");
+    }
+  });
+}
+
+std::string html_escape(std::string_view raw, std::size_t max_bytes) {
+  return map_chars(truncate_text(clean_text(raw), max_bytes), [](char c) { return markup_entity(c, "&#39;"); });
 }
 
 std::string markdown_inline(std::string_view raw, std::size_t max_bytes) {
