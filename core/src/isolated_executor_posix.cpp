@@ -32,6 +32,7 @@
 #include "executor.hpp"
 #include "host_info.hpp"
 #include "message_channel.hpp"
+#include "worker_home.hpp"
 
 namespace bb {
 
@@ -117,6 +118,7 @@ class IsolatedExecutor final : public Executor {
     close_protocol();
     unregister_group(pid_);
     cgroup_.kill_all_and_release();
+    home_.remove();
     pid_ = -1;  // left unreaped: the host's exit hands it to init
     if (output_fd_ >= 0) close(output_fd_);
     output_fd_ = -1;
@@ -151,7 +153,7 @@ class IsolatedExecutor final : public Executor {
     output_.clear();
     if (pid_ <= 0 && !start()) {
       out.status = ExecOutcome::Status::crashed;
-      out.detail = fmt::format("could not start the worker {}: {}", binary_, std::strerror(errno));
+      out.detail = fmt::format("could not start the worker {}: {}", binary_, start_error_.empty() ? std::strerror(errno) : start_error_);
       return out;
     }
     // Each request carries a nonce the reply must echo: a reply is the answer to this request.
@@ -203,6 +205,7 @@ class IsolatedExecutor final : public Executor {
   }
 
   bool start() {
+    start_error_.clear();
     int sock[2], output[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
     if (pipe2(output, O_CLOEXEC) != 0) {
@@ -218,14 +221,6 @@ class IsolatedExecutor final : public Executor {
     };
     // Everything the child needs is made here: after fork it may not allocate.
     const std::string host_pid = std::to_string(getpid());
-    // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
-    // captured its own (worker_integrity.hpp).
-    std::vector<char*> env;
-    for (char** e = environ; e && *e; ++e)
-      if (std::strncmp(*e, "LD_BIND_NOW=", 12) != 0) env.push_back(*e);
-    static char bind_now[] = "LD_BIND_NOW=1";
-    env.push_back(bind_now);
-    env.push_back(nullptr);
     const auto& support = sandbox_support();
     PreparedSandbox walls;
     walls.host_pid = getpid();
@@ -240,11 +235,37 @@ class IsolatedExecutor final : public Executor {
         walls.groups = device_groups();
       }
       walls.drop_capabilities = walls_.drop_capabilities;
+      // Its user, real for what it runs: a private HOME, and a passwd entry where it has a view
+      // of its own (worker_home.hpp).
+      auto home = WorkerHome::make(walls.uid, walls.namespaces);
+      if (!home) {
+        close_all();
+        cgroup_.kill_all_and_remove();
+        start_error_ = home.error().message;
+        return false;
+      }
+      home_ = std::move(*home);
+      if (!home_.passwd_file().empty()) {
+        walls.passwd_file = home_.passwd_file().c_str();
+        walls.group_file = home_.group_file().c_str();
+      }
     }
+    // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
+    // captured its own (worker_integrity.hpp).
+    std::vector<std::string> env_text = walls_.spec.enabled ? home_.environment(environ) : std::vector<std::string>{};
+    if (!walls_.spec.enabled)
+      for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
+    std::vector<char*> env;
+    for (auto& e : env_text)
+      if (e.rfind("LD_BIND_NOW=", 0) != 0) env.push_back(e.data());
+    static char bind_now[] = "LD_BIND_NOW=1";
+    env.push_back(bind_now);
+    env.push_back(nullptr);
     const pid_t pid = fork();
     if (pid < 0) {
       close_all();
       cgroup_.kill_all_and_remove();
+      home_.remove();
       return false;
     }
     if (pid == 0) {
@@ -372,6 +393,7 @@ class IsolatedExecutor final : public Executor {
       unregister_group(pid_);
     }
     cgroup_.kill_all_and_remove();  // and whatever left the group (setsid, double fork)
+    home_.remove();
     pid_ = -1;
     if (output_fd_ >= 0) close(output_fd_);
     output_fd_ = -1;
@@ -391,6 +413,8 @@ class IsolatedExecutor final : public Executor {
   CapturedOutput output_;
   WorkerWalls walls_;
   WorkerCgroup cgroup_;
+  WorkerHome home_;
+  std::string start_error_;  // why the last start failed, where errno does not say it
   std::mt19937_64 nonces_{std::random_device{}()};
 };
 

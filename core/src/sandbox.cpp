@@ -290,6 +290,12 @@ int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
       *step = "hiding another library";
       return errno;
     }
+  // The worker's user named in its view (worker_home.hpp).
+  for (auto [file, over] : {std::pair{s.passwd_file, "/etc/passwd"}, std::pair{s.group_file, "/etc/group"}})
+    if (file && mount(file, over, nullptr, MS_BIND, nullptr) != 0 && errno != ENOENT) {
+      *step = "naming the worker's user (/etc/passwd, /etc/group)";
+      return errno;
+    }
   // The run's folders read-only (the root's libraries, the binary and its build), whoever the
   // worker runs as: each bound onto itself, then its mount made read-only. (Not the whole
   // filesystem: the CUDA driver refuses to start on a read-only root.)

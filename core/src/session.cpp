@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include <sched.h>
+
 #include <fmt/format.h>
 
 #include "device.hpp"
@@ -122,7 +124,8 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
       if (kind != "cpu") all.kinds.push_back(kind);
     return std::vector<WorkerSlot>{all};
   }
-  for (int i = 0; i < o.cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
+  const int cpu_workers = cpu_worker_count(o);
+  for (int i = 0; i < cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
   for (const auto& [kind, d] : kinds) {
     if (kind == "cpu" || !d.available) continue;
     const std::vector<int> present = d.ordinals();
@@ -131,7 +134,7 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
       if (std::find(present.begin(), present.end(), ordinal) == present.end())
         return make_error(fmt::format("--devices: {} device {} does not exist; this machine has {} {} device(s){}", kind, ordinal,
                                       present.size(), kind, present.empty() ? "" : fmt::format(" ({})", fmt::join(present, ", "))));
-    const int per_device = o.performance ? 1 : o.cpu_workers;
+    const int per_device = o.performance ? 1 : std::max(1, o.cpu_workers);  // -j as given (the default: one)
     for (int ordinal : use)
       for (int i = 0; i < per_device; ++i) slots.push_back({{kind}, ordinal, fmt::format("{}:{}#{}", kind, ordinal, i)});
   }
@@ -139,6 +142,15 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
 }
 
 }  // namespace
+
+int cpu_worker_count(const SessionOptions& o) {
+  if (o.cpu_workers > 0) return o.cpu_workers;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
+  if (cpus < 8) return 1;
+  return o.performance ? std::min(8, cpus / 4) : std::min(32, cpus / 2);
+}
 
 nlohmann::json session_options_json(const SessionOptions& o) {
   const auto& r = o.timing.rule;
@@ -166,7 +178,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"throttle_recovery_delay_s", o.timing.throttle_recovery_delay},
           {"perf_p", o.perf_p},
           {"devices", o.all_devices ? nlohmann::json("all") : nlohmann::json(o.device_ordinals)},
-          {"jobs", o.cpu_workers},
+          {"jobs", cpu_worker_count(o)},
           {"shard", fmt::format("{}/{}", o.shard_index + 1, o.shard_count)},
           {"repeats", o.repeats},
           {"run_id", o.run_id}};

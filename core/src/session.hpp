@@ -40,7 +40,7 @@ struct SessionOptions {
   // every device found; otherwise the listed ordinals.
   std::vector<int> device_ordinals;
   bool all_devices = false;
-  int cpu_workers = 1;   // -j: workers for CPU tests (and per device with --correctness-only)
+  int cpu_workers = 0;   // -j: workers for CPU tests (and per device with --correctness-only); 0: default_cpu_workers
   int shard_index = 0, shard_count = 1;  // --shard i/n (0-based index here)
   int repeats = 1;       // --repeat N
   // Names the run for its sweep id: shards of one run share it (default: the Slurm array's
@@ -56,6 +56,13 @@ struct SessionOptions {
   };
   std::optional<Resume> resume;  // every selected test SKIPPED: exit with this (CTest's SKIP_RETURN_CODE)
 };
+
+// The CPU workers of a run: -j where given, else what the host's cores allow without two timed
+// pairings sharing a core (each pairing holds a core of its own: cpu_pin.hpp), with room left for
+// the host's threads and the GPU slots: a quarter of the CPUs this process may use when timing
+// (at most 8: beyond that the pairings share the memory bus more than a core), half of them
+// when nothing is timed (at most 32); 1 on a host of fewer than 8 CPUs.
+int cpu_worker_count(const SessionOptions& o);
 
 nlohmann::json session_options_json(const SessionOptions& options);
 

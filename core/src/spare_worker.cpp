@@ -16,13 +16,7 @@ void SpareWorker::start(std::unique_ptr<Executor> worker, std::pair<int, int> ta
   // start, or a thread that could not, leaves no spare: the switch starts a worker as before.
   if (!w->launch()) return retire();
   try {
-    started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] {
-      try {
-        return warmed(w->execute(warm, timeout_seconds));
-      } catch (...) {  // its first real request would say what is wrong with it
-        return false;
-      }
-    });
+    started_ = std::async(std::launch::async, [w, warm = std::move(warm), timeout_seconds] { return send_warm(*w, warm, timeout_seconds, "warm_spare"); });
   } catch (const std::system_error&) {
     retire();
   }

@@ -195,9 +195,11 @@ class TestDriver {
     if (out.reply.value("fatal", false)) impl_fatal_ = true;
     return out;
   }
-  // Only one side of a pair runs at a time: the other is frozen, every process of it.
+  // Only one side of a pair runs at a time: the other is frozen, every process of it. Before the
+  // test's timing the baseline's worker is left alone: it may still be starting (its warm-up
+  // is settled by TestWorkers::quiet, which a frozen worker would never answer).
   void use_impl_side() {
-    if (w_.baseline && w_.baseline != w_.impl) w_.baseline->freeze(true);
+    if (timing_ && w_.baseline && w_.baseline != w_.impl) w_.baseline->freeze(true);
     w_.impl->freeze(false);
   }
   void use_baseline_side() {
@@ -943,6 +945,7 @@ class TestDriver {
   std::optional<TestResult> measure() {
     enter("timing_s");
     if (w_.quiet) w_.quiet();  // the next implementation's worker, started ahead, is ready first
+    timing_ = true;
     // Where the checked calls go: the host's secret, drawn now, known to no worker.
     std::random_device rd;
     secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -1073,6 +1076,7 @@ class TestDriver {
   // A CPU pairing's one CPU (pin_pair): whether both sides are pinned to it now, or not yet
   // (the first pair), or no more; the cores each side's first block kept busy (impl, baseline);
   // the CPU the pairing ended pinned to, for the result, and why the pinning ended early.
+  bool timing_ = false;  // measure() has begun: the workers it needs have started (use_impl_side)
   enum class Pin { undecided, pinned, free };
   static constexpr double kThreadedLoad = 1.5;
   Pin pin_ = Pin::free;

@@ -67,10 +67,18 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   // every test waits for them before timing.
   SpareWorker spare;
   WorkerStock* stock = ctx_.stock;
-  workers.quiet = [&spare, &starts, stock] {
+  workers.quiet = [&spare, &starts, stock, &slot] {
+    const auto t0 = std::chrono::steady_clock::now();
     spare.settle();
+    const auto t1 = std::chrono::steady_clock::now();
     starts.settle();
+    const auto t2 = std::chrono::steady_clock::now();
     if (stock) stock->settle();
+    if (tracing()) {
+      const auto t3 = std::chrono::steady_clock::now();
+      auto s = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+      trace_line({{"side", slot.name}, {"cmd", "quiet"}, {"spare_s", s(t0, t1)}, {"starts_s", s(t1, t2)}, {"stock_s", s(t2, t3)}});
+    }
   };
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };

@@ -1,6 +1,9 @@
 #include "worker_starts.hpp"
 
+#include <chrono>
 #include <system_error>
+
+#include "trace.hpp"
 
 namespace bb {
 
@@ -11,18 +14,25 @@ bool warmed(const ExecOutcome& out) {
   return !out.reply.is_object() || error == out.reply.end() || (error->is_string() && error->get<std::string>().empty());
 }
 
+bool send_warm(Executor& worker, const nlohmann::json& warm, double timeout_seconds, const char* what) {
+  try {
+    const ExecOutcome out = worker.execute(warm, timeout_seconds);
+    const bool ok = warmed(out);
+    if (tracing())
+      trace_line({{"side", "start"}, {"cmd", what}, {"device", warm.value("device", "")}, {"device_index", warm.value("device_index", 0)},
+                  {"round_trip_s", out.seconds}, {"ok", ok}, {"detail", ok ? std::string() : out.detail}});
+    return ok;
+  } catch (...) {  // its first real request says what is wrong with it
+    return false;
+  }
+}
+
 WorkerStarts::~WorkerStarts() { settle(); }
 
 void WorkerStarts::warm(Executor& worker, nlohmann::json warm, double timeout_seconds, bool before_timing) {
   if (!background_ || !worker.launch()) return;
   Executor* w = &worker;
-  auto send = [w, warm, timeout_seconds] {
-    try {
-      return warmed(w->execute(warm, timeout_seconds));
-    } catch (...) {  // its first real request says what is wrong with it
-      return false;
-    }
-  };
+  auto send = [w, warm, timeout_seconds, before_timing] { return send_warm(*w, warm, timeout_seconds, before_timing ? "warm_for_timing" : "warm"); };
   auto& into = before_timing ? for_timing_ : starting_;
   try {
     into.push_back({w, std::async(std::launch::async, send)});
@@ -46,7 +56,12 @@ void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
   wait_all_started();  // no worker ends while a warm request is still using it
   if (!background_) return worker.reset();
   try {
-    ending_.push_back(std::async(std::launch::async, [w = std::shared_ptr<Executor>(std::move(worker))]() mutable { w.reset(); }));
+    ending_.push_back(std::async(std::launch::async, [w = std::shared_ptr<Executor>(std::move(worker))]() mutable {
+      const auto t0 = std::chrono::steady_clock::now();
+      w.reset();
+      if (tracing())
+        trace_line({{"side", "start"}, {"cmd", "retire"}, {"round_trip_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+    }));
   } catch (const std::system_error&) {  // no thread: the task's capture ended it as it unwound
   }
 }

@@ -20,6 +20,9 @@ namespace bb {
 
 // Whether a "warm" request got its worker ready (its reply carries no error).
 bool warmed(const ExecOutcome& out);
+// Sends `worker` its "warm" request and says whether it got ready; traced (trace.hpp) as `what`
+// with its round trip and, when it failed, why.
+bool send_warm(Executor& worker, const nlohmann::json& warm, double timeout_seconds, const char* what);
 
 class WorkerStarts {
  public:

@@ -189,3 +189,41 @@ TEST(PythonImpl, NewOpWritesAPythonOpThatRunsAsWritten) {
   for (const auto& t : e2e::tests_of(r, "pyop__pyop_triton"))  // PASS where there is a GPU and Triton
     EXPECT_TRUE(t["verdict"] == "SKIPPED" || t["verdict"] == "PASS") << t.dump();
 }
+
+// A worker's user exists for what it runs (worker_home.hpp). With an empty environment (no USER,
+// no HOME: cron, CI runners, containers), an implementation that asks for its user, its passwd
+// entry and its home at import, and writes a cache there, runs. Its HOME is a folder of its own:
+// with the host's HOME set, nothing is written there, and a worker of a user of its own cannot
+// read it.
+TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
+  const auto host_home = e2e::temp_dir("host_home");
+  fs::permissions(host_home, fs::perms::owner_all);  // as a home is: its owner's alone
+  for (const bool empty_env : {true, false}) {
+    const auto logs = e2e::temp_dir(empty_env ? "logs_empty_env" : "logs_host_home");
+    std::vector<std::string> argv{"/usr/bin/env", "-i", "BB_TEST_HOST_HOME=" + host_home.string()};
+    if (!empty_env) argv.insert(argv.end(), {"HOME=" + host_home.string(), "USER=someone", "LOGNAME=someone", "PATH=/usr/bin:/bin"});
+    argv.insert(argv.end(), {BB_BINARY, "--custom-ops-root", e2e::fixture_root("python_user"), "--log-dir", logs.string(),
+                             "--correctness-only", "--test-timeout", "30"});
+    auto run = e2e::run_program(argv);
+    const auto r = e2e::read_json(logs / "results.json");
+    for (const auto& t : e2e::tests_of(r, "scale__scale_whoami")) {
+      const std::string m = t.value("message", "");
+      if (m.find("no Python bridge") != std::string::npos) GTEST_SKIP() << "built without python3-dev";
+      if (m.find("No module named 'torch'") != std::string::npos) GTEST_SKIP() << "PyTorch is not importable (python3-torch)";
+    }
+    EXPECT_EQ(run.exit_code, 0) << (empty_env ? "env -i\n" : "HOME set\n") << run.out << run.err;
+    EXPECT_EQ(verdicts(r, "scale__scale_whoami"), "PASS PASS PASS ") << first_message(r, "scale__scale_whoami") << "\n" << run.out;
+    const auto tests = e2e::tests_of(r, "scale__scale_whoami");
+    ASSERT_FALSE(tests.empty());
+    const std::string seen = tests.front().value("output", "");
+    EXPECT_NE(seen.find("whoami: "), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("home=" + host_home.string()), std::string::npos) << "the host's HOME is not the worker's: " << seen;
+    const auto& sandbox = r["host"]["sandbox"];
+    if (sandbox.value("own_user", false) && sandbox.value("namespaces", false)) {
+      EXPECT_NE(seen.find("user=bbworker entry=bbworker"), std::string::npos) << seen;
+      EXPECT_NE(seen.find("host_home_readable=False"), std::string::npos) << seen;
+    }
+  }
+  // (The host's own library store is ~/.cache/backendbench: the host's, not a worker's.)
+  EXPECT_FALSE(fs::exists(host_home / ".cache" / "scale_whoami")) << "a worker wrote into the host's HOME";
+}

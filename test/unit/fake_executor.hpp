@@ -21,9 +21,9 @@
 // What it does not model: device buffers and the checker (export, watch, verify... answer an
 // error, so the host keeps the buffers at home), inputs made on a device (`generate`: an
 // error, as a worker whose runtime cannot make them), Python batches (probe_many answers the
-// libraries one by one as probe would), freezing and pinning (no processes: freeze() and
-// launch() return false, tasks() is empty, as in-process), integrity tampering and "fatal"
-// (script them with Answer::extra), output capping.
+// libraries one by one as probe would), pinning (no processes: launch() returns false, tasks()
+// is empty, as in-process), integrity tampering and "fatal" (script them with Answer::extra),
+// output capping. Freezing is modelled: a frozen worker answers nothing (its request times out).
 //
 // Every executor a FakeWorkers makes shares its script and its log: a test asserts which worker
 // got which command, in which process (recycle(), abandon(), a crash or a timeout start a new
@@ -158,6 +158,9 @@ class FakeExecutor final : public bb::Executor {
  public:
   FakeExecutor(std::shared_ptr<FakeWorkers> workers, int id) : workers_(std::move(workers)), id_(id) {}
   bb::ExecOutcome execute(const Json& request, double timeout_seconds, int fd = -1) override;
+  // A frozen worker answers nothing (a real one's processes do not run): a request sent to it
+  // times out. Each freeze and thaw is logged as "freeze" / "thaw".
+  bool freeze(bool frozen) override;
   void recycle() override { end_process("recycle"); }
   void abandon() override { end_process("abandon"); }
   void set_walls(bb::WorkerWalls walls) override { walls_ = std::move(walls); }
@@ -179,6 +182,7 @@ class FakeExecutor final : public bb::Executor {
   std::shared_ptr<FakeWorkers> workers_;
   int id_;
   int process_ = 0;
+  bool frozen_ = false;
   std::map<std::string, Session> sessions_;
   bb::WorkerWalls walls_;
 };
@@ -410,8 +414,16 @@ inline bb::Expected<bb::SealedBlob> adopt_copy(int fd, std::size_t min_size) {
 
 }  // namespace detail
 
+inline bool FakeExecutor::freeze(bool frozen) {
+  if (frozen == frozen_) return true;
+  frozen_ = frozen;
+  workers_->note(id_, process_, frozen ? "freeze" : "thaw");
+  return true;
+}
+
 inline void FakeExecutor::end_process(const char* why) {
   workers_->note(id_, process_, why);
+  frozen_ = false;
   sessions_.clear();
   ++process_;
 }
@@ -436,7 +448,11 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
     r.library = detail::library_name(it->second.target);
     r.case_id = it->second.c->id;
   }
-  const Answer a = workers_->record(r);
+  Answer a = workers_->record(r);
+  if (frozen_) {
+    a.status = bb::ExecOutcome::Status::timed_out;
+    a.detail = fmt::format("no result after {:.1f} s; the worker was killed (it was frozen)", timeout_seconds);
+  }
   bb::ExecOutcome out;
   if (a.status != bb::ExecOutcome::Status::ok) {
     // Its process is gone: the next request starts a new one, with no session.

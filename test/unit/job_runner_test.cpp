@@ -381,3 +381,30 @@ TEST_F(JobRunner, AnImplementationWrongWhileTimedGetsNoTime) {
   EXPECT_FALSE(r.performance.speedup.has_value());
   EXPECT_FALSE(r.performance.gbps.has_value());
 }
+
+TEST_F(JobRunner, TheBaselinesWorkerIsNotFrozenBeforeTheTestIsTimed) {
+  // A baseline of its own worker may still be starting while the job's correctness tests run (its
+  // warm-up is settled before the first timed block): frozen then, it never answers its warm-up,
+  // and the timed test waits for it until its timeout (a sweep on two GPUs took 60 s longer).
+  // The fake's frozen worker answers nothing, as a real one.
+  options.performance = true;
+  std::string yaml = kTwiceManifest;
+  yaml.insert(yaml.find("inputs:"), "baseline: twice_base\n");
+  root.add_op("twice", {"twice_good.so", "twice_base.so", "twice_reference.so"}, yaml);
+  plan();
+  run_all();
+  EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
+  const auto& timed = result("twice__twice_good", kBig);
+  ASSERT_EQ(timed.outcome.verdict, bb::Verdict::pass) << timed.outcome.message;
+  ASSERT_TRUE(timed.performance.speedup.has_value()) << "timed against twice_base";
+  const int baseline = id(workers.baseline);
+  bool prepared = false, frozen_before = false;
+  for (const auto& r : fake->log()) {
+    if (r.worker != baseline) continue;
+    if (r.cmd == "prepare") prepared = true;
+    if (r.cmd == "freeze" && !prepared) frozen_before = true;
+  }
+  EXPECT_TRUE(prepared) << fake->commands(baseline);
+  EXPECT_FALSE(frozen_before) << "frozen before its first timed block: " << fake->commands(baseline);
+  EXPECT_NE(fake->commands(baseline).find("freeze"), std::string::npos) << "frozen while the implementation's blocks ran";
+}

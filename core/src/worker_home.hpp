@@ -1,0 +1,51 @@
+// The user a worker runs as, made real for what it runs (Linux). A worker behind walls runs as
+// a user of its own (sandbox.hpp), an unused uid that no passwd file names: real Python packages
+// ask for their user at import (transformers calls getpass.getuser(), which fails with
+// "getpwuid(): uid not found" where USER and LOGNAME are unset, as under cron, CI runners and
+// containers) and cache under HOME (Triton, PyTorch). So each worker gets:
+//   - a private HOME: a fresh folder of its own (mode 0700, owned by its user), removed when the
+//     worker ends; never the host's HOME;
+//   - USER, LOGNAME, HOME and XDG_CACHE_HOME in its environment, whatever the host's (an empty
+//     environment included); the host's other XDG folders are not passed on;
+//   - where it has a mount namespace and a user of its own: /etc/passwd and /etc/group as the
+//     host's, plus an entry for its uid and group (bound over them in its view only).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "expected.hpp"
+
+namespace bb {
+
+class WorkerHome {
+ public:
+  WorkerHome() = default;
+  ~WorkerHome();
+  WorkerHome(WorkerHome&&) noexcept;
+  WorkerHome& operator=(WorkerHome&&) noexcept;
+  WorkerHome(const WorkerHome&) = delete;
+  WorkerHome& operator=(const WorkerHome&) = delete;
+
+  // A home for user `uid` (the host's own user where uid < 0); with `entries`, passwd and group
+  // files that name it, for the worker's view. Made by the host, before the worker starts.
+  static Expected<WorkerHome> make(long uid, bool entries);
+
+  const std::string& home() const { return home_; }
+  const std::string& user() const { return user_; }
+  const std::string& passwd_file() const { return passwd_; }  // "" when none
+  const std::string& group_file() const { return group_; }
+  // `host_env` with HOME, USER, LOGNAME and XDG_CACHE_HOME set to this worker's (and the host's
+  // other XDG_*_HOME and XDG_RUNTIME_DIR left out), as NAME=value strings.
+  std::vector<std::string> environment(char** host_env) const;
+  // Removes the home and the files (the worker has ended).
+  void remove();
+
+ private:
+  std::string home_, user_, passwd_, group_;
+};
+
+// The name a worker's user goes by in its passwd entry and its environment.
+inline constexpr const char* kWorkerUserName = "bbworker";
+
+}  // namespace bb
