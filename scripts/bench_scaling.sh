@@ -36,11 +36,11 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
     [[ $run == gpu-* ]] && args+=(--impls "$impls")
     d="/tmp/scaling/$run-r$round"
     rm -rf "$d"; mkdir -p "$d"
-    s0=$(date +%s.%N)
+    s0=$(date +%s%N)
     # shellcheck disable=SC2086
     BACKENDBENCH_TRACE_BLOCKS="$d/trace.jsonl" timeout "${RUN_TIMEOUT:-300}" "$bb" "${args[@]}" ${EXTRA_ARGS:-} --log-dir "$d/logs" > "$d/run.log" 2>&1
     rc=$?
-    echo "$run round $round: exit $rc in $(echo "$(date +%s.%N) - $s0" | bc) s: $(grep -E 'passed' "$d/run.log" | tail -1)"
+    echo "$run round $round: exit $rc in $(( ($(date +%s%N) - s0) / 1000000 )) ms: $(grep -E 'passed' "$d/run.log" | tail -1)"
     tar czf "$out/$run-r$round.tgz" -C /tmp/scaling "$run-r$round"
   done
 done
