@@ -148,8 +148,8 @@ int cpu_worker_count(const SessionOptions& o) {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus < 8) return 1;
-  return o.performance ? std::min(8, cpus / 4) : std::min(32, cpus / 2);
+  if (cpus < 8 || o.performance) return 1;
+  return std::min(32, cpus / 2);
 }
 
 nlohmann::json session_options_json(const SessionOptions& o) {

@@ -57,11 +57,11 @@ struct SessionOptions {
   std::optional<Resume> resume;  // every selected test SKIPPED: exit with this (CTest's SKIP_RETURN_CODE)
 };
 
-// The CPU workers of a run: -j where given, else what the host's cores allow without two timed
-// pairings sharing a core (each pairing holds a core of its own: cpu_pin.hpp), with room left for
-// the host's threads and the GPU slots: a quarter of the CPUs this process may use when timing
-// (at most 8: beyond that the pairings share the memory bus more than a core), half of them
-// when nothing is timed (at most 32); 1 on a host of fewer than 8 CPUs.
+// The CPU workers of a run: -j where given. Else, when nothing is timed, half the CPUs this
+// process may use (at most 32; 1 on a host of fewer than 8). When timing, 1: CPU pairings side
+// by side share the memory bus and the last-level cache, and on the H200 host (32 cores) eight
+// of them moved the CPU medians by 10% (geomean; 0.73x to 1.8x) and the speedups by 3.7% against
+// one at a time (docs/PERFORMANCE.md, "Many GPUs"): -j N trades that for speed where asked.
 int cpu_worker_count(const SessionOptions& o);
 
 nlohmann::json session_options_json(const SessionOptions& options);
