@@ -8,6 +8,7 @@
 
 #include "device.hpp"
 #include "interrupt.hpp"
+#include "plugin_library.hpp"
 #include "python_site.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
@@ -107,10 +108,6 @@ bool serve(std::unique_ptr<Executor>& slot, std::string& current, const std::str
   return true;
 }
 
-nlohmann::json warm_request(const std::string& device, int ordinal) {
-  return {{"cmd", "warm"}, {"device", device}, {"device_index", device == "cpu" ? 0 : ordinal}};
-}
-
 // The device's bandwidth figures: (measured peak, theoretical), 0 when unknown.
 std::pair<double, double> peak_bandwidth(const DeviceKind& kind, int ordinal) {
   const DeviceFacts* d = kind.device(ordinal);
@@ -118,6 +115,12 @@ std::pair<double, double> peak_bandwidth(const DeviceKind& kind, int ordinal) {
 }
 
 }  // namespace
+
+nlohmann::json warm_request(const std::string& device, int ordinal, const std::string& library) {
+  nlohmann::json warm{{"cmd", "warm"}, {"device", device}, {"device_index", device == "cpu" ? 0 : ordinal}};
+  if (is_python_implementation(library)) warm["python"] = true;
+  return warm;
+}
 
 std::string reference_worker_key(const OpPlan& p, const std::string& device) {
   const Target ref = p.reference.target();
@@ -142,12 +145,14 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
     if (ref_device != "cpu") {
       auto w = make();
       w->set_walls(walls_for(ctx, p0.reference.target().library));
-      stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w), warm_request(ref_device, 0), timeout);
+      stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w),
+                  warm_request(ref_device, 0, p0.reference.target().library), timeout);
     }
     for (const auto& [op, impl] : impls) {
       auto w = make();
       w->set_walls(walls_for(ctx, ctx.plans[op].impls[impl].library.string()));
-      stock.start(stocked_impl_key(op, impl, device, 0), device, std::move(w), warm_request(device, 0), timeout);
+      stock.start(stocked_impl_key(op, impl, device, 0), device, std::move(w), warm_request(device, 0, ctx.plans[op].impls[impl].library.string()),
+                  timeout);
     }
   }
 }
@@ -209,14 +214,14 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
     device_case = device_case || bytes >= default_device_check_min_bytes();
   }
   WorkerStarts& starts = *workers.starts;
-  if (impl_fresh) starts.warm(*workers.impl, warm_request(job.device, ordinal), o.test_timeout);
+  if (impl_fresh) starts.warm(*workers.impl, warm_request(job.device, ordinal, p.impls[job.impl].library.string()), o.test_timeout);
   const SideWorkers side = side_workers(p, job, timed);
   if (serve(workers.reference, workers.reference_key, side.reference_key, ctx, p.reference.target().library, workers, ordinal))
-    starts.warm(*workers.reference, warm_request(side.reference_device, ordinal), o.test_timeout);
+    starts.warm(*workers.reference, warm_request(side.reference_device, ordinal, p.reference.target().library), o.test_timeout);
   // The baseline's worker serves timed blocks only: the tests' first timed block waits for it
   // (TestWorkers::quiet), not their correctness.
   if (!side.baseline_key.empty() && serve(workers.baseline, workers.baseline_key, side.baseline_key, ctx, side.baseline->library, workers, ordinal))
-    starts.warm(*workers.baseline, warm_request(job.device, ordinal), o.test_timeout, true);
+    starts.warm(*workers.baseline, warm_request(job.device, ordinal, side.baseline->library), o.test_timeout, true);
   // The checker compares the buffers of device cases of device_check_min_bytes and more, on the
   // device (device_check.hpp): its context, once, with the first job that has such a case.
   if (workers.checker && !workers.checker_warm && job.device != "cpu" && device_case) {

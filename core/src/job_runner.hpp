@@ -89,6 +89,10 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
 
 // The key of the worker that serves `p`'s reference for tests on `device` (its library, symbol
 // and device): workers of one key are one worker.
+// A worker's "warm" request: its device context on `ordinal` of `device`, and where `library` is
+// a .py file, its interpreter with PyTorch and Triton imported (plugin_library.hpp).
+nlohmann::json warm_request(const std::string& device, int ordinal, const std::string& library = "");
+
 std::string reference_worker_key(const OpPlan& p, const std::string& device);
 
 // Starts, into `stock`, the workers the first jobs of each device kind will ask for on its

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <atomic>
+#include <future>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -113,14 +115,52 @@ void declare_from_manifest(OpPlan& plan, std::vector<Implementation>& impls) {
   }
 }
 
+// Python files surveyed by one worker (the bridge's survey: PyTorch imported once, a child per
+// file): each loaded file's probe reply, by path. A file that failed there, or whose batch died,
+// is not among them (it is probed again alone).
+std::map<std::string, nlohmann::json> survey_batch(Executor& executor, const std::vector<std::string>& files, const std::string& op,
+                                                   double probe_timeout) {
+  std::map<std::string, nlohmann::json> found;
+  executor.recycle();
+  ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", files}, {"op", op}}, probe_timeout * static_cast<double>(files.size()));
+  executor.recycle();
+  const auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
+  for (std::size_t j = 0; j < files.size() && probes.size() == files.size(); ++j)
+    if (probes[j].is_object() && probes[j].value("loaded", false)) found[files[j]] = probes[j];
+  return found;
+}
+
 }  // namespace
 
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
   if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
   OpPlan plan;
   plan.folder = folder;
+  std::map<std::string, nlohmann::json> surveyed;  // Python files already surveyed, by path
   if (is_generator(folder.manifest)) {  // a BackendBench-py folder: its tests made into a manifest first
+    // ... while its Python files are surveyed in a worker beside (both import PyTorch: one after
+    // the other, they doubled the plan). Those --impls names, and the reference, only: a file
+    // it leaves out is not imported at all.
+    std::future<std::map<std::string, nlohmann::json>> early;
+    std::vector<std::string> files;
+    for (const auto& l : folder.libraries) {
+      if (!is_python_implementation(l)) continue;
+      const std::string stem = library_stem(l);
+      const bool named = options.selected.empty() || stem == folder.name + "_reference" ||
+                         std::any_of(options.selected.begin(), options.selected.end(),
+                                     [&](const std::string& s) { return s == stem || s == folder.name + "__" + stem; });
+      if (named) files.push_back(l.string());
+    }
+    if (options.make_executor && options.parallel > 1 && files.size() > 1)
+      try {
+        early = std::async(std::launch::async, [&] {
+          auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
+          return survey_batch(*ex, files, folder.name, options.probe_timeout);
+        });
+      } catch (const std::system_error&) {  // no thread: surveyed below, as any folder's
+      }
     auto made = generated_manifest(folder, executor, options.seed, std::max(60.0, options.probe_timeout));
+    if (early.valid()) surveyed = early.get();
     if (!made) return made.error();
     plan.folder.manifest = *made;
   }
@@ -169,24 +209,26 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   std::vector<bool> alone(f.libraries.size(), true);
   {
     std::vector<std::size_t> py;
-    for (std::size_t k = 0; k < f.libraries.size(); ++k)
-      if (is_python_implementation(f.libraries[k])) py.push_back(k);
+    for (std::size_t k = 0; k < f.libraries.size(); ++k) {
+      if (!is_python_implementation(f.libraries[k])) continue;
+      if (auto it = surveyed.find(f.libraries[k].string()); it != surveyed.end()) {
+        outcomes[k].reply = it->second;
+        alone[k] = false;
+        continue;
+      }
+      py.push_back(k);
+    }
     constexpr std::size_t kPerWorker = 8;  // the bridge binds 16 functions a process
     for (std::size_t first = 0; py.size() > 1 && first < py.size(); first += kPerWorker) {
       const std::vector<std::size_t> batch(py.begin() + static_cast<std::ptrdiff_t>(first),
                                            py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kPerWorker)));
-      nlohmann::json libraries = nlohmann::json::array();
+      std::vector<std::string> libraries;
       for (auto k : batch) libraries.push_back(f.libraries[k].string());
-      executor.recycle();
-      ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", libraries}, {"op", folder.name}},
-                                         options.probe_timeout * static_cast<double>(batch.size()));
-      executor.recycle();
-      const auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
-      for (std::size_t j = 0; j < batch.size() && probes.size() == batch.size(); ++j)
-        if (probes[j].value("loaded", false)) {
-          outcomes[batch[j]].reply = probes[j];
-          outcomes[batch[j]].seconds = out.seconds;
-          alone[batch[j]] = false;
+      const auto found = survey_batch(executor, libraries, folder.name, options.probe_timeout);
+      for (auto k : batch)
+        if (auto it = found.find(f.libraries[k].string()); it != found.end()) {
+          outcomes[k].reply = it->second;
+          alone[k] = false;
         }
     }
   }

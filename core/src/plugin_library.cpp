@@ -88,6 +88,14 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
 
 bool is_python_implementation(const std::filesystem::path& path) { return path.extension() == ".py"; }
 
+std::string start_python_bridge() {
+  auto kept = kept_bridge("a Python implementation");
+  if (!kept) return kept.error().message;
+  std::string error(16384, '\0');
+  if ((*kept)->bridge->start(error.data(), error.size()) != 0) return error.c_str();
+  return "";
+}
+
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
   auto kept = kept_bridge(gen_input.string());

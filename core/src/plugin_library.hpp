@@ -43,6 +43,11 @@ bool is_python_implementation(const std::filesystem::path& path);
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir);
 
+// The Python bridge's interpreter started, PyTorch and Triton imported, before the worker
+// knows which .py file it serves (a "warm" request): "" or why it could not start (each .py
+// file's load then says it again). Worker side.
+std::string start_python_bridge();
+
 // What a Python file defines, imported in a process of its own (the bridge's survey).
 struct PythonSurvey {
   bool loaded = false;

@@ -118,7 +118,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
         const Job& n = scheduler_.job(*next);
         auto worker = make_executor_();
         worker->set_walls(walls_for(ctx_, ctx_.plans[n.op].impls[n.impl].library.string()));
-        spare.start(std::move(worker), {n.op, n.impl}, {{"cmd", "warm"}, {"device", n.device}, {"device_index", slot.ordinal}},
+        spare.start(std::move(worker), {n.op, n.impl}, warm_request(n.device, slot.ordinal, ctx_.plans[n.op].impls[n.impl].library.string()),
                     ctx_.options.test_timeout);
       }
     const auto& impl_name = ctx_.plans[job.op].impls[job.impl].name;

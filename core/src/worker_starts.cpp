@@ -20,7 +20,8 @@ bool send_warm(Executor& worker, const nlohmann::json& warm, double timeout_seco
     const bool ok = warmed(out);
     if (tracing())
       trace_line({{"side", "start"}, {"cmd", what}, {"device", warm.value("device", "")}, {"device_index", warm.value("device_index", 0)},
-                  {"round_trip_s", out.seconds}, {"ok", ok}, {"detail", ok ? std::string() : out.detail}});
+                  {"round_trip_s", out.seconds}, {"ok", ok}, {"detail", ok ? std::string() : out.detail}, {"python", warm.value("python", false)},
+                  {"worker_steps", out.reply.is_object() ? out.reply.value("steps", nlohmann::json::object()) : nlohmann::json::object()}});
     return ok;
   } catch (...) {  // its first real request says what is wrong with it
     return false;

@@ -84,6 +84,15 @@ def start(python, explicit, site):
     call.__defaults__ = _call_defaults
     return call
 
+def preload():
+    """What implementations will import, imported ahead of them (a worker's warm-up): Triton,
+    where it is installed. Never an error: an implementation that needs it says so itself."""
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except Exception:
+        pass
+
 def load(path, op):
     global _loaded
     folder = os.path.dirname(os.path.abspath(path))
@@ -783,7 +792,22 @@ int survey(const char* files, const char* op, char* out, size_t out_capacity, ch
   return status;
 }
 
-const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate, survey};
+int start(char* error, size_t error_capacity) {
+  std::string why;
+  if (!start_python(why)) {
+    write_message(why, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallMethod(g_glue, "preload", nullptr);
+  Py_XDECREF(r);
+  PyErr_Clear();
+  PyGILState_Release(gil);
+  return 0;
+}
+
+const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate, survey,
+                                  start};
 
 }  // namespace
 

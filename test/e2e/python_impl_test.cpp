@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "e2e_util.hpp"
 
@@ -226,4 +227,38 @@ TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
   }
   // (The host's own library store is ~/.cache/backendbench: the host's, not a worker's.)
   EXPECT_FALSE(fs::exists(host_home / ".cache" / "scale_whoami")) << "a worker wrote into the host's HOME";
+}
+
+// A Python implementation's worker imports PyTorch when it starts (its "warm" request, beside
+// the job's other workers and, for the next implementation, while the current one runs), not in
+// its first test: the test's prepare imports the file alone. The worker's own code is captured
+// before the interpreter loads (worker_integrity.hpp), so its checks stay as cheap as a library
+// worker's and an honest implementation's clock audit holds (IsTimedAndScoredBesideALibrary).
+TEST(PythonImpl, ItsWorkerImportsPyTorchWhenItStarts) {
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--impls", "scale_torch,scale_out",
+                           "--correctness-only"});
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  const auto r = e2e::read_json(logs / "results.json");
+  if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  double python_s = 0;
+  int python_warms = 0;
+  std::vector<double> loads;  // each Python implementation's first prepare: its file alone
+  std::set<std::string> prepared;
+  for (const auto& line : e2e::read_jsonl(trace)) {
+    if (line.value("side", "") == "start" && line.value("python", false) && line.value("ok", false)) {
+      ++python_warms;
+      python_s = std::max(python_s, line["worker_steps"].value("python_s", 0.0));
+    }
+    const std::string impl = line.value("impl", "");
+    if (line.value("cmd", "") == "prepare" && line.value("side", "") == "impl" && impl.ends_with(".py") && prepared.insert(impl).second)
+      loads.push_back(line["worker_steps"].value("load_s", 0.0));
+  }
+  EXPECT_GE(python_warms, 2) << "scale_torch's and scale_out's workers";
+  EXPECT_GT(python_s, 0.0);
+  ASSERT_EQ(loads.size(), 2u);
+  for (double load : loads) EXPECT_LT(load, python_s / 2) << "the file's import, PyTorch imported already (warm-up " << python_s << " s)";
 }

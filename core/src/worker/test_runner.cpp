@@ -265,9 +265,24 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "audit") return audit();
   if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
     const std::string device = request.value("device", "cpu");
-    if (device == "cpu") return Message{CallReply{}.to_json(), {}};
-    auto place = place_for(device, request.value("device_index", 0));
-    return place ? Message{CallReply{}.to_json(), {}} : reply_error(place.error().message);
+    if (device != "cpu")
+      if (auto place = place_for(device, request.value("device_index", 0)); !place) return reply_error(place.error().message);
+    // A .py implementation's interpreter, PyTorch and Triton imported now, beside the other
+    // workers' starts (an error is its first prepare's to say). The worker's own code is
+    // captured first, as a prepare would before loading the bridge: what the interpreter loads
+    // is the plugin's side, never watched (hashing PyTorch's libraries after every test, and
+    // their GOT slots after every block, cost more than the calls: the clock audit took an
+    // honest implementation for IMPLAUSIBLE).
+    if (request.value("python", false)) {
+      capture_integrity(device);
+      Steps step;
+      start_python_bridge();
+      step("python_s");
+      nlohmann::json reply = CallReply{}.to_json();
+      reply["steps"] = step.json();
+      return Message{reply, {}};
+    }
+    return Message{CallReply{}.to_json(), {}};
   }
   if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
       cmd == "unwatch")
@@ -290,6 +305,14 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
 }
 
+void TestRunner::capture_integrity(const std::string& device) {
+  if (!watch_integrity_ || integrity_.captured()) return;
+  // Before any plugin code is in the process: the device's runtime and driver load first, so
+  // that they are watched too.
+  if (device != "cpu") (void)DeviceRuntime::get(device);
+  integrity_ = WorkerIntegrity::capture();
+}
+
 Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   Steps step;
   sessions_.erase(req.session);
@@ -301,12 +324,7 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   s->c = &(*data)->cases[static_cast<size_t>(req.case_index)];
   s->op = req.op;
   s->reference = req.target.kind != Target::Kind::kernel_impl;
-  if (watch_integrity_ && !integrity_.captured()) {
-    // Before any plugin code is in the process: the device's runtime and driver load first,
-    // so that they are watched too.
-    if (req.device != "cpu") (void)DeviceRuntime::get(req.device);
-    integrity_ = WorkerIntegrity::capture();
-  }
+  capture_integrity(req.device);
   auto fn = resolve(req.target, req.op);
   if (!fn) return reply_error(fn.error().message);
   s->fn = *fn;

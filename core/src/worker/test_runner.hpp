@@ -74,6 +74,9 @@ class TestRunner {
 
   // The steps, as named in worker_protocol.hpp.
   Message prepare(const PrepareRequest& req, UniqueFd inputs);
+  // The worker's own code captured (worker_integrity.hpp), once, before any plugin's: the
+  // runtime of `device` loaded first.
+  void capture_integrity(const std::string& device);
   Message call(Session& s, const CallRequest& req, UniqueFd variant);
   Message block(Session& s, const TimingOptions& timing, bool return_buffers);
   Message audit();

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 4
+#define BB_PYTHON_BRIDGE_VERSION 5
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -56,6 +56,11 @@ typedef struct bb_python_bridge {
    * own forked from this one once PyTorch is imported: `out` gets a JSON list of {"loaded",
    * "error", "has_kernel_impl", "has_reference", "info"}. Returns 0, or nonzero with `error`. */
   int (*survey)(const char* files, const char* op, char* out, size_t out_capacity, char* error, size_t error_capacity);
+  /* Starts the interpreter as load() would (its packages, PyTorch) and imports Triton where it
+   * is installed, before any implementation is known: a worker's "warm" request, so that the
+   * imports happen while other work goes on. Returns 0, or nonzero with the reason in `error`
+   * (load() then says it again). */
+  int (*start)(char* error, size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
