@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# What a Python implementation's worker costs to start, on the GPU machine: the shipped ops that
+# ship .py implementations (myop, vector_add: PyTorch and Triton JIT beside CUDA plugins), run
+# with their timeline (BACKENDBENCH_TRACE_BLOCKS); a table of each Python worker's warm-up
+# (PyTorch and Triton imported), each job's wait for its workers, and its first prepare (the
+# file's own import). Needs a built backendbench (BUILD_DIR, default build-gpu); logs under $OUT.
+#
+#   [OPS=myop,vector_add] [BUILD_DIR=build-gpu] scripts/bench_python_starts.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-python-starts-logs}"
+build="${BUILD_DIR:-build-gpu}"
+mkdir -p "$out"
+rm -f /tmp/pystarts.trace
+s0=$(date +%s%N)
+BACKENDBENCH_TRACE_BLOCKS=/tmp/pystarts.trace "$build/backendbench" --ops "${OPS:-myop,vector_add}" --log-dir /tmp/pystarts > "$out/pystarts.log" 2>&1
+echo "exit $? in $(( ($(date +%s%N) - s0) / 1000000 )) ms: $(grep -E ' passed,' "$out/pystarts.log" | tail -1)"
+grep -E "^wall|where the time" "$out/pystarts.log"
+cp /tmp/pystarts.trace "$out/pystarts.trace"
+python3 - /tmp/pystarts.trace <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+warms = [l for l in lines if l.get("side") == "start" and l.get("python")]
+print(f"| Python worker warm-ups | {len(warms)} |")
+if warms:
+    py = sorted(l.get("worker_steps", {}).get("python_s", 0) for l in warms)
+    print(f"| their imports (PyTorch, Triton), s: min / median / max | {py[0]:.2f} / {py[len(py)//2]:.2f} / {py[-1]:.2f} |")
+first = {}
+for l in lines:
+    if l.get("cmd") == "prepare" and str(l.get("impl", "")).endswith(".py") and l.get("side") == "impl" and l["impl"] not in first:
+        first[l["impl"]] = l.get("worker_steps", {}).get("load_s", 0)
+for impl, s in first.items():
+    print(f"| first prepare of {impl.split('/')[-1]} (its import alone), s | {s:.3f} |")
+jobs = {l["impl"]: l["t"] for l in lines if l.get("cmd") == "job"}
+quiet = [l for l in lines if l.get("cmd") == "quiet"]
+print(f"| waits before timing (quiet), s: total | {sum(q.get('spare_s', 0) + q.get('starts_s', 0) + q.get('stock_s', 0) for q in quiet):.2f} |")
+PY
