@@ -31,7 +31,8 @@ for l in lines:
         first[l["impl"]] = l.get("worker_steps", {}).get("load_s", 0)
 for impl, s in first.items():
     print(f"| first prepare of {impl.split('/')[-1]} (its import alone), s | {s:.3f} |")
-jobs = {l["impl"]: l["t"] for l in lines if l.get("cmd") == "job"}
+for w in (l for l in lines if l.get("cmd") == "job_wait"):
+    print(f"| job of {w['impl']}: waited for its workers to start ({'its own worker started now' if w.get('fresh') else 'its worker started ahead'}), s | {w['round_trip_s']:.3f} |")
 quiet = [l for l in lines if l.get("cmd") == "quiet"]
 print(f"| waits before timing (quiet), s: total | {sum(q.get('spare_s', 0) + q.get('starts_s', 0) + q.get('stock_s', 0) for q in quiet):.2f} |")
 PY

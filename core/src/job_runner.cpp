@@ -12,6 +12,7 @@
 #include "python_site.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
+#include "trace.hpp"
 #include "measure/roofline.hpp"
 
 namespace bb {
@@ -231,7 +232,11 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
   // A worker that could not make its context (a device another worker still held, ending
   // beside it: a plugin that took every byte of memory) starts again once every worker that
   // was ending has ended; its first request says what is still wrong.
+  const auto waiting = std::chrono::steady_clock::now();
   const auto failed = starts.wait_started();
+  if (tracing())
+    trace_line({{"side", "start"}, {"cmd", "job_wait"}, {"impl", p.impls[job.impl].name}, {"fresh", impl_fresh},
+                {"round_trip_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count()}});
   if (failed.empty()) return;
   starts.settle();
   for (Executor* w : failed) {
