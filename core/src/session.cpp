@@ -491,10 +491,16 @@ int run_session(const SessionOptions& o, RunRecord record, const std::vector<Rep
   run.describe_devices(ctx, *tests, device_kinds, stock);
   auto slots = worker_slots(o, device_kinds);
   if (!slots) return run.fatal(slots.error().message);
-  // The stock serves a kind's first device: where it has several, the costliest jobs go first
-  // to any of them, and a missing device has none to serve. Ended now, before any test.
-  for (const auto& [kind, d] : device_kinds)
-    if (kind != "cpu" && (!d.available || d.devices.size() != 1)) stock.retire_kind(kind);
+  // The stock serves a kind's device 0: where the run uses several devices (or another one),
+  // the costliest jobs go first to any of them, and a missing device has none to serve. Ended
+  // now, before any test. (A host of several GPUs run on device 0 alone keeps it.)
+  for (const auto& [kind, d] : device_kinds) {
+    if (kind == "cpu") continue;
+    std::set<int> used;
+    for (const auto& slot : *slots)
+      if (std::find(slot.kinds.begin(), slot.kinds.end(), kind) != slot.kinds.end()) used.insert(slot.ordinal);
+    if (!d.available || used != std::set<int>{0}) stock.retire_kind(kind);
+  }
   run.phase_done("devices_s");
 
   // 4. What cannot run here is SKIPPED now, with the reason; the rest becomes jobs.
