@@ -249,6 +249,10 @@ class IsolatedExecutor final : public Executor {
         walls.passwd_file = home_.passwd_file().c_str();
         walls.group_file = home_.group_file().c_str();
       }
+      if (!home_.mount_options().empty()) {
+        walls.home_dir = home_.home().c_str();
+        walls.home_options = home_.mount_options().c_str();
+      }
     }
     // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
     // captured its own (worker_integrity.hpp).

@@ -296,6 +296,12 @@ int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
       *step = "naming the worker's user (/etc/passwd, /etc/group)";
       return errno;
     }
+  // Its HOME, private: a tmpfs of its own, gone with its mount namespace (it needs exec: Triton
+  // loads the kernels it compiles into its cache there).
+  if (s.home_dir && mount("tmpfs", s.home_dir, "tmpfs", MS_NOSUID | MS_NODEV, s.home_options) != 0) {
+    *step = "mounting the worker's private HOME";
+    return errno;
+  }
   // The run's folders read-only (the root's libraries, the binary and its build), whoever the
   // worker runs as: each bound onto itself, then its mount made read-only. (Not the whole
   // filesystem: the CUDA driver refuses to start on a read-only root.)

@@ -80,6 +80,8 @@ struct PreparedSandbox {
   std::vector<const char*> readonly_dirs;  // bound onto themselves read-only
   const char* passwd_file = nullptr;       // bound over /etc/passwd and /etc/group (worker_home.hpp)
   const char* group_file = nullptr;
+  const char* home_dir = nullptr;          // a tmpfs of its own mounted there, with these options
+  const char* home_options = nullptr;
   long uid = -1;                 // >= 0: become this user (and group)
   bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
   std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')

@@ -1,5 +1,6 @@
 #include "worker_home.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -44,13 +46,10 @@ struct HomesRoot {
       const long pid = std::atol(name.c_str() + 13);
       if (e.path() == ours || pid <= 0 || (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
       struct stat st {};
-      if (lstat(e.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()) fs::remove_all(e.path(), ec);
+      if (lstat(e.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()) remove_tree(e.path().string());
     }
   }
-  ~HomesRoot() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  ~HomesRoot() { remove_tree(path); }
 };
 HomesRoot& homes_root() {
   static HomesRoot root;
@@ -84,28 +83,21 @@ std::string host_user_name() {
 
 WorkerHome::~WorkerHome() { remove(); }
 
-WorkerHome::WorkerHome(WorkerHome&& o) noexcept
-    : home_(std::move(o.home_)), user_(std::move(o.user_)), passwd_(std::move(o.passwd_)), group_(std::move(o.group_)) {
-  o.home_.clear();
-  o.passwd_.clear();
-  o.group_.clear();
-}
+WorkerHome::WorkerHome(WorkerHome&& o) noexcept { *this = std::move(o); }
 
 WorkerHome& WorkerHome::operator=(WorkerHome&& o) noexcept {
   if (this != &o) {
     remove();
-    home_ = std::move(o.home_);
-    user_ = std::move(o.user_);
-    passwd_ = std::move(o.passwd_);
-    group_ = std::move(o.group_);
-    o.home_.clear();
-    o.passwd_.clear();
-    o.group_.clear();
+    home_ = std::exchange(o.home_, {});
+    user_ = std::exchange(o.user_, {});
+    passwd_ = std::exchange(o.passwd_, {});
+    group_ = std::exchange(o.group_, {});
+    mount_options_ = std::exchange(o.mount_options_, {});
   }
   return *this;
 }
 
-Expected<WorkerHome> WorkerHome::make(long uid, bool entries) {
+Expected<WorkerHome> WorkerHome::make(long uid, bool view) {
   static std::atomic<unsigned> counter{0};
   const HomesRoot& root = homes_root();
   if (!root.error.empty()) return make_error("a folder for the workers' homes: " + root.error);
@@ -118,9 +110,14 @@ Expected<WorkerHome> WorkerHome::make(long uid, bool entries) {
     h.home_.clear();
     return make_error(fmt::format("a worker's home {}/home-{}: {}", root.path, n, why));
   }
-  if (uid >= 0 && chown(h.home_.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(uid)) != 0)
+  if (view) {
+    // Its own tmpfs in its view; the folder here only the place it is mounted on.
+    const long owner = uid >= 0 ? uid : static_cast<long>(geteuid());
+    h.mount_options_ = fmt::format("mode=0700,uid={},gid={},size=4g", owner, uid >= 0 ? uid : static_cast<long>(getegid()));
+  } else if (uid >= 0 && chown(h.home_.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(uid)) != 0) {
     return make_error(fmt::format("giving the worker's home {} to uid {}: {}", h.home_, uid, std::strerror(errno)));
-  if (uid >= 0 && entries) {
+  }
+  if (uid >= 0 && view) {
     // The host's entries first (root, the device nodes' groups), then the worker's own.
     h.passwd_ = fmt::format("{}/passwd-{}", root.path, n);
     h.group_ = fmt::format("{}/group-{}", root.path, n);
@@ -153,13 +150,45 @@ std::vector<std::string> WorkerHome::environment(char** host_env) const {
 }
 
 void WorkerHome::remove() {
-  std::error_code ec;
-  if (!home_.empty()) fs::remove_all(home_, ec);  // links inside are removed, never followed
+  if (!home_.empty()) remove_tree(home_);
   for (const std::string* f : {&passwd_, &group_})
-    if (!f->empty()) fs::remove(*f, ec);
+    if (!f->empty()) unlink(f->c_str());
   home_.clear();
   passwd_.clear();
   group_.clear();
+  mount_options_.clear();
+}
+
+namespace {
+// Empties the folder open as `dir` (taken), never following a link.
+bool empty_folder(int dir) {
+  DIR* d = fdopendir(dir);
+  if (!d) {
+    close(dir);
+    return false;
+  }
+  bool ok = true;
+  while (dirent* e = readdir(d)) {
+    const char* name = e->d_name;
+    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    const int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub >= 0) {  // a folder, opened as itself: emptied through its descriptor, then removed
+      ok = empty_folder(sub) && ok;
+      ok = (unlinkat(dirfd(d), name, AT_REMOVEDIR) == 0 || errno == ENOENT) && ok;
+    } else {  // a file, a link (never followed), or gone
+      ok = (unlinkat(dirfd(d), name, 0) == 0 || errno == ENOENT) && ok;
+    }
+  }
+  closedir(d);
+  return ok;
+}
+}  // namespace
+
+bool remove_tree(const std::string& path) {
+  const int dir = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return unlink(path.c_str()) == 0 || errno == ENOENT;
+  const bool emptied = empty_folder(dir);
+  return (rmdir(path.c_str()) == 0 || errno == ENOENT) && emptied;
 }
 
 }  // namespace bb

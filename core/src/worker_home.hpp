@@ -3,8 +3,11 @@
 // ask for their user at import (transformers calls getpass.getuser(), which fails with
 // "getpwuid(): uid not found" where USER and LOGNAME are unset, as under cron, CI runners and
 // containers) and cache under HOME (Triton, PyTorch). So each worker gets:
-//   - a private HOME: a fresh folder of its own (mode 0700, owned by its user), removed when the
-//     worker ends; never the host's HOME;
+//   - a private HOME, never the host's: where the worker has a mount namespace, a tmpfs of its
+//     own mounted there in its view (mode 0700, owned by its user; gone with the namespace, the
+//     folder on the host's disk stays empty); elsewhere a fresh folder owned by its user. The
+//     folder is removed when the worker ends, without following a link the worker left in it
+//     (a host running as root never deletes through one);
 //   - USER, LOGNAME, HOME and XDG_CACHE_HOME in its environment, whatever the host's (an empty
 //     environment included); the host's other XDG folders are not passed on;
 //   - where it has a mount namespace and a user of its own: /etc/passwd and /etc/group as the
@@ -27,14 +30,17 @@ class WorkerHome {
   WorkerHome(const WorkerHome&) = delete;
   WorkerHome& operator=(const WorkerHome&) = delete;
 
-  // A home for user `uid` (the host's own user where uid < 0); with `entries`, passwd and group
-  // files that name it, for the worker's view. Made by the host, before the worker starts.
-  static Expected<WorkerHome> make(long uid, bool entries);
+  // A home for user `uid` (the host's own user where uid < 0). With `view` (the worker has a
+  // mount namespace): mounted as a tmpfs in it (mount_options()), and passwd and group files that
+  // name the user, where it has one of its own. Made by the host, before the worker starts.
+  static Expected<WorkerHome> make(long uid, bool view);
 
   const std::string& home() const { return home_; }
   const std::string& user() const { return user_; }
   const std::string& passwd_file() const { return passwd_; }  // "" when none
   const std::string& group_file() const { return group_; }
+  // The tmpfs's options for the worker's view ("" : the folder itself is the home).
+  const std::string& mount_options() const { return mount_options_; }
   // `host_env` with HOME, USER, LOGNAME and XDG_CACHE_HOME set to this worker's (and the host's
   // other XDG_*_HOME and XDG_RUNTIME_DIR left out), as NAME=value strings.
   std::vector<std::string> environment(char** host_env) const;
@@ -42,8 +48,13 @@ class WorkerHome {
   void remove();
 
  private:
-  std::string home_, user_, passwd_, group_;
+  std::string home_, user_, passwd_, group_, mount_options_;
 };
+
+// Removes `path` and, if it is a folder, everything in it, never following a symbolic link
+// (each step relative to a descriptor opened with O_NOFOLLOW: a link swapped in for a folder
+// while it runs is removed as a link). False if anything was left.
+bool remove_tree(const std::string& path);
 
 // The name a worker's user goes by in its passwd entry and its environment.
 inline constexpr const char* kWorkerUserName = "bbworker";
