@@ -20,6 +20,18 @@ cp /tmp/pystarts.trace "$out/pystarts.trace"
 python3 - /tmp/pystarts.trace <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
+ready = [l for l in lines if l.get("what") == "warm_interpreter_ready"]
+if ready:
+    print(f"| the warm interpreter's imports (PyTorch, Triton), once, s | {ready[0].get('import_s', 0):.2f} (ready at t = {ready[0]['t']:.2f}) |")
+forks = [l for l in lines if l.get("what") == "python_fork"]
+if forks:
+    ok = sorted(l.get("s", 0) for l in forks if l.get("ok"))
+    print(f"| Python workers forked from it | {len(ok)} of {len(forks)} |")
+    if ok:
+        print(f"| each fork, s: min / median / max (the first waits for the imports) | {ok[0]:.3f} / {ok[len(ok)//2]:.3f} / {ok[-1]:.3f} |")
+        later = sorted(l.get("s", 0) for l in forks if l.get("ok") and l["t"] > ready[0]["t"] + 0.05) if ready else []
+        if later:
+            print(f"| each fork after the interpreter was ready, s: median / max | {later[len(later)//2]:.3f} / {later[-1]:.3f} |")
 warms = [l for l in lines if l.get("side") == "start" and l.get("python")]
 print(f"| Python worker warm-ups | {len(warms)} |")
 if warms:

@@ -8,7 +8,9 @@
 # seconds between the fast runs. The GPU tests: Gpu.* end to end, and the unit tests that need a device
 # (Device*, GpuReference*: the shipped references on CUDA against their CPU code). ncu: the
 # cold timing against Nsight Compute and do_bench (scripts/bench_gpu_timing.sh). python: the
-# Python implementations of myop and vector_add, and a BackendBench-py folder on the GPU.
+# Python implementations of myop and vector_add, and a BackendBench-py folder on the GPU. pytests:
+# the PythonImpl.* end-to-end tests; bbpy: BackendBench-py's folder through both (bench_bbpy.sh);
+# pystarts: what Python workers cost to start (bench_python_starts.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -53,6 +55,9 @@ for step in ${STEPS:-micro attacks self gputests}; do
               echo "exit $? after $(echo "$(date +%s.%N) - $s0" | bc) s" >> "$out/python_$name.txt"
               cp "/tmp/py_$name/results.json" "$out/python_${name}_results.json" 2>/dev/null
             done ;;
+    pytests) timeout "${PY_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${PY_FILTER:-PythonImpl.*}" > "$out/pytests.txt" 2>&1 ;;
+    bbpy) OUT="$out/bbpy" BUILD_DIR=$b timeout "${BBPY_TIMEOUT:-300}" scripts/bench_bbpy.sh > "$out/bbpy.txt" 2>&1 ;;
+    pystarts) OUT="$out/pystarts" BUILD_DIR=$b timeout "${PYSTARTS_TIMEOUT:-200}" scripts/bench_python_starts.sh > "$out/pystarts.txt" 2>&1 ;;
     ncu) timeout "${NCU_TIMEOUT:-400}" scripts/bench_gpu_timing.sh $b /tmp/ncu > "$out/ncu.txt" 2>&1 ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;
   esac

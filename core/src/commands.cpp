@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "executor.hpp"
+#include "python_zygote.hpp"
 
 namespace bb {
 
@@ -17,6 +18,7 @@ const std::vector<Command>& commands() {
       {"merge", "--log-dir OUT SHARD...", "the shards of one sweep joined into one run", merge_command},
       {"resource-spec", "[-o FILE]", "a CTest resource spec of this host's GPUs", resource_spec_command},
       {"__worker", nullptr, "the worker process", worker_command},
+      {"__zygote", nullptr, "the warm interpreter Python workers are forked from", zygote_command},
   };
   return table;
 }
@@ -51,5 +53,9 @@ std::optional<int> parse_command(CLI::App& app, const CommandContext& ctx) {
 }
 
 int worker_command(CLI::App&, const CommandContext& ctx) { return worker_main(ctx.argc >= 2 ? std::atol(ctx.argv[1]) : 0); }
+
+int zygote_command(CLI::App&, const CommandContext& ctx) {
+  return python_zygote_main(ctx.argc >= 2 ? std::atol(ctx.argv[1]) : 0, ctx.argc >= 1 ? ctx.argv[0] : nullptr);
+}
 
 }  // namespace bb

@@ -64,5 +64,8 @@ int resource_spec_command(CLI::App& app, const CommandContext& ctx);
 int run_main(int argc, char** argv);
 // backendbench __worker HOST_PID: the worker process (executor.hpp, worker_main); not for people.
 int worker_command(CLI::App& app, const CommandContext& ctx);
+// backendbench __zygote HOST_PID: the warm interpreter Python workers are forked from
+// (python_zygote.hpp); not for people.
+int zygote_command(CLI::App& app, const CommandContext& ctx);
 
 }  // namespace bb

@@ -44,6 +44,7 @@ struct WorkerWalls {
   SandboxSpec spec;
   bool own_user = false;
   bool drop_capabilities = false;
+  bool python = false;  // it serves a .py file: forked from the warm interpreter (python_zygote.hpp)
 };
 
 class Executor {

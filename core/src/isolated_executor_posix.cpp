@@ -32,6 +32,9 @@
 #include "executor.hpp"
 #include "host_info.hpp"
 #include "message_channel.hpp"
+#include "plugin_library.hpp"
+#include "python_zygote.hpp"
+#include "trace.hpp"
 #include "worker_home.hpp"
 
 namespace bb {
@@ -100,6 +103,10 @@ class CapturedOutput {
   std::size_t total_ = 0;
 };
 
+// How long a Python worker's start waits for the warm interpreter's imports (the first one only;
+// a worker started cold would import as long).
+constexpr double kInterpreterWait = 120;
+
 class IsolatedExecutor final : public Executor {
  public:
   IsolatedExecutor(std::string binary, WorkerLimits limits)
@@ -132,7 +139,7 @@ class IsolatedExecutor final : public Executor {
     return kill(-pid_, frozen ? SIGSTOP : SIGCONT) == 0;
   }
 
-  bool launch() override { return pid_ > 0 || start(); }
+  bool launch() override { return pid_ > 0 || start(walls_.python); }
 
   WorkerTasks tasks() override {
     if (pid_ <= 0) return {};
@@ -151,7 +158,7 @@ class IsolatedExecutor final : public Executor {
   ExecOutcome exchange(const nlohmann::json& request, double timeout_seconds, int fd) {
     ExecOutcome out;
     output_.clear();
-    if (pid_ <= 0 && !start()) {
+    if (pid_ <= 0 && !start(walls_.python || runs_python(request))) {
       out.status = ExecOutcome::Status::crashed;
       out.detail = fmt::format("could not start the worker {}: {}", binary_, start_error_.empty() ? std::strerror(errno) : start_error_);
       return out;
@@ -204,7 +211,19 @@ class IsolatedExecutor final : public Executor {
     return with_output(out);
   }
 
-  bool start() {
+  // Whether a worker's first request is for Python (a .py file to probe or prepare, a survey, a
+  // BackendBench-py folder's tests to make): it is forked from the warm interpreter.
+  static bool runs_python(const nlohmann::json& request) {
+    const std::string cmd = request.value("cmd", "");
+    if (cmd == "generate" || cmd == "probe_many") return true;
+    if (cmd == "warm") return request.value("python", false);
+    const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
+    return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
+  }
+
+  // `python`: forked from the warm interpreter where it is running (python_zygote.hpp); else, or
+  // where it cannot, started cold (fork and exec).
+  bool start(bool python) {
     start_error_.clear();
     int sock[2], output[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
@@ -264,6 +283,13 @@ class IsolatedExecutor final : public Executor {
       if (e.rfind("LD_BIND_NOW=", 0) != 0) env.push_back(e.data());
     static char bind_now[] = "LD_BIND_NOW=1";
     env.push_back(bind_now);
+    if (python && PythonZygote::get().started()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto forked = PythonZygote::get().spawn(spawn_request(walls, env, limits_.memory_bytes), sock[1], output[1], kInterpreterWait);
+      trace_line({{"side", "start"}, {"what", "python_fork"}, {"ok", static_cast<bool>(forked)}, {"error", forked ? std::string() : forked.error().message},
+                  {"s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+      if (forked) return adopt(static_cast<pid_t>(*forked), sock, output);
+    }
     env.push_back(nullptr);
     const pid_t pid = fork();
     if (pid < 0) {
@@ -300,6 +326,12 @@ class IsolatedExecutor final : public Executor {
       execve(binary_.c_str(), argv, env.data());
       _exit(127);
     }
+    return adopt(pid, sock, output);
+  }
+
+  // The worker's process started (forked here, or by the warm interpreter as this process's
+  // child): the host's ends of its socket and its output pipe kept.
+  bool adopt(pid_t pid, const int sock[2], const int output[2]) {
     setpgid(pid, pid);  // also here: whichever runs first
     close(sock[1]);
     close(output[1]);

@@ -35,6 +35,60 @@ bool send_line(int sock, const std::string& line, int fd) {
   return true;
 }
 
+bool send_packet(int sock, const std::string& text, const std::vector<int>& fds) {
+  if (fds.size() > 4 || text.size() > kMaxPacket) {
+    errno = EMSGSIZE;
+    return false;
+  }
+  iovec iov{const_cast<char*>(text.data()), text.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  if (!fds.empty()) {
+    std::memset(control, 0, sizeof control);
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  ssize_t n;
+  while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(text.size());
+}
+
+std::optional<std::pair<std::string, std::vector<UniqueFd>>> receive_packet(int sock) {
+  std::string text(kMaxPacket, '\0');
+  iovec iov{text.data(), text.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  std::vector<UniqueFd> fds;
+  if (n > 0)
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t k = 0; k < count; ++k) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+        fds.emplace_back(fd);
+      }
+    }
+  if (n <= 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) return std::nullopt;
+  text.resize(static_cast<std::size_t>(n));
+  return std::pair{std::move(text), std::move(fds)};
+}
+
 LineReader::~LineReader() { clear(); }
 
 void LineReader::clear() {

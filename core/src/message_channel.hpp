@@ -1,5 +1,7 @@
 // Lines of JSON over a Unix stream socket, each with at most one file descriptor beside it
-// (SCM_RIGHTS): the worker protocol's transport, both ways.
+// (SCM_RIGHTS): the worker protocol's transport, both ways. And whole messages over a
+// SOCK_SEQPACKET socket, each with up to four descriptors: the warm interpreter's
+// (python_zygote.hpp).
 #pragma once
 
 #include <optional>
@@ -14,6 +16,13 @@ namespace bb {
 // Sends `line` (a newline is added) and, when fd >= 0, a copy of fd with its first byte.
 // False when the peer is gone.
 bool send_line(int sock, const std::string& line, int fd = -1);
+
+// One message (up to kMaxPacket bytes) and copies of `fds`. False when the peer is gone.
+inline constexpr std::size_t kMaxPacket = 1 << 20;
+bool send_packet(int sock, const std::string& text, const std::vector<int>& fds = {});
+// The next message and the descriptors that came with it (close-on-exec); nullopt at the end of
+// the stream or on an error.
+std::optional<std::pair<std::string, std::vector<UniqueFd>>> receive_packet(int sock);
 
 class LineReader {
  public:

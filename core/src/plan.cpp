@@ -479,6 +479,7 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
       })) {
     if (const PythonSite& site = resolve_python_site(selection.python); !site.error.empty() && site.named) return make_error(site.error);
     if (generated) note_python_dir(generated_root().string());  // written by the worker that makes the tests, read by every worker
+    if (options.python_found) options.python_found();
   }
   auto executor = make_executor();
   if (!options.make_executor) options.make_executor = make_executor;

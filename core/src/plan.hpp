@@ -74,6 +74,9 @@ struct PlanOptions {
   // --impls: a Python file none of these names is not imported at all (PyTorch takes seconds to
   // import) where it cannot matter: the folder has its reference, and the file names none.
   std::vector<std::string> selected;
+  // Called once the sweep is known to hold Python files, their interpreter's packages found
+  // (before any of them is probed): the run starts its warm interpreter (python_zygote.hpp).
+  std::function<void()> python_found;
 };
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.

@@ -96,6 +96,30 @@ std::string start_python_bridge() {
   return "";
 }
 
+namespace {
+const bb_python_bridge* started_bridge() {
+  auto kept = kept_bridge("the warm interpreter");
+  return kept ? (*kept)->bridge : nullptr;
+}
+}  // namespace
+
+void python_before_fork() {
+  if (auto* b = started_bridge()) b->before_fork();
+}
+
+void python_after_fork(bool child) {
+  if (auto* b = started_bridge()) b->after_fork(child ? 1 : 0);
+}
+
+std::string python_become_worker(const std::vector<std::string>& environment) {
+  auto* b = started_bridge();
+  if (!b) return "no Python bridge";
+  const std::string text = nlohmann::json(environment).dump();
+  std::string error(16384, '\0');
+  if (b->become_worker(text.c_str(), error.data(), error.size()) != 0) return error.c_str();
+  return "";
+}
+
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
   auto kept = kept_bridge(gen_input.string());

@@ -47,6 +47,14 @@ std::string generate_with_python(const std::filesystem::path& gen_input, const s
 // knows which .py file it serves (a "warm" request): "" or why it could not start (each .py
 // file's load then says it again). Worker side.
 std::string start_python_bridge();
+// Forking the started interpreter (the warm interpreter Python workers come from:
+// worker/python_zygote_process.cpp): around the fork, in the one thread the process runs.
+// No-ops where the bridge was not started.
+void python_before_fork();
+void python_after_fork(bool child);
+// In the forked child, its walls up: `environment` ("NAME=value" each) becomes the process's
+// and the interpreter's. "" or why it could not.
+std::string python_become_worker(const std::vector<std::string>& environment);
 
 // What a Python file defines, imported in a process of its own (the bridge's survey).
 struct PythonSurvey {

@@ -20,6 +20,7 @@
 #include "parallel.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
+#include "python_zygote.hpp"
 #include "host_load.hpp"
 #include "library_store.hpp"
 #include "provenance.hpp"
@@ -185,7 +186,11 @@ nlohmann::json session_options_json(const SessionOptions& o) {
 }
 
 Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory executors) {
-  return plan_sweep(sweep_selection(o), probers(o, run_executors(o, std::move(executors))), plan_options(o));
+  PlanOptions options = plan_options(o);
+  // Worker processes of this binary: Python's are forked from one warm interpreter, started now
+  // (on this thread, which outlives them all), its imports beside the plan's other work.
+  if (!executors && o.isolate) options.python_found = [&o] { PythonZygote::get().start(o.worker_binary, o.worker_limits.memory_bytes); };
+  return plan_sweep(sweep_selection(o), probers(o, run_executors(o, std::move(executors))), options);
 }
 
 namespace {
@@ -205,8 +210,9 @@ std::vector<std::string> libraries_of(const std::vector<OpPlan>& plans) {
 // calls them in order.
 class SessionRun {
  public:
-  SessionRun(const SessionOptions& o, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory make_executor)
-      : o_(o), run_(std::move(run)), reporters_(reporters), make_executor_(std::move(make_executor)),
+  // `given`: the executors the caller chose (the unit tests' fakes), else none.
+  SessionRun(const SessionOptions& o, RunRecord run, const std::vector<Reporter*>& reporters, ExecutorFactory given)
+      : o_(o), run_(std::move(run)), reporters_(reporters), given_(given), make_executor_(run_executors(o, std::move(given))),
         make_prober_(probers(o, make_executor_)) {}
 
   // The record's start, the sandbox's state, the interrupt handlers.
@@ -235,7 +241,7 @@ class SessionRun {
   // The ops, their libraries (each probed in a worker), references and baselines; told to the
   // reporters, the unusable ones first.
   Expected<SweepPlan> plan() {
-    auto planned = plan_session(o_, make_executor_);
+    auto planned = plan_session(o_, given_);
     if (!planned) return planned;
     for (const auto& u : planned->unusable) op_planned(report_of(u));
     for (const auto& p : planned->ops) op_planned(report_of(p));
@@ -375,6 +381,8 @@ class SessionRun {
                                 {"started_ahead", w.started_ahead}, {"busy_s", w.busy_s}});
     }
     phase_done("run_s");
+    // What the warm interpreter cost: its imports once, then each Python worker's fork.
+    if (auto python = PythonZygote::get().summary(); !python.is_null()) run_.phases["python_interpreter"] = python;
     run_.host_load = host_load.stop();  // the console says when the host was busy (its summary)
   }
 
@@ -460,7 +468,7 @@ class SessionRun {
   const SessionOptions& o_;
   RunRecord run_;
   const std::vector<Reporter*>& reporters_;
-  const ExecutorFactory make_executor_, make_prober_;
+  const ExecutorFactory given_, make_executor_, make_prober_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point phase_start_ = started_;
   std::vector<std::size_t> order_;  // each result's place in the sweep
@@ -470,7 +478,7 @@ class SessionRun {
 }  // namespace
 
 int run_session(const SessionOptions& o, RunRecord record, const std::vector<Reporter*>& reporters, ExecutorFactory executors) {
-  SessionRun run(o, std::move(record), reporters, run_executors(o, std::move(executors)));
+  SessionRun run(o, std::move(record), reporters, std::move(executors));
   run.start();
 
   // 1. Plan: the ops, their libraries (each probed in a worker), references and baselines.

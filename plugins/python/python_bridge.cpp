@@ -43,11 +43,7 @@ def start(python, explicit, site):
             stream.reconfigure(line_buffering=True, write_through=True)
         except (AttributeError, ValueError):
             pass
-    # Triton's caches (compiled kernels) private to this worker, unless the user chose a place:
-    # a shared one would let one implementation leave kernels for another to load.
-    if "TRITON_CACHE_DIR" not in os.environ and "TRITON_HOME" not in os.environ:
-        import tempfile
-        os.environ["TRITON_HOME"] = tempfile.mkdtemp(prefix="triton-", dir=os.environ.get("BACKENDBENCH_PYTHON_SCRATCH") or None)
+    private_triton_cache()
     answer = None
     if site:
         answer = json.loads(site)
@@ -83,6 +79,26 @@ def start(python, explicit, site):
                       torch.Tensor.resolve_conj, torch.Tensor.resolve_neg, type, len, tuple, list, zip, enumerate, contextlib.nullcontext(), isinstance)
     call.__defaults__ = _call_defaults
     return call
+
+def private_triton_cache():
+    """Triton's caches (compiled kernels) private to this worker, unless the user chose a place:
+    a shared one would let one implementation leave kernels for another to load."""
+    if "TRITON_CACHE_DIR" not in os.environ and "TRITON_HOME" not in os.environ:
+        import tempfile
+        os.environ["TRITON_HOME"] = tempfile.mkdtemp(prefix="triton-", dir=os.environ.get("BACKENDBENCH_PYTHON_SCRATCH") or None)
+
+def become_worker(environment):
+    """A child forked from the warm interpreter, its walls up: the worker's environment replaces
+    the interpreter's (os.environ and the process's, which os.environ writes through), and its
+    Triton cache is its own (Triton reads its settings from the environment when it uses them)."""
+    wanted = dict(entry.split("=", 1) for entry in json.loads(environment) if "=" in entry)
+    for name in list(os.environ):
+        if name not in wanted:
+            del os.environ[name]
+    for name, value in wanted.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+    private_triton_cache()
 
 def preload():
     """What implementations will import, imported ahead of them (a worker's warm-up): Triton,
@@ -806,8 +822,39 @@ int start(char* error, size_t error_capacity) {
   return 0;
 }
 
-const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load, returned, release, compile_seconds, generate, survey,
-                                  start};
+PyGILState_STATE g_fork_gil;
+
+void before_fork() {
+  if (!g_ready) return;
+  g_fork_gil = PyGILState_Ensure();
+  PyOS_BeforeFork();
+}
+
+void after_fork(int child) {
+  if (!g_ready) return;
+  if (child)
+    PyOS_AfterFork_Child();
+  else
+    PyOS_AfterFork_Parent();
+  PyGILState_Release(g_fork_gil);
+}
+
+int become_worker(const char* environment, char* error, size_t error_capacity) {
+  if (!g_ready) {
+    write_message("the interpreter was not started", error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallMethod(g_glue, "become_worker", "s", environment);
+  const int status = r ? 0 : 1;
+  if (!r) write_message(take_error(), error, error_capacity);
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+  return status;
+}
+
+const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load,  returned,   release,      compile_seconds,
+                                  generate,                 survey,                   start, before_fork, after_fork, become_worker};
 
 }  // namespace
 

@@ -53,6 +53,14 @@ std::string time_breakdown(const RunRecord& s) {
   std::string before;
   for (const char* p : {"plan_s", "devices_s"})
     if (s.phases.contains(p) && s.phases[p].is_number()) before += fmt::format(", {} {:.1f}", std::string(p).substr(0, std::string(p).size() - 2), s.phases[p].get<double>());
+  // Python workers' starts: the warm interpreter's imports, once, then a fork each.
+  if (const auto py = s.phases.find("python_interpreter"); py != s.phases.end() && py->is_object()) {
+    if (py->contains("error"))
+      parts += fmt::format("; Python workers started cold ({})", py->value("error", std::string()));
+    else if (py->value("forks", 0) > 0)
+      parts += fmt::format("; Python workers: PyTorch imported once in {:.1f}, then {} forked from it ({:.0f} ms each at most)",
+                           py->value("import_s", 0.0), py->value("forks", 0), 1000 * py->value("fork_s_max", 0.0));
+  }
   return fmt::format("where the time went, in seconds{}; tests (summed over workers): {}", before, parts);
 }
 

@@ -310,7 +310,7 @@ void TestRunner::capture_integrity(const std::string& device) {
   // Before any plugin code is in the process: the device's runtime and driver load first, so
   // that they are watched too.
   if (device != "cpu") (void)DeviceRuntime::get(device);
-  integrity_ = WorkerIntegrity::capture();
+  integrity_ = WorkerIntegrity::capture(interpreter_objects());
 }
 
 Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {

@@ -55,6 +55,7 @@ struct IntegrityScan {
     auto& w = *static_cast<WorkerIntegrity*>(data);
     WorkerIntegrity::Object obj;
     obj.name = name_of(info);
+    if (w.unwatched_ && w.unwatched_->count(obj.name)) return 0;
     const bool vdso = obj.name.find("linux-vdso") != std::string::npos || obj.name.find("linux-gate") != std::string::npos;
     const ElfW(Dyn)* dyn = nullptr;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -147,10 +148,34 @@ std::set<std::string> WorkerIntegrity::still_loaded() const {
   return IntegrityScan::loaded_now();
 }
 
-WorkerIntegrity WorkerIntegrity::capture() {
+namespace {
+std::set<std::string>& interpreter_names() {
+  static std::set<std::string> names;
+  return names;
+}
+}  // namespace
+
+void set_interpreter_objects(std::set<std::string> names) {
+  for (auto it = names.begin(); it != names.end();) it = is_device_runtime_object(*it) ? names.erase(it) : std::next(it);
+  interpreter_names() = std::move(names);
+}
+const std::set<std::string>& interpreter_objects() { return interpreter_names(); }
+std::set<std::string> loaded_objects() { return IntegrityScan::loaded_now(); }
+
+bool is_device_runtime_object(const std::string& name) {
+  const auto slash = name.find_last_of('/');
+  const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+  for (const char* prefix : {"libcuda.so", "libcudart.so", "libamdhip64.so", "libhsa-runtime64.so", "backendbench_cuda", "backendbench_hip"})
+    if (base.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+WorkerIntegrity WorkerIntegrity::capture(const std::set<std::string>& unwatched) {
   WorkerIntegrity w;
   w.unloads_ = IntegrityScan::unloads();
+  w.unwatched_ = &unwatched;
   dl_iterate_phdr(IntegrityScan::capture, &w);
+  w.unwatched_ = nullptr;
   for (const auto& o : w.objects_) w.names_.insert(o.name);
   return w;
 }

@@ -20,9 +20,10 @@ namespace bb {
 
 class WorkerIntegrity {
  public:
-  // Records every object loaded now. Objects loaded later (the plugin's, and what it loads)
-  // are not watched.
-  static WorkerIntegrity capture();
+  // Records every object loaded now, except those named in `unwatched` (what a warm
+  // interpreter loaded: the plugin's side, below). Objects loaded later (the plugin's, and what
+  // it loads) are not watched.
+  static WorkerIntegrity capture(const std::set<std::string>& unwatched = {});
 
   bool captured() const { return !objects_.empty(); }
   std::size_t slot_count() const { return slots_.size(); }
@@ -57,9 +58,23 @@ class WorkerIntegrity {
   std::vector<Slot> slots_;
   std::set<std::string> names_;
   unsigned long long unloads_ = ~0ull;  // objects unloaded before the capture (dlpi_subs)
+  const std::set<std::string>* unwatched_ = nullptr;  // during capture()
 
   friend struct IntegrityScan;
 };
+
+// The objects a Python worker's interpreter loaded before the worker was forked from it
+// (worker/python_zygote_process.cpp: PyTorch, Triton, the interpreter itself): the plugin's
+// side, as the libraries a .py implementation's import loads in a worker started cold, so not
+// watched (hashing PyTorch's libraries after every test and their GOT slots after every block
+// cost more than the calls). The device's runtime and driver are watched wherever they were
+// loaded: they are never among these.
+void set_interpreter_objects(std::set<std::string> names);
+const std::set<std::string>& interpreter_objects();
+// The names of the objects loaded now.
+std::set<std::string> loaded_objects();
+// Whether `name` is a device runtime or driver library (CUDA's, HIP's).
+bool is_device_runtime_object(const std::string& name);
 
 // Hash of a byte range, every byte (word lanes; not cryptographic: what it guards is compared
 // with itself).

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 5
+#define BB_PYTHON_BRIDGE_VERSION 6
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -61,6 +61,15 @@ typedef struct bb_python_bridge {
    * imports happen while other work goes on. Returns 0, or nonzero with the reason in `error`
    * (load() then says it again). */
   int (*start)(char* error, size_t error_capacity);
+  /* Forking a started interpreter (the warm interpreter that Python workers are forked from:
+   * core/src/worker/python_zygote_process.cpp): before_fork() just before the fork, then
+   * after_fork(1) in the child at once, after_fork(0) in the parent. Called without the GIL. */
+  void (*before_fork)(void);
+  void (*after_fork)(int child);
+  /* In a forked child, once its walls are up: `environment` (a JSON list of "NAME=value")
+   * replaces the process's environment, os.environ included, and Triton's cache is made
+   * private to it again. Returns 0, or nonzero with the reason in `error`. */
+  int (*become_worker)(const char* environment, char* error, size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);

@@ -1,0 +1,201 @@
+// The warm interpreter, the host's side: started once, asked for each Python worker
+// (python_zygote.hpp). Its protocol: a SOCK_SEQPACKET socket, one JSON message each way per
+// worker, the worker's two descriptors (its protocol socket, its output pipe) beside the request.
+#include "python_zygote.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "message_channel.hpp"
+#include "trace.hpp"
+
+namespace bb {
+
+nlohmann::json spawn_request(const PreparedSandbox& walls, const std::vector<char*>& environment, std::size_t memory_bytes) {
+  auto text = [](const char* s) { return s ? nlohmann::json(s) : nlohmann::json(); };
+  auto texts = [](const std::vector<const char*>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const char* s : v) a.push_back(s);
+    return a;
+  };
+  nlohmann::json env = nlohmann::json::array();
+  for (const char* e : environment)
+    if (e) env.push_back(e);
+  return {{"cmd", "spawn"},
+          {"namespaces", walls.namespaces},
+          {"cgroup_procs", text(walls.cgroup_procs)},
+          {"hidden_dirs", texts(walls.hidden_dirs)},
+          {"hidden_files", texts(walls.hidden_files)},
+          {"readonly_dirs", texts(walls.readonly_dirs)},
+          {"passwd_file", text(walls.passwd_file)},
+          {"group_file", text(walls.group_file)},
+          {"home_dir", text(walls.home_dir)},
+          {"home_options", text(walls.home_options)},
+          {"uid", walls.uid},
+          {"drop_capabilities", walls.drop_capabilities},
+          {"groups", walls.groups},
+          {"host_pid", walls.host_pid},
+          {"memory_bytes", memory_bytes},
+          {"environment", env}};
+}
+
+Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& j) {
+  try {
+    auto spec = std::make_unique<SpawnSpec>();
+    auto& strings = spec->strings_;
+    // Every string kept first (no reallocation moves them after a pointer is taken).
+    std::size_t n = 0;
+    for (const char* key : {"hidden_dirs", "hidden_files", "readonly_dirs"}) n += j.at(key).size();
+    strings.reserve(n + 5);
+    auto keep = [&](const nlohmann::json& v) -> const char* {
+      if (v.is_null()) return nullptr;
+      strings.push_back(v.get<std::string>());
+      return strings.back().c_str();
+    };
+    PreparedSandbox& w = spec->walls;
+    w.namespaces = j.at("namespaces").get<bool>();
+    w.cgroup_procs = keep(j.at("cgroup_procs"));
+    for (const auto& d : j.at("hidden_dirs")) w.hidden_dirs.push_back(keep(d));
+    for (const auto& f : j.at("hidden_files")) w.hidden_files.push_back(keep(f));
+    for (const auto& d : j.at("readonly_dirs")) w.readonly_dirs.push_back(keep(d));
+    w.passwd_file = keep(j.at("passwd_file"));
+    w.group_file = keep(j.at("group_file"));
+    w.home_dir = keep(j.at("home_dir"));
+    w.home_options = keep(j.at("home_options"));
+    w.uid = j.at("uid").get<long>();
+    w.drop_capabilities = j.at("drop_capabilities").get<bool>();
+    w.groups = j.at("groups").get<std::vector<unsigned>>();
+    w.host_pid = j.at("host_pid").get<long>();
+    spec->memory_bytes = j.at("memory_bytes").get<std::size_t>();
+    spec->environment = j.at("environment").get<std::vector<std::string>>();
+    return spec;
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("a spawn request the warm interpreter cannot read: {}", e.what()));
+  }
+}
+
+PythonZygote& PythonZygote::get() {
+  static auto* z = new PythonZygote();  // never destroyed: workers may still be asked for at exit
+  return *z;
+}
+
+bool PythonZygote::started() const {
+  std::lock_guard lock(mutex_);
+  return pid_ > 0;
+}
+
+void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
+  std::lock_guard lock(mutex_);
+  if (pid_ > 0 || !error_.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    error_ = fmt::format("no socket for the warm interpreter: {}", std::strerror(errno));
+    return;
+  }
+  // Prepared before fork: the child may not allocate.
+  const std::string host_pid = std::to_string(getpid());
+  std::vector<std::string> env_text;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "LD_BIND_NOW=", 12) != 0) env_text.emplace_back(*e);
+  env_text.emplace_back("LD_BIND_NOW=1");  // as every worker: its own objects bound at load
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    error_ = fmt::format("the warm interpreter could not be started: {}", std::strerror(errno));
+    close(sv[0]);
+    close(sv[1]);
+    return;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (memory_bytes > 0) {
+      const rlimit lim{static_cast<rlim_t>(memory_bytes), static_cast<rlim_t>(memory_bytes)};
+      setrlimit(RLIMIT_DATA, &lim);
+    }
+    dup2(sv[1], STDIN_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
+    close_range(3, ~0U, 0);
+    char* const argv[] = {const_cast<char*>(binary.c_str()), const_cast<char*>("__zygote"), const_cast<char*>(host_pid.c_str()), nullptr};
+    execve(binary.c_str(), argv, env.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(sv[1]);
+  sock_ = sv[0];
+  pid_ = pid;
+  trace_line({{"side", "start"}, {"what", "warm_interpreter"}, {"pid", pid},
+              {"fork_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+}
+
+bool PythonZygote::wait_ready(double wait_seconds) {
+  if (ready_) return true;
+  if (!error_.empty()) return false;
+  if (pid_ <= 0) {
+    error_ = "the warm interpreter was not started";
+    return false;
+  }
+  pollfd p{sock_, POLLIN, 0};
+  const int rc = poll(&p, 1, static_cast<int>(wait_seconds * 1000));
+  auto reply = rc > 0 ? receive_packet(sock_) : std::nullopt;
+  if (!reply) {
+    error_ = rc == 0 ? fmt::format("the warm interpreter was not ready after {:.0f} s", wait_seconds)
+                     : "the warm interpreter ended while importing (see a Python worker started cold for why)";
+    kill(static_cast<pid_t>(-pid_), SIGKILL);
+    return false;
+  }
+  const auto j = nlohmann::json::parse(reply->first, nullptr, false);
+  if (!j.is_object() || !j.value("ready", false)) {
+    error_ = j.is_object() ? j.value("error", std::string("an unreadable answer")) : "an unreadable answer";
+    trace_line({{"side", "start"}, {"what", "warm_interpreter_failed"}, {"error", error_}});
+    return false;
+  }
+  import_s_ = j.value("import_s", 0.0);
+  trace_line({{"side", "start"}, {"what", "warm_interpreter_ready"}, {"import_s", import_s_}, {"objects", j.value("objects", 0)}});
+  ready_ = true;
+  return true;
+}
+
+Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds) {
+  std::lock_guard lock(mutex_);
+  if (!wait_ready(wait_seconds)) return make_error(error_);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!send_packet(sock_, request.dump(), {protocol_fd, output_fd})) return make_error(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
+  pollfd p{sock_, POLLIN, 0};
+  auto reply = poll(&p, 1, 30000) > 0 ? receive_packet(sock_) : std::nullopt;
+  if (!reply) {
+    error_ = "the warm interpreter stopped answering";
+    ready_ = false;
+    kill(static_cast<pid_t>(-pid_), SIGKILL);
+    return make_error(error_);
+  }
+  const auto j = nlohmann::json::parse(reply->first, nullptr, false);
+  const long pid = j.is_object() ? j.value("pid", -1L) : -1L;
+  if (pid <= 0) return make_error(j.is_object() ? j.value("error", std::string("no worker forked")) : "an unreadable answer");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++forks_;
+  fork_sum_ += s;
+  fork_max_ = std::max(fork_max_, s);
+  return pid;
+}
+
+nlohmann::json PythonZygote::summary() const {
+  std::lock_guard lock(mutex_);
+  if (pid_ <= 0 && error_.empty()) return nullptr;
+  if (!ready_ && !error_.empty()) return {{"error", error_}};
+  return {{"import_s", import_s_}, {"forks", forks_}, {"fork_s_max", fork_max_}, {"fork_s_sum", fork_sum_}};
+}
+
+}  // namespace bb

@@ -1,0 +1,84 @@
+// Python workers forked from one warm interpreter (issue 38): the run starts, once, a process
+// that imports PyTorch and Triton (`backendbench __zygote`, worker/python_zygote_process.cpp),
+// before any device context and before any implementation is known; each Python worker is then
+// a fork of it, a few milliseconds instead of seconds of imports.
+//
+// The walls are today's, put up in the child before it imports anything of the implementation's:
+// its cgroup, its namespaces (mount, network, IPC, PID), its HOME, its own user, no_new_privs.
+// The child is made with CLONE_PARENT: it is the host's child as a worker started cold is (the
+// host waits for it, signals its group, reads how it ended), never the interpreter's, and the
+// interpreter runs no implementation code at all: nothing a worker does reaches it or the next
+// worker forked from it.
+//
+// Where the interpreter cannot be started (no PyTorch, another Python, threads running after its
+// imports), Python workers start cold, as before, and say why there.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "expected.hpp"
+#include "sandbox.hpp"
+
+namespace bb {
+
+// What the warm interpreter needs to fork one worker: its walls, its environment and its memory
+// limit (the protocol's request; its strings travel by value).
+nlohmann::json spawn_request(const PreparedSandbox& walls, const std::vector<char*>& environment, std::size_t memory_bytes);
+
+// The request read back in the interpreter: the walls' strings owned here, `walls` pointing into
+// them (kept alive as long as the PreparedSandbox is used).
+struct SpawnSpec {
+  PreparedSandbox walls;
+  std::vector<std::string> environment;
+  std::size_t memory_bytes = 0;
+
+ private:
+  std::vector<std::string> strings_;
+  friend Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& j);
+};
+Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& j);
+
+class PythonZygote {
+ public:
+  // The process's one warm interpreter.
+  static PythonZygote& get();
+
+  // Starts it, once (later calls do nothing): `binary __zygote <pid>`, its imports under way
+  // while the caller goes on. Call it from the thread that outlives every Python worker (the
+  // session's): each worker forked from it is a child of that thread, and dies with it.
+  void start(const std::string& binary, std::size_t memory_bytes);
+  bool started() const;
+
+  // A worker forked from it, with `protocol_fd` and `output_fd` (not taken) as its socket and its
+  // stdout/stderr: its pid, a child of this process; or why not (the caller starts it cold).
+  // Waits up to `wait_seconds` for the interpreter's imports on the first call.
+  Expected<long> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds);
+
+  // For the run's phases: {"import_s", "forks", "fork_s_max", "fork_s_sum"} or {"error"}; null
+  // where it was never started.
+  nlohmann::json summary() const;
+
+ private:
+  PythonZygote() = default;
+  bool wait_ready(double wait_seconds);
+
+  mutable std::mutex mutex_;
+  int sock_ = -1;
+  long pid_ = -1;
+  bool ready_ = false;
+  std::string error_;
+  double import_s_ = 0;
+  int forks_ = 0;
+  double fork_max_ = 0, fork_sum_ = 0;
+};
+
+// The interpreter's side (worker/python_zygote_process.cpp): `binary __zygote HOST_PID`;
+// `role`, its argv's "__zygote", renamed "__worker" in each worker.
+int python_zygote_main(long host_pid, char* role);
+
+}  // namespace bb
