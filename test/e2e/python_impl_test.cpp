@@ -1,6 +1,9 @@
 // Python implementations (issue 22): .py files of an op's folder, imported by the worker that
 // serves them (plugins/python), checked and timed as libraries are, beside them.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <set>
@@ -23,6 +26,19 @@ std::string python_unavailable(const nlohmann::json& r) {
   }
   for (const auto& e : r["ops"][0].value("errors", nlohmann::json::array()))
     if (e.get<std::string>().find("no Python bridge") != std::string::npos) return "built without python3-dev";
+  return "";
+}
+
+// `python3` as this process's PATH finds it, or "".
+std::string python_on_path() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    const auto end = std::min(dirs.find(':', at), dirs.size());
+    const fs::path candidate = fs::path(dirs.substr(at, end - at)) / "python3";
+    if (end > at && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    at = end + 1;
+  }
   return "";
 }
 
@@ -205,6 +221,10 @@ TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
     if (!empty_env) argv.insert(argv.end(), {"HOME=" + host_home.string(), "USER=someone", "LOGNAME=someone", "PATH=/usr/bin:/bin"});
     argv.insert(argv.end(), {BB_BINARY, "--custom-ops-root", e2e::fixture_root("python_user"), "--log-dir", logs.string(),
                              "--correctness-only", "--test-timeout", "30"});
+    // The interpreter whose packages hold PyTorch, named (the empty environment has no PATH to
+    // find it by): a venv's, where the test's PATH leads to one that imports it.
+    if (const auto python = python_on_path(); !python.empty() && e2e::run_program({python, "-c", "import torch"}).exit_code == 0)
+      argv.insert(argv.end(), {"--python", python});
     auto run = e2e::run_program(argv);
     const auto r = e2e::read_json(logs / "results.json");
     for (const auto& t : e2e::tests_of(r, "scale__scale_whoami")) {
