@@ -102,6 +102,12 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
     error_ = fmt::format("no socket for the warm interpreter: {}", std::strerror(errno));
     return;
   }
+  // Room for a whole request (a worker's environment can be large): forced where the host may,
+  // else as much as the system's limit allows; a request that does not fit starts its worker cold.
+  for (int fd : {sv[0], sv[1]}) {
+    const int bytes = static_cast<int>(2 * kMaxPacket);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
   // Prepared before fork: the child may not allocate.
   const std::string host_pid = std::to_string(getpid());
   std::vector<std::string> env_text;

@@ -137,3 +137,42 @@ TEST(WorkerIntegrity, HashSeesEveryByte) {
   EXPECT_EQ(bb::integrity_hash(data.data(), data.size()), h);
   EXPECT_NE(bb::integrity_hash(data.data(), data.size() - 1), h);
 }
+
+// What a warm interpreter loaded is the plugin's side (python_zygote.hpp): left out of the
+// capture by name, its code rewritten unseen; the device's runtime and driver never left out.
+TEST(WorkerIntegrity, ObjectsNamedUnwatchedAreLeftOut) {
+  int status = 0;
+  if (!in_bound_child(&status)) {
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child bound at load failed: status " << status;
+    return;
+  }
+  const std::string lib = std::string(BB_FIXTURE_ROOTS) + "/c_plugin/myop/myop_c.so";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  const auto loaded = bb::loaded_objects();
+  std::string name;
+  for (const auto& n : loaded)
+    if (n.find("myop_c.so") != std::string::npos) name = n;
+  ASSERT_FALSE(name.empty());
+  const auto all = bb::WorkerIntegrity::capture();
+  const auto without = bb::WorkerIntegrity::capture({name});
+  EXPECT_LT(without.watched_bytes(), all.watched_bytes());
+  EXPECT_EQ(without.check_all(), "");
+
+  bb::set_interpreter_objects({name, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/opt/x/libcudart.so.13", "/opt/x/libtorch_cpu.so"});
+  EXPECT_TRUE(bb::interpreter_objects().count(name));
+  EXPECT_TRUE(bb::interpreter_objects().count("/opt/x/libtorch_cpu.so"));
+  EXPECT_FALSE(bb::interpreter_objects().count("/usr/lib/x86_64-linux-gnu/libcuda.so.1")) << "the driver is always watched";
+  EXPECT_FALSE(bb::interpreter_objects().count("/opt/x/libcudart.so.13")) << "the runtime is always watched";
+  bb::set_interpreter_objects({});
+  dlclose(h);
+}
+
+TEST(WorkerIntegrity, DeviceRuntimeObjectsAreKnownByName) {
+  EXPECT_TRUE(bb::is_device_runtime_object("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  EXPECT_TRUE(bb::is_device_runtime_object("libcudart.so.13"));
+  EXPECT_TRUE(bb::is_device_runtime_object("/opt/rocm/lib/libamdhip64.so.5"));
+  EXPECT_TRUE(bb::is_device_runtime_object("/build/plugins/backendbench_cuda.so"));
+  EXPECT_FALSE(bb::is_device_runtime_object("/opt/torch/lib/libtorch_cuda.so"));
+  EXPECT_FALSE(bb::is_device_runtime_object("/usr/lib/libcudnn.so.9"));
+}
