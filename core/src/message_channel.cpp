@@ -35,6 +35,40 @@ bool send_line(int sock, const std::string& line, int fd) {
   return true;
 }
 
+namespace {
+// One recvmsg into `data`, with room for eight descriptors beside it: the bytes read (-1 with
+// errno set on an error), the descriptors that came (now the caller's), and whether the message
+// or its descriptors were cut short.
+struct Received {
+  ssize_t bytes = -1;
+  std::vector<int> fds;
+  bool truncated = false;
+};
+Received receive_into(int sock, char* data, std::size_t capacity) {
+  iovec iov{data, capacity};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  Received r;
+  r.bytes = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  if (r.bytes < 0) return r;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t k = 0; k < count; ++k) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+      r.fds.push_back(fd);
+    }
+  }
+  r.truncated = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+  return r;
+}
+}  // namespace
+
 bool send_packet(int sock, const std::string& text, const std::vector<int>& fds) {
   if (fds.size() > 4 || text.size() > kMaxPacket) {
     errno = EMSGSIZE;
@@ -63,29 +97,13 @@ bool send_packet(int sock, const std::string& text, const std::vector<int>& fds)
 
 std::optional<std::pair<std::string, std::vector<UniqueFd>>> receive_packet(int sock) {
   std::string text(kMaxPacket, '\0');
-  iovec iov{text.data(), text.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  Received r;
+  while ((r = receive_into(sock, text.data(), text.size())).bytes < 0 && errno == EINTR) {
   }
   std::vector<UniqueFd> fds;
-  if (n > 0)
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (std::size_t k = 0; k < count; ++k) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-        fds.emplace_back(fd);
-      }
-    }
-  if (n <= 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) return std::nullopt;
-  text.resize(static_cast<std::size_t>(n));
+  for (int fd : r.fds) fds.emplace_back(fd);
+  if (r.bytes <= 0 || r.truncated) return std::nullopt;
+  text.resize(static_cast<std::size_t>(r.bytes));
   return std::pair{std::move(text), std::move(fds)};
 }
 
@@ -99,26 +117,11 @@ void LineReader::clear() {
 
 long LineReader::read_some() {
   char chunk[65536];
-  iovec iov{chunk, sizeof chunk};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = recvmsg(sock_, &msg, MSG_CMSG_CLOEXEC);
-  if (n < 0) return -1;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t k = 0; k < count; ++k) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-      fds_.emplace_back(buffer_.size(), fd);
-    }
-  }
-  buffer_.append(chunk, static_cast<std::size_t>(n));
-  return static_cast<long>(n);
+  const Received r = receive_into(sock_, chunk, sizeof chunk);
+  if (r.bytes < 0) return -1;
+  for (int fd : r.fds) fds_.emplace_back(buffer_.size(), fd);
+  buffer_.append(chunk, static_cast<std::size_t>(r.bytes));
+  return static_cast<long>(r.bytes);
 }
 
 std::optional<std::pair<std::string, UniqueFd>> LineReader::next_line() {
