@@ -221,11 +221,8 @@ class IsolatedExecutor final : public Executor {
     return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
   }
 
-  // `python`: forked from the warm interpreter where it is running (python_zygote.hpp); else, or
-  // where it cannot, started cold (fork and exec).
-  bool start(bool python) {
-    start_error_.clear();
-    int sock[2], output[2];
+  // A worker's protocol socket and output pipe (both ends); false with errno set.
+  static bool open_channels(int sock[2], int output[2]) {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
     if (pipe2(output, O_CLOEXEC) != 0) {
       const int saved = errno;
@@ -233,6 +230,15 @@ class IsolatedExecutor final : public Executor {
       errno = saved;
       return false;
     }
+    return true;
+  }
+
+  // `python`: forked from the warm interpreter where it is running (python_zygote.hpp); else, or
+  // where it cannot, started cold (fork and exec).
+  bool start(bool python) {
+    start_error_.clear();
+    int sock[2], output[2];
+    if (!open_channels(sock, output)) return false;
     auto close_all = [&] {
       const int saved = errno;
       for (int fd : {sock[0], sock[1], output[0], output[1]}) close(fd);
@@ -289,6 +295,14 @@ class IsolatedExecutor final : public Executor {
       trace_line({{"side", "start"}, {"what", "python_fork"}, {"ok", static_cast<bool>(forked)}, {"error", forked ? std::string() : forked.error().message},
                   {"s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
       if (forked) return adopt(static_cast<pid_t>(*forked), sock, output);
+      // A worker the interpreter forked before it failed to answer would hold copies of these:
+      // the worker started cold gets channels of its own.
+      close_all();
+      if (!open_channels(sock, output)) {
+        cgroup_.kill_all_and_remove();
+        home_.remove();
+        return false;
+      }
     }
     env.push_back(nullptr);
     const pid_t pid = fork();

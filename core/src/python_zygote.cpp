@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -96,6 +97,10 @@ bool PythonZygote::started() const {
 void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
   std::lock_guard lock(mutex_);
   if (pid_ > 0 || !error_.empty()) return;
+  if (const char* cold = std::getenv("BACKENDBENCH_COLD_PYTHON"); cold && *cold && std::strcmp(cold, "0") != 0) {
+    error_ = "BACKENDBENCH_COLD_PYTHON is set";  // diagnosis: each Python worker imports for itself
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {

@@ -290,6 +290,27 @@ TEST(PythonImpl, WorkersAreForkedFromOneWarmInterpreter) {
   EXPECT_NE(run.out.find("Python workers: PyTorch imported once"), std::string::npos) << run.out;
 }
 
+// Without the warm interpreter (it could not start, or BACKENDBENCH_COLD_PYTHON asks so), each
+// Python worker starts cold and imports for itself: the same verdicts, and the run says why.
+TEST(PythonImpl, WithoutTheWarmInterpreterWorkersStartColdWithTheSameVerdicts) {
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  setenv("BACKENDBENCH_COLD_PYTHON", "1", 1);
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--impls", "scale_torch,scale_wrong",
+                           "--correctness-only"});
+  unsetenv("BACKENDBENCH_COLD_PYTHON");
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  const auto r = e2e::read_json(logs / "results.json");
+  if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(verdicts(r, "scale__scale_torch"), "PASS PASS PASS ");
+  EXPECT_EQ(verdicts(r, "scale__scale_wrong"), "FAIL FAIL FAIL ");
+  for (const auto& line : e2e::read_jsonl(trace)) EXPECT_NE(line.value("what", ""), "python_fork") << line.dump();
+  EXPECT_EQ(r["phases"]["python_interpreter"].value("error", ""), "BACKENDBENCH_COLD_PYTHON is set") << r["phases"].dump();
+  EXPECT_NE(run.out.find("Python workers started cold (BACKENDBENCH_COLD_PYTHON is set)"), std::string::npos) << run.out;
+}
+
 // An implementation that reaches for the interpreter its worker was forked from: a descriptor of
 // it left open (a spawn request with no walls), its process (killed, or its memory written to
 // poison every later worker). None is within reach: the interpreter's socket is closed in every
