@@ -66,8 +66,9 @@ class Executor {
   virtual bool freeze(bool /*frozen*/) { return false; }
   // Starts the worker now, from the calling thread, if none is running (else the first request
   // does). A worker dies with the thread that started it (PR_SET_PDEATHSIG follows the thread,
-  // not the process): start it from a thread that outlives its use. False if it could not be
-  // started, or in-process.
+  // not the process): start it from a thread that outlives its use. (A Python worker forked from
+  // the warm interpreter dies with the thread that started the interpreter: python_zygote.hpp.)
+  // False if it could not be started, or in-process.
   virtual bool launch() { return false; }
   // The worker's processes and threads (cpu_pin.hpp); none in-process or with no worker running.
   virtual WorkerTasks tasks() { return {}; }

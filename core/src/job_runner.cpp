@@ -185,6 +185,10 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   if (!log_dir.empty()) w.spec.hidden_dirs.push_back(std::filesystem::absolute(log_dir, ec).string());
   for (const auto& d : {std::filesystem::weakly_canonical(o.root, ec), std::filesystem::path(o.worker_binary).parent_path()})
     if (!d.empty() && d != "/") w.spec.readonly_dirs.push_back(d.string());
+  // The Python packages every Python worker imports (and the warm interpreter, unwalled, imported
+  // before them): a worker run as uid 0 without capabilities could otherwise write into them.
+  for (const auto& d : python_package_dirs())
+    if (d != "/") w.spec.readonly_dirs.push_back(d);
   const auto own = library.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(library, ec);
   for (const auto& lib : libraries) {
     const auto other = std::filesystem::weakly_canonical(lib, ec);

@@ -120,6 +120,18 @@ std::string python_become_worker(const std::vector<std::string>& environment) {
   return "";
 }
 
+std::vector<std::string> python_package_path() {
+  auto* b = started_bridge();
+  std::string text(1 << 16, '\0');
+  if (!b || b->package_path(text.data(), text.size()) != 0) return {};
+  const auto j = nlohmann::json::parse(text.c_str(), nullptr, false);
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const auto& p : j)
+      if (p.is_string()) out.push_back(p.get<std::string>());
+  return out;
+}
+
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
   auto kept = kept_bridge(gen_input.string());

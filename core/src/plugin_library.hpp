@@ -55,6 +55,8 @@ void python_after_fork(bool child);
 // In the forked child, its walls up: `environment` ("NAME=value" each) becomes the process's
 // and the interpreter's. "" or why it could not.
 std::string python_become_worker(const std::vector<std::string>& environment);
+// The started interpreter's sys.path; empty where none was started.
+std::vector<std::string> python_package_path();
 
 // What a Python file defines, imported in a process of its own (the bridge's survey).
 struct PythonSurvey {

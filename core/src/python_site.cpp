@@ -120,6 +120,15 @@ std::vector<std::string> python_site_dirs() {
   return dirs;
 }
 
+std::vector<std::string> python_package_dirs() {
+  std::lock_guard lock(g_mutex);
+  std::vector<std::string> dirs;
+  if (g_site)
+    for (const auto& d : g_site->path)
+      if (!d.empty() && d.front() == '/') dirs.push_back(d);
+  return dirs;
+}
+
 void note_python_dir(const std::string& dir) {
   std::lock_guard lock(g_mutex);
   std::error_code ec;

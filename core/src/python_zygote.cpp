@@ -8,11 +8,13 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -89,9 +91,31 @@ PythonZygote& PythonZygote::get() {
   return *z;
 }
 
-bool PythonZygote::started() const {
-  std::lock_guard lock(mutex_);
-  return pid_ > 0;
+bool PythonZygote::started() const { return started_; }
+
+namespace {
+// Whether `fd` has something to read within `seconds` (a signal the host handles does not cut
+// the wait short).
+bool readable_within(int fd, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+    pollfd p{fd, POLLIN, 0};
+    const int rc = poll(&p, 1, static_cast<int>(std::max<long long>(0, left)));
+    if (rc > 0) return true;
+    if (rc == 0 || errno != EINTR) return false;
+  }
+}
+}  // namespace
+
+void PythonZygote::give_up(std::string why) {
+  error_ = std::move(why);
+  ready_ = false;
+  started_ = false;
+  if (pid_ > 0) {
+    kill(static_cast<pid_t>(-pid_), SIGKILL);
+    waitpid(static_cast<pid_t>(pid_), nullptr, 0);
+  }
 }
 
 void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
@@ -115,9 +139,17 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
   }
   // Prepared before fork: the child may not allocate.
   const std::string host_pid = std::to_string(getpid());
+  // The host's environment less what no worker gets (worker_home.hpp: the host's XDG folders);
+  // each worker then takes its own (become_worker), but the one exec'd here is what a worker's
+  // /proc/self/environ shows.
   std::vector<std::string> env_text;
-  for (char** e = environ; e && *e; ++e)
-    if (std::strncmp(*e, "LD_BIND_NOW=", 12) != 0) env_text.emplace_back(*e);
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view v(*e);
+    if (v.starts_with("LD_BIND_NOW=") || v.starts_with("XDG_CACHE_HOME=") || v.starts_with("XDG_CONFIG_HOME=") ||
+        v.starts_with("XDG_DATA_HOME=") || v.starts_with("XDG_STATE_HOME=") || v.starts_with("XDG_RUNTIME_DIR="))
+      continue;
+    env_text.emplace_back(*e);
+  }
   env_text.emplace_back("LD_BIND_NOW=1");  // as every worker: its own objects bound at load
   std::vector<char*> env;
   for (auto& e : env_text) env.push_back(e.data());
@@ -147,6 +179,7 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
   close(sv[1]);
   sock_ = sv[0];
   pid_ = pid;
+  started_ = true;
   trace_line({{"side", "start"}, {"what", "warm_interpreter"}, {"pid", pid},
               {"fork_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
 }
@@ -158,18 +191,16 @@ bool PythonZygote::wait_ready(double wait_seconds) {
     error_ = "the warm interpreter was not started";
     return false;
   }
-  pollfd p{sock_, POLLIN, 0};
-  const int rc = poll(&p, 1, static_cast<int>(wait_seconds * 1000));
-  auto reply = rc > 0 ? receive_packet(sock_) : std::nullopt;
+  const bool answered = readable_within(sock_, wait_seconds);
+  auto reply = answered ? receive_packet(sock_) : std::nullopt;
   if (!reply) {
-    error_ = rc == 0 ? fmt::format("the warm interpreter was not ready after {:.0f} s", wait_seconds)
-                     : "the warm interpreter ended while importing (see a Python worker started cold for why)";
-    kill(static_cast<pid_t>(-pid_), SIGKILL);
+    give_up(answered ? "the warm interpreter ended while importing (see a Python worker started cold for why)"
+                     : fmt::format("the warm interpreter was not ready after {:.0f} s", wait_seconds));
     return false;
   }
   const auto j = nlohmann::json::parse(reply->first, nullptr, false);
   if (!j.is_object() || !j.value("ready", false)) {
-    error_ = j.is_object() ? j.value("error", std::string("an unreadable answer")) : "an unreadable answer";
+    give_up(j.is_object() ? j.value("error", std::string("an unreadable answer")) : "an unreadable answer");
     trace_line({{"side", "start"}, {"what", "warm_interpreter_failed"}, {"error", error_}});
     return false;
   }
@@ -184,12 +215,11 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
   if (!wait_ready(wait_seconds)) return make_error(error_);
   const auto t0 = std::chrono::steady_clock::now();
   if (!send_packet(sock_, request.dump(), {protocol_fd, output_fd})) return make_error(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
-  pollfd p{sock_, POLLIN, 0};
-  auto reply = poll(&p, 1, 30000) > 0 ? receive_packet(sock_) : std::nullopt;
+  // It answers at once (a fork); one that does not is stopped or dead, and no longer asked. (A
+  // worker it forked before that is this process's child, left to end on its closed socket.)
+  auto reply = readable_within(sock_, 30) ? receive_packet(sock_) : std::nullopt;
   if (!reply) {
-    error_ = "the warm interpreter stopped answering";
-    ready_ = false;
-    kill(static_cast<pid_t>(-pid_), SIGKILL);
+    give_up("the warm interpreter stopped answering");
     return make_error(error_);
   }
   const auto j = nlohmann::json::parse(reply->first, nullptr, false);
@@ -205,7 +235,7 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
 nlohmann::json PythonZygote::summary() const {
   std::lock_guard lock(mutex_);
   if (pid_ <= 0 && error_.empty()) return nullptr;
-  if (!ready_ && !error_.empty()) return {{"error", error_}};
+  if (!ready_ && !error_.empty()) return {{"error", error_}, {"import_s", import_s_}, {"forks", forks_}};
   return {{"import_s", import_s_}, {"forks", forks_}, {"fork_s_max", fork_max_}, {"fork_s_sum", fork_sum_}};
 }
 

@@ -7,13 +7,15 @@
 // its cgroup, its namespaces (mount, network, IPC, PID), its HOME, its own user, no_new_privs.
 // The child is made with CLONE_PARENT: it is the host's child as a worker started cold is (the
 // host waits for it, signals its group, reads how it ended), never the interpreter's, and the
-// interpreter runs no implementation code at all: nothing a worker does reaches it or the next
-// worker forked from it.
+// interpreter runs no implementation code at all: what a worker does in its copy of the
+// interpreter never reaches the next worker. (What can still reach the interpreter itself, and
+// what the workers share that exec would have drawn afresh: docs/RELIABILITY.md.)
 //
 // Where the interpreter cannot be started (no PyTorch, another Python, threads running after its
 // imports), Python workers start cold, as before, and say why there.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -67,6 +69,10 @@ class PythonZygote {
   PythonZygote() = default;
   bool wait_ready(double wait_seconds);
 
+  // Kills it (and reaps it): from now on every Python worker starts cold, saying `why`.
+  void give_up(std::string why);
+
+  std::atomic<bool> started_{false};  // read without the lock: a start never waits for another's fork
   mutable std::mutex mutex_;
   int sock_ = -1;
   long pid_ = -1;

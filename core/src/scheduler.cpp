@@ -10,7 +10,12 @@ bool Scheduler::ready(std::size_t id) const {
   return std::all_of(jobs_[id].after.begin(), jobs_[id].after.end(), [&](std::size_t a) { return state_[a] == State::done; });
 }
 
-std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous) {
+int Scheduler::claimant(std::size_t id) const {
+  const auto it = claims_.find({jobs_[id].op, jobs_[id].impl});
+  return it == claims_.end() ? -1 : it->second;
+}
+
+std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous, int slot) {
   auto same_impl = [&](const Job& a, const Job& b) {
     return a.op == b.op && a.impl == b.impl;
   };
@@ -18,19 +23,27 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
   while (true) {
     if (cancelled_) return std::nullopt;
     bool pending = false;
-    std::optional<std::size_t> first;
+    // In order of preference: the previous job's implementation, this worker's claim, the first
+    // unclaimed, the first of any.
+    std::optional<std::size_t> same, claimed, unclaimed, any;
     for (std::size_t id = 0; id < jobs_.size(); ++id) {
       if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
       pending = true;
       if (!ready(id)) continue;
       if (previous && same_impl(jobs_[id], jobs_[*previous])) {
-        first = id;
+        same = id;
         break;
       }
-      if (!first) first = id;
+      const int by = slot >= 0 ? claimant(id) : -1;
+      if (by == slot && slot >= 0 && !claimed) claimed = id;
+      if (by < 0 && !unclaimed) unclaimed = id;
+      if (!any) any = id;
     }
+    const auto first = same ? same : claimed ? claimed : unclaimed ? unclaimed : any;
     if (first) {
       state_[*first] = State::running;
+      if (slot >= 0)
+        for (auto it = claims_.begin(); it != claims_.end();) it = it->second == slot ? claims_.erase(it) : std::next(it);
       return first;
     }
     if (!pending) return std::nullopt;
@@ -38,15 +51,16 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
   }
 }
 
-std::optional<std::size_t> Scheduler::next_implementation(const std::vector<std::string>& kinds, std::size_t current) {
+std::optional<std::size_t> Scheduler::next_implementation(const std::vector<std::string>& kinds, std::size_t current, int slot) {
   std::lock_guard lock(mutex_);
   if (cancelled_) return std::nullopt;
   std::optional<std::size_t> next;
   for (std::size_t id = 0; id < jobs_.size(); ++id) {
     if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
     if (jobs_[id].op == jobs_[current].op && jobs_[id].impl == jobs_[current].impl) return std::nullopt;
-    if (!next) next = id;
+    if (!next && (slot < 0 || claimant(id) < 0 || claimant(id) == slot)) next = id;
   }
+  if (next && slot >= 0) claims_[{jobs_[*next].op, jobs_[*next].impl}] = slot;
   return next;
 }
 

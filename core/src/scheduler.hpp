@@ -5,9 +5,11 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jobs.hpp"
@@ -21,13 +23,19 @@ class Scheduler {
   // The next job for a worker serving `kinds`, or nullopt once every job of those kinds has
   // been taken. Blocks while the remaining ones wait for others. A ready job of the same
   // implementation as `previous` (the worker's last job) comes first: its worker process
-  // serves it without a restart.
-  std::optional<std::size_t> take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous = std::nullopt);
+  // serves it without a restart. Then, for worker `slot` (>= 0), a ready job of the
+  // implementation it claimed (next_implementation: its spare worker is starting for it); then
+  // the first ready job that no other worker claimed; a job another worker claimed only where
+  // nothing else is ready (a worker never idles for a claim).
+  std::optional<std::size_t> take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous = std::nullopt, int slot = -1);
   void done(std::size_t job);
   // Once no job of `current`'s implementation is left waiting for `kinds`: the first waiting
-  // job of another implementation, the one take() is likely to give this worker next (another
-  // worker may take it first, or a job it waits for may finish late). Nothing is taken.
-  std::optional<std::size_t> next_implementation(const std::vector<std::string>& kinds, std::size_t current);
+  // job of another implementation, the one take() is likely to give this worker next (a job it
+  // waits for may finish late). Nothing is taken. With `slot` (>= 0), an implementation another
+  // worker claimed is passed over and the one named is claimed for `slot` until its next take():
+  // on a host of several devices each worker's spare starts for a different implementation,
+  // which that worker then gets.
+  std::optional<std::size_t> next_implementation(const std::vector<std::string>& kinds, std::size_t current, int slot = -1);
   // Stops handing out jobs (an interrupted run); take() returns nullopt from now on.
   void cancel();
 
@@ -37,8 +45,11 @@ class Scheduler {
  private:
   enum class State { waiting, running, done };
   bool ready(std::size_t id) const;
+  // The worker that claimed job `id`'s implementation, or -1.
+  int claimant(std::size_t id) const;
   std::vector<Job> jobs_;
   std::vector<State> state_;
+  std::map<std::pair<int, int>, int> claims_;  // (op, impl) -> the worker whose spare starts for it
   bool cancelled_ = false;
   std::mutex mutex_;
   std::condition_variable changed_;

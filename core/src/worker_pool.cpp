@@ -39,7 +39,7 @@ WorkerPool::WorkerPool(std::vector<WorkerSlot> slots, Scheduler& scheduler, Swee
   running_ = slots_.size();
   stats_.resize(slots_.size());
   if (slots_.empty()) events_.close();
-  for (std::size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this, i] { serve(slots_[i], stats_[i]); });
+  for (std::size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this, i] { serve(slots_[i], stats_[i], static_cast<int>(i)); });
 }
 
 WorkerPool::~WorkerPool() { join(); }
@@ -49,7 +49,7 @@ void WorkerPool::join() {
     if (t.joinable()) t.join();
 }
 
-void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
+void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats, int index) {
   stats.name = slot.name;
   WorkerStarts starts(ctx_.options.isolate);
   WorkerSet workers;
@@ -90,7 +90,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
   // implementation share a worker.
   std::pair<int, int> last{-1, -1};
   std::optional<std::size_t> previous;
-  while (auto id = scheduler_.take(slot.kinds, previous)) {
+  while (auto id = scheduler_.take(slot.kinds, previous, index)) {
     const auto t0 = std::chrono::steady_clock::now();
     const Job& job = scheduler_.job(*id);
     const std::pair<int, int> now{job.op, job.impl};
@@ -113,7 +113,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats) {
     last = now;
     previous = id;
     if (ctx_.options.isolate && !spare.held())
-      if (auto next = scheduler_.next_implementation(slot.kinds, *id);
+      if (auto next = scheduler_.next_implementation(slot.kinds, *id, index);
           next && !(stock && stock->holds(stocked_impl_key(scheduler_.job(*next).op, scheduler_.job(*next).impl, scheduler_.job(*next).device, slot.ordinal)))) {
         const Job& n = scheduler_.job(*next);
         auto worker = make_executor_();

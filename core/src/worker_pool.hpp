@@ -71,7 +71,8 @@ class WorkerPool {
   const std::vector<WorkerStats>& stats() const { return stats_; }
 
  private:
-  void serve(const WorkerSlot& slot, WorkerStats& stats);
+  // `index`: the slot's, as the scheduler knows it (its claims: scheduler.hpp).
+  void serve(const WorkerSlot& slot, WorkerStats& stats, int index);
   std::vector<WorkerStats> stats_;
   std::vector<WorkerSlot> slots_;
   Scheduler& scheduler_;

@@ -853,8 +853,24 @@ int become_worker(const char* environment, char* error, size_t error_capacity) {
   return status;
 }
 
-const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load,  returned,   release,      compile_seconds,
-                                  generate,                 survey,                   start, before_fork, after_fork, become_worker};
+int package_path(char* out, size_t out_capacity) {
+  if (!g_ready) return 1;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int status = 1;
+  if (PyObject* r = PyRun_String("__import__('json').dumps(__import__('sys').path)", Py_eval_input, PyModule_GetDict(g_glue), PyModule_GetDict(g_glue))) {
+    if (const char* text = PyUnicode_AsUTF8(r); text && std::strlen(text) < out_capacity) {
+      write_message(text, out, out_capacity);
+      status = 0;
+    }
+    Py_DECREF(r);
+  }
+  PyErr_Clear();
+  PyGILState_Release(gil);
+  return status;
+}
+
+const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load,        returned,   release,       compile_seconds, generate,
+                                  survey,                   start,                   before_fork, after_fork, become_worker, package_path};
 
 }  // namespace
 

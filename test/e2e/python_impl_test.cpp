@@ -313,9 +313,10 @@ TEST(PythonImpl, WithoutTheWarmInterpreterWorkersStartColdWithTheSameVerdicts) {
 
 // An implementation that reaches for the interpreter its worker was forked from: a descriptor of
 // it left open (a spawn request with no walls), its process (killed, or its memory written to
-// poison every later worker). None is within reach: the interpreter's socket is closed in every
-// child, its process is outside the worker's PID namespace and not dumpable; the honest
-// implementations forked after it pass, forked from it still.
+// poison every later worker), the packages it imports (written into). None is within reach: the
+// interpreter's socket is closed in every child, its process is outside the worker's PID
+// namespace and not dumpable, the Python package folders are read-only in a worker's view; the
+// honest implementations forked after it pass, forked from it still.
 TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
   const auto logs = e2e::temp_dir("logs");
   const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
@@ -331,6 +332,7 @@ TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
   ASSERT_NE(seen.find("breach: "), std::string::npos) << seen;
   EXPECT_EQ(seen.find("answered"), std::string::npos) << "a worker reached the interpreter's socket: " << seen;
   EXPECT_EQ(seen.find("OPENED"), std::string::npos) << "a worker opened the interpreter's memory: " << seen;
+  EXPECT_EQ(seen.find("packages=WRITTEN"), std::string::npos) << "a worker wrote beside PyTorch's files: " << seen;
   // Its process is out of sight in the worker's PID namespace. (Without one, a worker run as uid
   // 0 without capabilities can kill it, as any process of its uid: the Python workers after it
   // then start cold. docs/RELIABILITY.md.)

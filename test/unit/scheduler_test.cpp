@@ -107,6 +107,35 @@ TEST(Scheduler, NextImplementationNamesTheFirstWaitingJobOfAnotherImplementation
   EXPECT_EQ(s.take({"cpu"}, 1u), 4u) << "take() gives the first ready one, which is not the one named";
 }
 
+// Several workers of one kind (a host of several GPUs): each names a different implementation
+// for its spare, and then gets the one it named; a worker takes another's claim only where
+// nothing else is ready, rather than wait.
+TEST(Scheduler, EachWorkersSpareIsForAnImplementationNoOtherClaimedAndItGetsIt) {
+  bb::Scheduler s({job("cuda", 0, 0), job("cuda", 0, 1), job("cuda", 0, 2), job("cuda", 0, 3), job("cuda", 0, 4), job("cuda", 0, 5)});
+  const std::vector<std::string> cuda{"cuda"};
+  ASSERT_EQ(s.take(cuda, std::nullopt, 0), 0u);
+  ASSERT_EQ(s.take(cuda, std::nullopt, 1), 1u);
+  EXPECT_EQ(s.next_implementation(cuda, 0, 0), 2u) << "worker 0 claims implementation 2";
+  EXPECT_EQ(s.next_implementation(cuda, 1, 1), 3u) << "worker 1 passes over worker 0's claim";
+  EXPECT_EQ(s.next_implementation(cuda, 0, 0), 2u) << "a worker's own claim is named again";
+  ASSERT_EQ(s.take(cuda, std::nullopt, 2), 4u) << "a third worker takes what no one claimed";
+  EXPECT_EQ(s.take(cuda, 1u, 1), 3u) << "worker 1 gets the implementation its spare started for";
+  EXPECT_EQ(s.take(cuda, 0u, 0), 2u) << "worker 0 too";
+  // Only job 5 is left and nobody claims it: any worker takes it.
+  EXPECT_EQ(s.next_implementation(cuda, 4, 2), 5u);
+  EXPECT_EQ(s.take(cuda, 3u, 1), 5u) << "another worker's claim is taken rather than waited for";
+  EXPECT_EQ(s.take(cuda, 5u, 2), std::nullopt);
+}
+
+// Without a worker's index (the default), nothing is claimed: the first ready job, as before.
+TEST(Scheduler, WithoutAnIndexNothingIsClaimed) {
+  bb::Scheduler s({job("cpu", 0, 0), job("cpu", 0, 1), job("cpu", 0, 2)});
+  ASSERT_EQ(s.take({"cpu"}), 0u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 0), 1u);
+  EXPECT_EQ(s.next_implementation({"cpu"}, 0), 1u);
+  EXPECT_EQ(s.take({"cpu"}), 1u);
+}
+
 TEST(Scheduler, CancelEndsEveryTakeWaitingOrToCome) {
   bb::Scheduler s({job("cpu", 0, 0), job("cpu", 0, 1, {0}), job("cuda", 0, 2)});
   ASSERT_EQ(s.take({"cpu"}), 0u);

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -138,7 +139,14 @@ int python_zygote_main(long host_pid, char* role) {
                                      threads.size(), fmt::join(threads, ", "))}});
     return 1;
   }
-  say(sock, {{"ready", true}, {"import_s", import_s}, {"objects", objects}});
+  // The folders it imported from, read-only in every worker's view besides the host's list
+  // (the embedded interpreter may take other packages than the python3 the host asked).
+  std::vector<std::string> packages;
+  for (const auto& dir : python_package_path()) {
+    std::error_code ec;
+    if (!dir.empty() && dir.front() == '/' && dir != "/" && std::filesystem::exists(dir, ec)) packages.push_back(dir);
+  }
+  say(sock, {{"ready", true}, {"import_s", import_s}, {"objects", objects}, {"packages", packages}});
 
   while (true) {
     auto message = receive_packet(sock);
@@ -154,6 +162,8 @@ int python_zygote_main(long host_pid, char* role) {
       say(sock, {{"error", spec.error().message}});
       continue;
     }
+    if (!(*spec)->walls.readonly_dirs.empty())  // walls asked for: the interpreter's packages among them
+      for (const auto& dir : packages) (*spec)->walls.readonly_dirs.push_back(dir.c_str());
     python_before_fork();
     const pid_t pid = fork_as_hosts_child();
     if (pid == 0) {

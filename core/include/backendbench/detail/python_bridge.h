@@ -70,6 +70,9 @@ typedef struct bb_python_bridge {
    * replaces the process's environment, os.environ included, and Triton's cache is made
    * private to it again. Returns 0, or nonzero with the reason in `error`. */
   int (*become_worker)(const char* environment, char* error, size_t error_capacity);
+  /* The started interpreter's sys.path (a JSON list), into `out`. Returns 0, or nonzero where it
+   * was not started or the list does not fit. */
+  int (*package_path)(char* out, size_t out_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
