@@ -214,7 +214,11 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
   std::lock_guard lock(mutex_);
   if (!wait_ready(wait_seconds)) return make_error(error_);
   const auto t0 = std::chrono::steady_clock::now();
-  if (!send_packet(sock_, request.dump(), {protocol_fd, output_fd})) return make_error(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
+  if (!send_packet(sock_, request.dump(), {protocol_fd, output_fd})) {
+    if (errno == EMSGSIZE) return make_error("the worker's environment does not fit a request to the warm interpreter");  // this one only
+    give_up(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
+    return make_error(error_);
+  }
   // It answers at once (a fork); one that does not is stopped or dead, and no longer asked. (A
   // worker it forked before that is this process's child, left to end on its closed socket.)
   auto reply = readable_within(sock_, 30) ? receive_packet(sock_) : std::nullopt;
