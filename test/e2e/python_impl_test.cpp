@@ -42,6 +42,25 @@ std::string python_on_path() {
   return "";
 }
 
+// A run with its timeline (BACKENDBENCH_TRACE_BLOCKS): what it printed, its results.json and
+// the timeline's lines.
+struct TracedRun {
+  e2e::Run run;
+  nlohmann::json results;
+  std::vector<nlohmann::json> trace;
+};
+TracedRun traced_run(std::vector<std::string> args) {
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
+  args.insert(args.end(), {"--log-dir", logs.string()});
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  TracedRun t{backendbench(args), {}, {}};
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  t.results = e2e::read_json(logs / "results.json");
+  t.trace = e2e::read_jsonl(trace);
+  return t;
+}
+
 std::string verdicts(const nlohmann::json& r, const std::string& impl) {
   std::string out;
   for (const auto& t : e2e::tests_of(r, impl)) out += t["verdict"].get<std::string>() + " ";
@@ -255,13 +274,7 @@ TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
 // interpreter loaded is the plugin's side), so an honest implementation's clock audit holds
 // (IsTimedAndScoredBesideALibrary). The run's phases say what starting cost.
 TEST(PythonImpl, WorkersAreForkedFromOneWarmInterpreter) {
-  const auto logs = e2e::temp_dir("logs");
-  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
-  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
-  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--impls", "scale_torch,scale_out",
-                           "--correctness-only"});
-  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
-  const auto r = e2e::read_json(logs / "results.json");
+  const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python"), "--impls", "scale_torch,scale_out", "--correctness-only"});
   if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_EQ(verdicts(r, "scale__scale_torch"), "PASS PASS PASS ");
@@ -270,7 +283,7 @@ TEST(PythonImpl, WorkersAreForkedFromOneWarmInterpreter) {
   int interpreters = 0, forks = 0, failed_forks = 0;
   std::vector<double> loads;  // each Python implementation's first prepare: its file alone
   std::set<std::string> prepared;
-  for (const auto& line : e2e::read_jsonl(trace)) {
+  for (const auto& line : trace) {
     const std::string what = line.value("what", "");
     if (what == "warm_interpreter") ++interpreters;
     if (what == "warm_interpreter_ready") import_s = line.value("import_s", 0.0);
@@ -293,20 +306,14 @@ TEST(PythonImpl, WorkersAreForkedFromOneWarmInterpreter) {
 // Without the warm interpreter (it could not start, or BACKENDBENCH_COLD_PYTHON asks so), each
 // Python worker starts cold and imports for itself: the same verdicts, and the run says why.
 TEST(PythonImpl, WithoutTheWarmInterpreterWorkersStartColdWithTheSameVerdicts) {
-  const auto logs = e2e::temp_dir("logs");
-  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
-  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
   setenv("BACKENDBENCH_COLD_PYTHON", "1", 1);
-  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python"), "--log-dir", logs.string(), "--impls", "scale_torch,scale_wrong",
-                           "--correctness-only"});
+  const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python"), "--impls", "scale_torch,scale_wrong", "--correctness-only"});
   unsetenv("BACKENDBENCH_COLD_PYTHON");
-  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
-  const auto r = e2e::read_json(logs / "results.json");
   if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(verdicts(r, "scale__scale_torch"), "PASS PASS PASS ");
   EXPECT_EQ(verdicts(r, "scale__scale_wrong"), "FAIL FAIL FAIL ");
-  for (const auto& line : e2e::read_jsonl(trace)) EXPECT_NE(line.value("what", ""), "python_fork") << line.dump();
+  for (const auto& line : trace) EXPECT_NE(line.value("what", ""), "python_fork") << line.dump();
   EXPECT_EQ(r["phases"]["python_interpreter"].value("error", ""), "BACKENDBENCH_COLD_PYTHON is set") << r["phases"].dump();
   EXPECT_NE(run.out.find("Python workers started cold (BACKENDBENCH_COLD_PYTHON is set)"), std::string::npos) << run.out;
 }
@@ -318,12 +325,7 @@ TEST(PythonImpl, WithoutTheWarmInterpreterWorkersStartColdWithTheSameVerdicts) {
 // namespace and not dumpable, the Python package folders are read-only in a worker's view; the
 // honest implementations forked after it pass, forked from it still.
 TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
-  const auto logs = e2e::temp_dir("logs");
-  const auto trace = e2e::temp_dir("trace") / "trace.jsonl";
-  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
-  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python_interpreter"), "--log-dir", logs.string(), "--correctness-only", "-j", "1"});
-  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
-  const auto r = e2e::read_json(logs / "results.json");
+  const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python_interpreter"), "--correctness-only", "-j", "1"});
   if (auto why = python_unavailable(r); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   const auto breach = e2e::tests_of(r, "scale__scale_breach");
@@ -341,7 +343,7 @@ TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
   EXPECT_EQ(verdicts(r, "scale__scale_out"), "PASS PASS PASS ");
   EXPECT_EQ(verdicts(r, "scale__scale_torch"), "PASS PASS PASS ");
   int forks = 0, failed_forks = 0;
-  for (const auto& line : e2e::read_jsonl(trace))
+  for (const auto& line : trace)
     if (line.value("what", "") == "python_fork") (line.value("ok", false) ? forks : failed_forks) += 1;
   EXPECT_GE(forks, 3) << "the three implementations' workers";
   EXPECT_EQ(failed_forks, 0) << "every Python worker forked from the interpreter, the ones after the breach among them";
