@@ -336,7 +336,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   for (std::size_t i = 0; i < copies.size(); ++i) app.add_option(report_formats()[i].flag, copies[i], report_formats()[i].help);
   std::string devices;
   app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
-  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default 1 when timing, else half the CPUs, at most 32)")
+  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default when timing: a quarter of the physical cores, at most 8, each timed pairing on a core of its own, 1 below 8 cores; else half the CPUs, at most 32)")
       ->check(CLI::Range(1, 1024));
   std::string shard;
   app.add_option("--shard", shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");

@@ -15,6 +15,12 @@ int Scheduler::claimant(std::size_t id) const {
   return it == claims_.end() ? -1 : it->second;
 }
 
+bool Scheduler::held_elsewhere(std::size_t id, int slot) const {
+  for (const auto& [other, impl] : holding_)
+    if (other != slot && impl == std::make_pair(jobs_[id].op, jobs_[id].impl)) return true;
+  return false;
+}
+
 std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds, std::optional<std::size_t> previous, int slot) {
   auto same_impl = [&](const Job& a, const Job& b) {
     return a.op == b.op && a.impl == b.impl;
@@ -23,9 +29,12 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
   while (true) {
     if (cancelled_) return std::nullopt;
     bool pending = false;
-    // In order of preference: the previous job's implementation, this worker's claim, the first
-    // unclaimed, the first of any.
-    std::optional<std::size_t> same, claimed, unclaimed, any;
+    // In order of preference: the previous job's implementation (its worker serves it), this
+    // worker's claim (its spare starts for it), an implementation no other worker holds or
+    // claimed, of the previous job's op first (its reference's and baseline's workers serve
+    // it); then a piece of one another worker holds (this worker starts its own: the run's
+    // tail, shared out), the first of any.
+    std::optional<std::size_t> same, claimed, free_same_op, free, unclaimed, any;
     for (std::size_t id = 0; id < jobs_.size(); ++id) {
       if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
       pending = true;
@@ -37,16 +46,25 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
       const int by = slot >= 0 ? claimant(id) : -1;
       if (by == slot && slot >= 0 && !claimed) claimed = id;
       if (by < 0 && !unclaimed) unclaimed = id;
+      if (by < 0 && slot >= 0 && !held_elsewhere(id, slot)) {
+        if (!free) free = id;
+        if (previous && !free_same_op && jobs_[id].op == jobs_[*previous].op) free_same_op = id;
+      }
       if (!any) any = id;
     }
-    const auto first = same ? same : claimed ? claimed : unclaimed ? unclaimed : any;
+    const auto first = same ? same : claimed ? claimed : free_same_op ? free_same_op : free ? free : unclaimed ? unclaimed : any;
     if (first) {
       state_[*first] = State::running;
-      if (slot >= 0)
+      if (slot >= 0) {
         for (auto it = claims_.begin(); it != claims_.end();) it = it->second == slot ? claims_.erase(it) : std::next(it);
+        holding_[slot] = {jobs_[*first].op, jobs_[*first].impl};
+      }
       return first;
     }
-    if (!pending) return std::nullopt;
+    if (!pending) {
+      if (slot >= 0) holding_.erase(slot);
+      return std::nullopt;
+    }
     changed_.wait(lock);
   }
 }
@@ -54,12 +72,20 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
 std::optional<std::size_t> Scheduler::next_implementation(const std::vector<std::string>& kinds, std::size_t current, int slot) {
   std::lock_guard lock(mutex_);
   if (cancelled_) return std::nullopt;
-  std::optional<std::size_t> next;
+  // The job take() will likely give this worker next: of an implementation no other worker
+  // claimed or holds, the current job's op first; else any unclaimed one.
+  std::optional<std::size_t> same_op, free, unclaimed;
   for (std::size_t id = 0; id < jobs_.size(); ++id) {
     if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
     if (jobs_[id].op == jobs_[current].op && jobs_[id].impl == jobs_[current].impl) return std::nullopt;
-    if (!next && (slot < 0 || claimant(id) < 0 || claimant(id) == slot)) next = id;
+    const bool open = slot < 0 || claimant(id) < 0 || claimant(id) == slot;
+    if (!open) continue;
+    if (!unclaimed) unclaimed = id;
+    if (slot >= 0 && held_elsewhere(id, slot)) continue;
+    if (!free) free = id;
+    if (!same_op && jobs_[id].op == jobs_[current].op) same_op = id;
   }
+  const auto next = same_op ? same_op : free ? free : unclaimed;
   if (next && slot >= 0) claims_[{jobs_[*next].op, jobs_[*next].impl}] = slot;
   return next;
 }

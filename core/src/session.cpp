@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include "measure/cpu_pin.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -146,10 +148,17 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
 
 int cpu_worker_count(const SessionOptions& o) {
   if (o.cpu_workers > 0) return o.cpu_workers;
+  if (o.performance) {
+    // Timed CPU tests side by side, each pairing on a physical core of its own (cpu_pin.hpp): a
+    // quarter of the cores, at most 8; the rest are for the device workers' host threads, the
+    // untimed work beside them and the host. Below 8 cores, one.
+    const int cores = usable_physical_cores();
+    return cores < 8 ? 1 : std::min(8, cores / 4);
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus < 8 || o.performance) return 1;
+  if (cpus < 8) return 1;
   return std::min(32, cpus / 2);
 }
 

@@ -12,7 +12,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -113,6 +119,63 @@ TEST(CpuPin, PairingsSideBySideClaimCpusOfTheirOwn) {
   for (int cpu : held) bb::release_cpu(cpu);
   EXPECT_EQ(bb::claim_cpu(-1), usable.front());
   bb::release_cpu(usable.front());
+}
+
+// Two pairings on the hyperthreads of one core slow each other: a pairing gets a CPU whose whole
+// core is free while there is one. The topology here is made up: eight CPUs on four cores,
+// numbered as on most servers (0 and 4 share a core) and as on many VMs (0 and 1 do).
+TEST(CpuPin, APairingGetsAWholeCoreWhileOneIsFree) {
+  const std::vector<int> usable{0, 1, 2, 3, 4, 5, 6, 7};
+  auto server = [](int cpu) { return std::vector<int>{cpu % 4, cpu % 4 + 4}; };
+  auto vm = [](int cpu) { return std::vector<int>{cpu - cpu % 2, cpu - cpu % 2 + 1}; };
+  for (const auto& [name, siblings] : {std::pair{"server", std::function<std::vector<int>(int)>(server)}, std::pair{"vm", std::function<std::vector<int>(int)>(vm)}}) {
+    SCOPED_TRACE(name);
+    std::set<int> claimed;
+    std::set<std::vector<int>> cores;
+    for (int k = 0; k < 4; ++k) {
+      const int cpu = bb::choose_cpu(0, usable, siblings, claimed);
+      ASSERT_GE(cpu, 0);
+      EXPECT_TRUE(cores.insert(siblings(cpu)).second) << "CPU " << cpu << " shares a core with a pairing's";
+      claimed.insert(cpu);
+    }
+    // Every core has a pairing: the free hyperthreads next, the one asked for first.
+    const int fifth = bb::choose_cpu(-1, usable, siblings, claimed);
+    EXPECT_GE(fifth, 0);
+    EXPECT_FALSE(claimed.count(fifth));
+    const int asked = *std::find_if(usable.begin(), usable.end(), [&](int c) { return !claimed.count(c) && c != fifth; });
+    EXPECT_EQ(bb::choose_cpu(asked, usable, siblings, claimed), asked);
+  }
+  // The one asked for, where its core is free; a CPU outside the usable set never.
+  EXPECT_EQ(bb::choose_cpu(6, usable, server, {}), 6);
+  EXPECT_EQ(bb::choose_cpu(9, usable, server, {}), 0);
+  EXPECT_EQ(bb::choose_cpu(2, usable, server, {6}), 0) << "6 is 2's sibling";
+  EXPECT_EQ(bb::choose_cpu(0, {0, 1}, vm, {0, 1}), -1) << "every CPU is held";
+}
+
+TEST(CpuPin, SiblingsAreReadAsTheKernelListsThem) {
+  const auto sys = std::filesystem::temp_directory_path() / ("bb_cpu_topology_" + std::to_string(getpid()));
+  auto write = [&](int cpu, const std::string& text) {
+    std::filesystem::create_directories(sys / ("cpu" + std::to_string(cpu)) / "topology");
+    std::ofstream(sys / ("cpu" + std::to_string(cpu)) / "topology" / "thread_siblings_list") << text;
+  };
+  write(0, "0,32\n");
+  write(1, "0-1\n");
+  write(2, "2\n");
+  write(3, "0,x\n");
+  write(4, "8-9\n");  // does not name the CPU itself
+  EXPECT_EQ(bb::core_siblings(0, sys), (std::vector<int>{0, 32}));
+  EXPECT_EQ(bb::core_siblings(1, sys), (std::vector<int>{0, 1}));
+  EXPECT_EQ(bb::core_siblings(2, sys), (std::vector<int>{2}));
+  EXPECT_EQ(bb::core_siblings(3, sys), (std::vector<int>{3})) << "what cannot be read: the CPU alone";
+  EXPECT_EQ(bb::core_siblings(4, sys), (std::vector<int>{4}));
+  EXPECT_EQ(bb::core_siblings(5, sys), (std::vector<int>{5})) << "no such file";
+  std::filesystem::remove_all(sys);
+  // This machine's: every usable CPU is on some core, and cores are no more than CPUs.
+  EXPECT_GE(bb::usable_physical_cores(), 1);
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  EXPECT_LE(bb::usable_physical_cores(), CPU_COUNT(&all));
 }
 
 TEST(CpuPin, CpuSecondsCountEveryThreadAProcessRanEndedOnesIncluded) {

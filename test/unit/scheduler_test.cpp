@@ -127,6 +127,39 @@ TEST(Scheduler, EachWorkersSpareIsForAnImplementationNoOtherClaimedAndItGetsIt) 
   EXPECT_EQ(s.take(cuda, 5u, 2), std::nullopt);
 }
 
+// Four workers of one kind start at once on jobs cut into pieces and sorted costliest first
+// (the pieces of one implementation side by side): each starts on an implementation no other
+// holds, keeps to its own, and only then takes a piece of another's (the tail, shared out).
+// On four GPUs every worker had started a worker process for the same implementation.
+TEST(Scheduler, SeveralWorkersStartOnDifferentImplementationsAndKeepToTheirOwn) {
+  bb::Scheduler s({job("cuda", 0, 0), job("cuda", 0, 0), job("cuda", 0, 0), job("cuda", 0, 1), job("cuda", 0, 1),
+                   job("cuda", 1, 0), job("cuda", 1, 0)});
+  const std::vector<std::string> cuda{"cuda"};
+  ASSERT_EQ(s.take(cuda, std::nullopt, 0), 0u);
+  EXPECT_EQ(s.take(cuda, std::nullopt, 1), 3u) << "worker 1 passes over the implementation worker 0 holds";
+  EXPECT_EQ(s.take(cuda, std::nullopt, 2), 5u);
+  EXPECT_EQ(s.take(cuda, std::nullopt, 3), 1u) << "nothing is free: a piece of one another worker holds, rather than idle";
+  EXPECT_EQ(s.take(cuda, 0u, 0), 2u) << "worker 0 keeps to its implementation";
+  EXPECT_EQ(s.take(cuda, 3u, 1), 4u);
+  EXPECT_EQ(s.take(cuda, 5u, 2), 6u);
+  EXPECT_EQ(s.take(cuda, 1u, 3), std::nullopt);
+  s.done(0);
+  EXPECT_EQ(s.take(cuda, 2u, 0), std::nullopt);
+}
+
+// After an implementation, a worker goes on with another of the same op (its reference's and
+// baseline's workers serve it) before the first free one of another op; its spare is named the
+// same way.
+TEST(Scheduler, AWorkerGoesOnWithTheSameOpWhereItCan) {
+  bb::Scheduler s({job("cuda", 0, 0), job("cuda", 1, 0), job("cuda", 0, 1), job("cuda", 0, 2)});
+  const std::vector<std::string> cuda{"cuda"};
+  ASSERT_EQ(s.take(cuda, std::nullopt, 0), 0u);
+  EXPECT_EQ(s.next_implementation(cuda, 0, 0), 2u) << "op 0's next implementation, not op 1's first";
+  ASSERT_EQ(s.take(cuda, std::nullopt, 1), 1u);
+  EXPECT_EQ(s.take(cuda, 1u, 1), 3u) << "worker 1 (op 1 done) takes what is free: not worker 0's claim";
+  EXPECT_EQ(s.take(cuda, 0u, 0), 2u) << "worker 0 gets its claim, of its op";
+}
+
 // Without a worker's index (the default), nothing is claimed: the first ready job, as before.
 TEST(Scheduler, WithoutAnIndexNothingIsClaimed) {
   bb::Scheduler s({job("cpu", 0, 0), job("cpu", 0, 1), job("cpu", 0, 2)});

@@ -1,10 +1,12 @@
 #include "measure/cpu_pin.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -125,15 +127,90 @@ std::set<int> g_claimed;
 }  // namespace
 #endif
 
+std::vector<int> core_siblings(int cpu, const std::filesystem::path& sys) {
+  // "0,32", "0-1", "4": a list of CPUs and ranges.
+  std::ifstream in(sys / ("cpu" + std::to_string(cpu)) / "topology" / "thread_siblings_list");
+  std::string text;
+  std::vector<int> out;
+  if (in && std::getline(in, text)) {
+    std::istringstream items(text);
+    for (std::string item; std::getline(items, item, ',');) {
+      char* rest = nullptr;
+      const long first = std::strtol(item.c_str(), &rest, 10);
+      if (rest == item.c_str() || first < 0) return {cpu};
+      long last = first;
+      if (*rest == '-') {
+        const char* from = rest + 1;
+        last = std::strtol(from, &rest, 10);
+        if (rest == from || last < first || last - first > 4096) return {cpu};
+      }
+      while (*rest == ' ' || *rest == '\n') ++rest;
+      if (*rest != '\0') return {cpu};
+      for (long k = first; k <= last; ++k) out.push_back(static_cast<int>(k));
+    }
+  }
+  if (std::find(out.begin(), out.end(), cpu) == out.end()) return {cpu};
+  return out;
+}
+
+int choose_cpu(int preferred, const std::vector<int>& usable, const std::function<std::vector<int>(int)>& siblings,
+               const std::set<int>& claimed) {
+  auto is_usable = [&](int cpu) { return std::find(usable.begin(), usable.end(), cpu) != usable.end(); };
+  auto free = [&](int cpu) { return is_usable(cpu) && !claimed.count(cpu); };
+  auto whole_core_free = [&](int cpu) {
+    if (!free(cpu)) return false;
+    for (int s : siblings(cpu))
+      if (claimed.count(s)) return false;
+    return true;
+  };
+  if (whole_core_free(preferred)) return preferred;
+  for (int cpu : usable)
+    if (whole_core_free(cpu)) return cpu;
+  if (free(preferred)) return preferred;
+  for (int cpu : usable)
+    if (free(cpu)) return cpu;
+  return -1;
+}
+
+#if defined(__linux__)
+namespace {
+std::vector<int> usable_cpus() {
+  const auto& every = every_cpu();
+  std::vector<int> out;
+  if (every.first)
+    for (int k = 0; k < CPU_SETSIZE; ++k)
+      if (CPU_ISSET(k, &every.second)) out.push_back(k);
+  return out;
+}
+}  // namespace
+#endif
+
+int usable_physical_cores() {
+#if defined(__linux__)
+  std::set<int> seen;
+  int cores = 0;
+  for (int cpu : usable_cpus()) {
+    if (seen.count(cpu)) continue;
+    ++cores;
+    for (int s : core_siblings(cpu)) seen.insert(s);
+  }
+  return std::max(1, cores);
+#else
+  return 1;
+#endif
+}
+
 int claim_cpu(int preferred) {
 #if defined(__linux__)
-  const auto& every = every_cpu();
-  if (!every.first) return -1;
+  static const std::vector<int> usable = usable_cpus();
+  static std::map<int, std::vector<int>> siblings = [] {
+    std::map<int, std::vector<int>> m;
+    for (int cpu : usable) m[cpu] = core_siblings(cpu);
+    return m;
+  }();
   std::lock_guard<std::mutex> lock(g_claimed_mutex);
-  auto free = [&](int cpu) { return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &every.second) && !g_claimed.count(cpu); };
-  int cpu = free(preferred) ? preferred : -1;
-  for (int k = 0; cpu < 0 && k < CPU_SETSIZE; ++k)
-    if (free(k)) cpu = k;
+  const int cpu = choose_cpu(preferred, usable, [&](int c) { const auto it = siblings.find(c); return it == siblings.end() ? std::vector<int>{c} : it->second; },
+                             g_claimed);
   if (cpu >= 0) g_claimed.insert(cpu);
   return cpu;
 #else

@@ -15,6 +15,9 @@
 // read between blocks); a cpuset cgroup per worker would enforce the pin.
 #pragma once
 
+#include <filesystem>
+#include <functional>
+#include <set>
 #include <vector>
 
 namespace bb {
@@ -44,9 +47,23 @@ bool pinned_to(const std::vector<long>& threads, int cpu);
 // The CPU this thread runs on now, or -1 where that cannot be known.
 int current_cpu();
 
-// A CPU for one pairing, held until released: `preferred` if no other pairing of this process
-// holds it, else another this process may use that none holds; -1 when every one is held (with
-// -j, CPU tests are timed side by side: each pairing keeps a core of its own).
+// The CPUs that share `cpu`'s physical core (its hyperthreads), itself included, as the kernel
+// lists them under `sys` (cpuN/topology/thread_siblings_list); {cpu} where that cannot be read.
+std::vector<int> core_siblings(int cpu, const std::filesystem::path& sys = "/sys/devices/system/cpu");
+
+// Physical cores among the CPUs this process may use (hyperthreads of one core count once).
+int usable_physical_cores();
+
+// Which CPU a pairing gets, of `usable`, while `claimed` are held by others: one whose whole
+// physical core is free (no sibling held: two pairings on the hyperthreads of one core slow each
+// other by tens of percent), `preferred` if it is such a one; else, where every core has a held
+// sibling, a free CPU (`preferred` first); -1 when every one is held.
+int choose_cpu(int preferred, const std::vector<int>& usable, const std::function<std::vector<int>(int)>& siblings,
+               const std::set<int>& claimed);
+
+// A CPU for one pairing, held until released: choose_cpu over the CPUs this process may use and
+// those the pairings of this process hold (CPU tests are timed side by side on a host of many
+// cores: each pairing keeps a physical core of its own).
 int claim_cpu(int preferred);
 void release_cpu(int cpu);
 
