@@ -118,11 +118,12 @@ void declare_from_manifest(OpPlan& plan, std::vector<Implementation>& impls) {
 // Python files surveyed by one worker (the bridge's survey: PyTorch imported once, a child per
 // file): each loaded file's probe reply, by path. A file that failed there, or whose batch died,
 // is not among them (it is probed again alone).
-std::map<std::string, nlohmann::json> survey_batch(Executor& executor, const std::vector<std::string>& files, const std::string& op,
+std::map<std::string, nlohmann::json> survey_batch(Executor& executor, const std::vector<std::string>& files, const std::vector<std::string>& ops,
                                                    double probe_timeout) {
   std::map<std::string, nlohmann::json> found;
   executor.recycle();
-  ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", files}, {"op", op}}, probe_timeout * static_cast<double>(files.size()));
+  // The files import side by side: a batch takes about its slowest file's import, not their sum.
+  ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", files}, {"ops", ops}}, probe_timeout * (1.0 + 0.25 * static_cast<double>(files.size())));
   executor.recycle();
   const auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
   for (std::size_t j = 0; j < files.size() && probes.size() == files.size(); ++j)
@@ -130,40 +131,94 @@ std::map<std::string, nlohmann::json> survey_batch(Executor& executor, const std
   return found;
 }
 
+// Whether the plan imports Python file `l` of `folder` up front: every one, unless --impls
+// names others (then only those, and the reference).
+bool surveyed_up_front(const OpFolder& folder, const std::filesystem::path& l, const std::vector<std::string>& selected) {
+  if (!is_python_implementation(l)) return false;
+  const std::string stem = library_stem(l);
+  return selected.empty() || stem == folder.name + "_reference" ||
+         std::any_of(selected.begin(), selected.end(), [&](const std::string& s) { return s == stem || s == folder.name + "__" + stem; });
+}
+
+constexpr std::size_t kSurveyPerWorker = 8;  // the bridge binds 16 functions a process
+
 }  // namespace
+
+std::map<std::string, nlohmann::json> survey_sweep(const std::vector<OpFolder>& folders, Executor& executor, const PlanOptions& options) {
+  std::vector<std::string> files, ops;
+  for (const auto& f : folders)
+    if (f.error.empty())
+      for (const auto& l : f.libraries)
+        if (surveyed_up_front(f, l, options.selected)) {
+          files.push_back(l.string());
+          ops.push_back(f.name);
+        }
+  std::map<std::string, nlohmann::json> surveyed;
+  if (files.empty()) return surveyed;
+  // Batches of the bridge's size, spread over as many workers as the plan may use at once.
+  const std::size_t workers = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(1, options.parallel)), 1,
+                                                      (files.size() + kSurveyPerWorker - 1) / kSurveyPerWorker);
+  const std::size_t per = (files.size() + workers - 1) / workers;
+  std::vector<std::map<std::string, nlohmann::json>> found(workers);
+  auto batch = [&](Executor& ex, std::size_t w) {
+    const std::size_t first = w * per, last = std::min(files.size(), first + per);
+    for (std::size_t b = first; b < last; b += kSurveyPerWorker) {
+      const auto end = static_cast<std::ptrdiff_t>(std::min(last, b + kSurveyPerWorker));
+      found[w].merge(survey_batch(ex, {files.begin() + static_cast<std::ptrdiff_t>(b), files.begin() + end},
+                                  {ops.begin() + static_cast<std::ptrdiff_t>(b), ops.begin() + end}, options.probe_timeout));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < workers && options.make_executor; ++w) try {
+      threads.emplace_back([&, w] {
+        auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
+        batch(*ex, w);
+      });
+    } catch (const std::system_error&) {  // no thread: this one surveys it below
+      batch(executor, w);
+    }
+  batch(executor, 0);
+  if (!options.make_executor)
+    for (std::size_t w = 1; w < workers; ++w) batch(executor, w);
+  for (auto& t : threads) t.join();
+  for (auto& m : found) surveyed.merge(m);
+  return surveyed;
+}
 
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
   if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
   OpPlan plan;
   plan.folder = folder;
   std::map<std::string, nlohmann::json> surveyed;  // Python files already surveyed, by path
+  // The sweep's survey (under way beside this, if any): waited for once this folder needs it.
+  auto take_sweeps = [&] {
+    if (!options.surveyed) return;
+    const auto& all = options.surveyed();
+    for (const auto& l : folder.libraries)
+      if (auto it = all.find(l.string()); it != all.end()) surveyed.insert(*it);
+  };
   if (is_generator(folder.manifest)) {  // a BackendBench-py folder: its tests made into a manifest first
     // ... while its Python files are surveyed in a worker beside (both import PyTorch: one after
     // the other, they doubled the plan). Those --impls names, and the reference, only: a file
     // it leaves out is not imported at all.
     std::future<std::map<std::string, nlohmann::json>> early;
     std::vector<std::string> files;
-    for (const auto& l : folder.libraries) {
-      if (!is_python_implementation(l)) continue;
-      const std::string stem = library_stem(l);
-      const bool named = options.selected.empty() || stem == folder.name + "_reference" ||
-                         std::any_of(options.selected.begin(), options.selected.end(),
-                                     [&](const std::string& s) { return s == stem || s == folder.name + "__" + stem; });
-      if (named) files.push_back(l.string());
-    }
+    for (const auto& l : folder.libraries)
+      if (surveyed_up_front(folder, l, options.selected) && !options.surveyed) files.push_back(l.string());
     if (options.make_executor && options.parallel > 1 && files.size() > 1)
       try {
         early = std::async(std::launch::async, [&] {
           auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
-          return survey_batch(*ex, files, folder.name, options.probe_timeout);
+          return survey_batch(*ex, files, {folder.name}, options.probe_timeout);
         });
       } catch (const std::system_error&) {  // no thread: surveyed below, as any folder's
       }
     auto made = generated_manifest(folder, executor, options.seed, std::max(60.0, options.probe_timeout));
-    if (early.valid()) surveyed = early.get();
+    if (early.valid()) surveyed.merge(early.get());
     if (!made) return made.error();
     plan.folder.manifest = *made;
   }
+  take_sweeps();
   auto m = load_manifest(plan.folder.manifest, folder.name);
   if (!m) return m.error();
   if (options.seed) m->seed = *options.seed;
@@ -218,13 +273,12 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
       }
       py.push_back(k);
     }
-    constexpr std::size_t kPerWorker = 8;  // the bridge binds 16 functions a process
-    for (std::size_t first = 0; py.size() > 1 && first < py.size(); first += kPerWorker) {
+    for (std::size_t first = 0; py.size() > 1 && first < py.size(); first += kSurveyPerWorker) {
       const std::vector<std::size_t> batch(py.begin() + static_cast<std::ptrdiff_t>(first),
-                                           py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kPerWorker)));
+                                           py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kSurveyPerWorker)));
       std::vector<std::string> libraries;
       for (auto k : batch) libraries.push_back(f.libraries[k].string());
-      const auto found = survey_batch(executor, libraries, folder.name, options.probe_timeout);
+      const auto found = survey_batch(executor, libraries, {folder.name}, options.probe_timeout);
       for (auto k : batch)
         if (auto it = found.find(f.libraries[k].string()); it != found.end()) {
           outcomes[k].reply = it->second;
@@ -483,6 +537,26 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
   }
   auto executor = make_executor();
   if (!options.make_executor) options.make_executor = make_executor;
+  // Every Python file of the sweep imported at once, side by side, beside the ops' planning (a
+  // generated manifest's gen_input.py): op after op, each folder's imports (a kernel library's
+  // can take seconds) waited for the last one's.
+  const bool any_python = std::any_of(folders->begin(), folders->end(), [&](const OpFolder& f) {
+    return f.error.empty() && std::any_of(f.libraries.begin(), f.libraries.end(), [&](const auto& l) { return surveyed_up_front(f, l, options.selected); });
+  });
+  std::shared_future<std::map<std::string, nlohmann::json>> survey;
+  if (any_python) {
+    const PlanOptions survey_options = options;
+    auto run_survey = [&folders, survey_options] {
+      auto ex = survey_options.make_executor();  // made, used and ended on this thread (executor.hpp)
+      return survey_sweep(*folders, *ex, survey_options);
+    };
+    try {
+      survey = std::async(std::launch::async, run_survey).share();
+    } catch (const std::system_error&) {  // no thread: surveyed now
+      survey = std::async(std::launch::deferred, run_survey).share();
+    }
+    options.surveyed = [survey]() -> const std::map<std::string, nlohmann::json>& { return survey.get(); };
+  }
   SweepPlan out;
   for (const auto& f : *folders) {
     auto plan = plan_op(f, *executor, options);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,7 +78,16 @@ struct PlanOptions {
   // Called once the sweep is known to hold Python files, their interpreter's packages found
   // (before any of them is probed): the run starts its warm interpreter (python_zygote.hpp).
   std::function<void()> python_found;
+  // The sweep's survey of its Python files (survey_sweep), waited for where called: their probe
+  // replies by path. Unset: each folder surveys its own.
+  std::function<const std::map<std::string, nlohmann::json>&()> surveyed;
 };
+
+// Every Python file `folders` will import (those --impls names, and each reference, where it
+// names any), surveyed at once: batches of files in workers side by side, each file imported in
+// a child of its own beside the others. Their probe replies by path; a file that failed there is
+// not among them (plan_op probes it again alone).
+std::map<std::string, nlohmann::json> survey_sweep(const std::vector<OpFolder>& folders, Executor& executor, const PlanOptions& options);
 
 // Errors are manifest errors (file:line: ...); library problems land in OpPlan::failures.
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options);

@@ -187,11 +187,14 @@ Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std
   return p;
 }
 
-Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::string& op) {
+Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::vector<std::string>& ops) {
+  if (ops.size() != 1 && ops.size() != files.size()) return make_error("the Python survey needs one op, or one per file");
   auto kept = kept_bridge(files.empty() ? std::string("a Python file") : files.front());
   if (!kept) return kept.error();
+  nlohmann::json entries = nlohmann::json::array();
+  for (std::size_t k = 0; k < files.size(); ++k) entries.push_back({files[k], ops.size() == 1 ? ops.front() : ops[k]});
   std::string out(1 << 20, '\0'), error(16384, '\0');
-  if ((*kept)->bridge->survey(nlohmann::json(files).dump().c_str(), op.c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
+  if ((*kept)->bridge->survey(entries.dump().c_str(), ops.front().c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
     return make_error(error.c_str());
   const auto j = nlohmann::json::parse(out.c_str(), nullptr, false);
   if (!j.is_array() || j.size() != files.size()) return make_error("the Python survey gave no answer that could be read");

@@ -66,8 +66,9 @@ struct PythonSurvey {
   PluginInfo info;
 };
 // Every file of `files` surveyed by one interpreter that imports PyTorch once and forks a child
-// per file (so that no file's import changes what another reports). Worker side.
-Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::string& op);
+// per file, side by side (so that no file's import changes what another reports), each for its
+// op of `ops` (one per file, or one for all). Worker side.
+Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::vector<std::string>& ops);
 
 // Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
 // the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info

@@ -139,15 +139,21 @@ def load(path, op):
 def survey(files, op):
     """What each file defines, each imported in a child of this process (forked once PyTorch is
     imported here, which this process keeps to itself): no file's import can change what another
-    reports. A child that dies or fails is reported as not loaded (the host probes it again alone)."""
-    found = []
-    for path in json.loads(files):
+    reports. The children import side by side (a kernel library can take seconds to import). An
+    entry of `files` is a path (of `op`) or a [path, op] pair. A child that dies or fails is
+    reported as not loaded (the host probes it again alone)."""
+    import selectors
+    entries = [e if isinstance(e, list) else [e, op] for e in json.loads(files)]
+    children = []
+    for path, its_op in entries:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(r)
+            for other_r, _, _ in children:
+                os.close(other_r)
             try:
-                impl, ref, info = load(path, op)
+                impl, ref, info = load(path, its_op)
                 got = {"loaded": True, "has_kernel_impl": impl is not None, "has_reference": ref is not None, "info": json.loads(info)}
             except BaseException as e:
                 got = {"loaded": False, "error": "".join(traceback.format_exception(type(e), e, e.__traceback__))}
@@ -156,13 +162,25 @@ def survey(files, op):
                 data = data[os.write(w, data):]
             os._exit(0)
         os.close(w)
-        chunks = []
-        while True:
+        children.append((r, pid, []))
+    # Read every pipe as it fills: a child blocked on a full one never ends.
+    sel = selectors.DefaultSelector()
+    for k, (r, _, _) in enumerate(children):
+        sel.register(r, selectors.EVENT_READ, k)
+    open_pipes = len(children)
+    while open_pipes:
+        for key, _ in sel.select():
+            r, _, chunks = children[key.data]
             chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(r)
+            if chunk:
+                chunks.append(chunk)
+            else:
+                sel.unregister(r)
+                os.close(r)
+                open_pipes -= 1
+    sel.close()
+    found = []
+    for r, pid, chunks in children:
         os.waitpid(pid, 0)
         try:
             found.append(json.loads(b"".join(chunks)))

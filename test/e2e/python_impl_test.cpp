@@ -358,3 +358,26 @@ TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
   EXPECT_GE(forks, 3) << "the three implementations' workers";
   EXPECT_EQ(failed_forks, 0) << "every Python worker forked from the interpreter, the ones after the breach among them";
 }
+
+// The plan imports every Python file of the sweep at once, side by side (a kernel library can
+// take seconds to import: op after op, a folder of four took 51 s to plan on the GPU machine).
+// Three ops, each with an implementation that sleeps a second at import and says when: the three
+// imports overlap. `check` plans as a run does.
+TEST(PythonImpl, ThePlanImportsTheSweepsFilesSideBySide) {
+  auto run = backendbench({"check", e2e::fixture_root("python_slow_imports")});
+  std::vector<std::pair<double, double>> imports;
+  for (std::size_t at = run.out.find("; version "); at != std::string::npos; at = run.out.find("; version ", at + 1)) {
+    double began = 0, ended = 0;
+    if (std::sscanf(run.out.c_str() + at, "; version %lf-%lf", &began, &ended) == 2) imports.emplace_back(began, ended);
+  }
+  if (imports.empty() && run.out.find("PyTorch") != std::string::npos) GTEST_SKIP() << "no PyTorch for Python implementations here";
+  ASSERT_EQ(imports.size(), 3u) << run.out << run.err;
+  double last_start = 0, first_end = 1e300;
+  for (const auto& [began, ended] : imports) {
+    EXPECT_GE(ended - began, 0.9);
+    last_start = std::max(last_start, began);
+    first_end = std::min(first_end, ended);
+  }
+  EXPECT_LT(last_start, first_end) << "the three imports did not overlap: one after another\n" << run.out;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}

@@ -246,9 +246,10 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
                                          request.value("out", ""));
     return Message{body, {}};
   }
-  if (cmd == "probe_many") {  // Python files of one op: one interpreter, PyTorch imported once (plan.cpp)
+  if (cmd == "probe_many") {  // Python files: one interpreter, PyTorch imported once (plan.cpp); "ops": one per file
     nlohmann::json probes = nlohmann::json::array();
-    auto found = survey_python(request.value("libraries", std::vector<std::string>{}), request.value("op", ""));
+    const auto ops = request.contains("ops") ? request.value("ops", std::vector<std::string>{}) : std::vector<std::string>{request.value("op", "")};
+    auto found = survey_python(request.value("libraries", std::vector<std::string>{}), ops.empty() ? std::vector<std::string>{""} : ops);
     if (found)
       for (const auto& f : *found) {
         ProbeReply r;
