@@ -45,6 +45,7 @@ struct WorkerWalls {
   bool own_user = false;
   bool drop_capabilities = false;
   bool python = false;  // it serves a .py file: forked from the warm interpreter (python_zygote.hpp)
+  std::string python_file;  // that file: forked from the library interpreter of its imports, if any
 };
 
 class Executor {

@@ -139,7 +139,7 @@ class IsolatedExecutor final : public Executor {
     return kill(-pid_, frozen ? SIGSTOP : SIGCONT) == 0;
   }
 
-  bool launch() override { return pid_ > 0 || start(walls_.python); }
+  bool launch() override { return pid_ > 0 || start(walls_.python, walls_.python_file); }
 
   WorkerTasks tasks() override {
     if (pid_ <= 0) return {};
@@ -158,7 +158,7 @@ class IsolatedExecutor final : public Executor {
   ExecOutcome exchange(const nlohmann::json& request, double timeout_seconds, int fd) {
     ExecOutcome out;
     output_.clear();
-    if (pid_ <= 0 && !start(walls_.python || runs_python(request))) {
+    if (pid_ <= 0 && !start(walls_.python || runs_python(request), walls_.python_file.empty() ? served_file(request) : walls_.python_file)) {
       out.status = ExecOutcome::Status::crashed;
       out.detail = fmt::format("could not start the worker {}: {}", binary_, start_error_.empty() ? std::strerror(errno) : start_error_);
       return out;
@@ -221,6 +221,15 @@ class IsolatedExecutor final : public Executor {
     return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
   }
 
+  // The .py file a worker's first request is for (a probe, a prepare), or "".
+  static std::string served_file(const nlohmann::json& request) {
+    const std::string cmd = request.value("cmd", "");
+    const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
+    if ((cmd != "probe" && cmd != "prepare") || !target.is_object()) return "";
+    const std::string library = target.value("library", "");
+    return is_python_implementation(library) ? library : "";
+  }
+
   // A worker's protocol socket and output pipe (both ends); false with errno set.
   static bool open_channels(int sock[2], int output[2]) {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
@@ -233,9 +242,10 @@ class IsolatedExecutor final : public Executor {
     return true;
   }
 
-  // `python`: forked from the warm interpreter where it is running (python_zygote.hpp); else, or
-  // where it cannot, started cold (fork and exec).
-  bool start(bool python) {
+  // `python`: forked from the warm interpreter where it is running (python_zygote.hpp), from
+  // `python_file`'s library interpreter where it has one; else, or where it cannot, started
+  // cold (fork and exec).
+  bool start(bool python, const std::string& python_file = "") {
     start_error_.clear();
     int sock[2], output[2];
     if (!open_channels(sock, output)) return false;
@@ -291,7 +301,7 @@ class IsolatedExecutor final : public Executor {
     env.push_back(bind_now);
     if (python && PythonZygote::get().started()) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto forked = PythonZygote::get().spawn(spawn_request(walls, env, limits_.memory_bytes), sock[1], output[1], kInterpreterWait);
+      auto forked = PythonZygote::get().spawn(spawn_request(walls, env, limits_.memory_bytes), sock[1], output[1], kInterpreterWait, python_file);
       trace_line({{"side", "start"}, {"what", "python_fork"}, {"ok", static_cast<bool>(forked)}, {"error", forked ? std::string() : forked.error().message},
                   {"s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
       if (forked) return adopt(static_cast<pid_t>(*forked), sock, output);

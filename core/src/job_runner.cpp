@@ -179,6 +179,7 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   WorkerWalls w;
   w.spec.enabled = o.isolate;
   w.python = is_python_implementation(library);
+  if (w.python) w.python_file = library;
   if (!o.isolate) return w;  // in the host: no walls, and nothing to probe for them
   const auto& support = sandbox_support();
   std::error_code ec;

@@ -547,6 +547,14 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
   if (any_python) {
     const PlanOptions survey_options = options;
     auto run_survey = [&folders, survey_options] {
+      if (survey_options.python_implementations) {
+        std::vector<std::string> implementations;
+        for (const auto& f : *folders)
+          if (f.error.empty())
+            for (const auto& l : f.libraries)
+              if (surveyed_up_front(f, l, survey_options.selected) && library_stem(l) != f.name + "_reference") implementations.push_back(l.string());
+        survey_options.python_implementations(implementations);
+      }
       auto ex = survey_options.make_executor();  // made, used and ended on this thread (executor.hpp)
       return survey_sweep(*folders, *ex, survey_options);
     };

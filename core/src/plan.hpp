@@ -78,6 +78,9 @@ struct PlanOptions {
   // Called once the sweep is known to hold Python files, their interpreter's packages found
   // (before any of them is probed): the run starts its warm interpreter (python_zygote.hpp).
   std::function<void()> python_found;
+  // Called, beside the plan, with the sweep's Python implementations (not its references) before
+  // they are surveyed: the run starts their library interpreters (python_zygote.hpp).
+  std::function<void(const std::vector<std::string>& files)> python_implementations;
   // The sweep's survey of its Python files (survey_sweep), waited for where called: their probe
   // replies by path. Unset: each folder surveys its own.
   std::function<const std::map<std::string, nlohmann::json>&()> surveyed;

@@ -132,6 +132,17 @@ std::vector<std::string> python_package_path() {
   return out;
 }
 
+Expected<nlohmann::json> python_library(const std::string& function, const nlohmann::json& argument) {
+  auto* b = started_bridge();
+  if (!b) return make_error("no Python bridge");
+  std::string out(1 << 20, '\0'), error(16384, '\0');
+  if (b->library(function.c_str(), argument.dump().c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
+    return make_error(error.c_str());
+  auto j = nlohmann::json::parse(out.c_str(), nullptr, false);
+  if (j.is_discarded()) return make_error(function + ": an answer that could not be read");
+  return j;
+}
+
 std::string generate_with_python(const std::filesystem::path& gen_input, const std::vector<std::filesystem::path>& candidates,
                                  const std::string& op, uint64_t seed, const std::filesystem::path& out_dir) {
   auto kept = kept_bridge(gen_input.string());

@@ -9,6 +9,8 @@
 #include <backendbench/plugin.h>
 
 #include "dynamic_library.hpp"
+#include <nlohmann/json.hpp>
+
 #include "expected.hpp"
 
 namespace bb {
@@ -57,6 +59,9 @@ void python_after_fork(bool child);
 std::string python_become_worker(const std::vector<std::string>& environment);
 // The started interpreter's sys.path; empty where none was started.
 std::vector<std::string> python_package_path();
+// The bridge's library work in the started interpreter ("scan_imports", "preimport": the
+// bridge's header): its JSON answer, or why not.
+Expected<nlohmann::json> python_library(const std::string& function, const nlohmann::json& argument);
 
 // What a Python file defines, imported in a process of its own (the bridge's survey).
 struct PythonSurvey {

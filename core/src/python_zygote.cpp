@@ -210,7 +210,130 @@ bool PythonZygote::wait_ready(double wait_seconds) {
   return true;
 }
 
-Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds) {
+namespace {
+// A socket for one interpreter's requests, with room for a whole request (a worker's environment
+// can be large): forced where the host may, else as much as the system's limit allows.
+bool interpreter_socket(int sv[2]) {
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
+  for (int k = 0; k < 2; ++k) {
+    const int bytes = static_cast<int>(2 * kMaxPacket);
+    if (setsockopt(sv[k], SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sv[k], SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  return true;
+}
+
+// The interpreter's answer to one request on `sock`, parsed; null where none came in `seconds`.
+nlohmann::json answer(int sock, double seconds) {
+  auto reply = readable_within(sock, seconds) ? receive_packet(sock) : std::nullopt;
+  if (!reply) return nullptr;
+  auto j = nlohmann::json::parse(reply->first, nullptr, false);
+  return j.is_object() ? j : nlohmann::json{{"error", "an unreadable answer"}};
+}
+}  // namespace
+
+void PythonZygote::preload(const std::vector<std::string>& files, double wait_seconds) {
+  if (files.empty() || !started_) return;
+  std::lock_guard lock(mutex_);
+  if (!libraries_.empty() || !wait_ready(wait_seconds)) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!send_packet(sock_, nlohmann::json{{"cmd", "scan"}, {"files", files}}.dump())) {
+    give_up(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
+    return;
+  }
+  const auto scanned = answer(sock_, 30);
+  if (scanned.is_null()) {
+    give_up("the warm interpreter stopped answering");
+    return;
+  }
+  const auto imports = scanned.value("imports", nlohmann::json::object());
+  trace_line({{"side", "start"}, {"what", "library_scan"}, {"files", files.size()}, {"error", scanned.value("error", "")},
+              {"s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+  std::map<std::vector<std::string>, std::vector<std::string>> by_modules;
+  for (const auto& [file, modules] : imports.items())
+    if (modules.is_array() && !modules.empty()) by_modules[modules.get<std::vector<std::string>>()].push_back(file);
+  for (const auto& [modules, its_files] : by_modules) {
+    if (libraries_.size() >= kMaxLibraries) break;
+    int sv[2];
+    if (!interpreter_socket(sv)) break;
+    const bool sent = send_packet(sock_, nlohmann::json{{"cmd", "library"}, {"modules", modules}}.dump(), {sv[1]});
+    close(sv[1]);
+    const auto forked = sent ? answer(sock_, 30) : nlohmann::json();
+    if (!sent || forked.is_null()) {
+      close(sv[0]);
+      give_up("the warm interpreter stopped answering");
+      return;
+    }
+    const long pid = forked.value("pid", -1L);
+    if (pid <= 0) {
+      close(sv[0]);
+      continue;
+    }
+    auto lib = std::make_unique<Library>();
+    lib->sock = sv[0];
+    lib->pid = pid;
+    lib->modules = modules;
+    lib->files = its_files;
+    for (const auto& f : its_files) library_for_[f] = lib.get();
+    trace_line({{"side", "start"}, {"what", "library_interpreter"}, {"pid", pid}, {"modules", modules}, {"files", its_files}});
+    libraries_.push_back(std::move(lib));
+  }
+}
+
+Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds) {
+  std::lock_guard lock(lib.mutex);
+  auto fail = [&](std::string why) -> Expected<long> {
+    lib.error = std::move(why);
+    lib.ready = false;
+    if (lib.pid > 0) {
+      kill(static_cast<pid_t>(lib.pid), SIGKILL);
+      waitpid(static_cast<pid_t>(lib.pid), nullptr, 0);
+      lib.pid = -1;
+    }
+    trace_line({{"side", "start"}, {"what", "library_interpreter_failed"}, {"modules", lib.modules}, {"error", lib.error}});
+    return make_error(lib.error);
+  };
+  if (!lib.error.empty()) return make_error(lib.error);
+  if (!lib.ready) {
+    const auto ready = answer(lib.sock, wait_seconds);
+    if (ready.is_null()) return fail(fmt::format("its imports were not done after {:.0f} s", wait_seconds));
+    if (!ready.value("ready", false)) return fail(ready.value("error", std::string("it could not import them")));
+    lib.ready = true;
+    lib.import_s = ready.value("import_s", 0.0);
+    trace_line({{"side", "start"}, {"what", "library_interpreter_ready"}, {"modules", lib.modules}, {"import_s", lib.import_s}});
+  }
+  if (!send_packet(lib.sock, request.dump(), {protocol_fd, output_fd})) {
+    if (errno == EMSGSIZE) return make_error("the worker's environment does not fit a request to the warm interpreter");
+    return fail(fmt::format("it is gone: {}", std::strerror(errno)));
+  }
+  const auto j = answer(lib.sock, 30);
+  if (j.is_null()) return fail("it stopped answering");
+  const long pid = j.value("pid", -1L);
+  if (pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
+  ++lib.forks;
+  return pid;
+}
+
+Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file) {
+  if (!file.empty()) {
+    Library* lib = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = library_for_.find(file); it != library_for_.end()) lib = it->second;
+    }
+    if (lib) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto pid = spawn_from_library(*lib, request, protocol_fd, output_fd, wait_seconds);
+      if (pid) {
+        std::lock_guard lock(mutex_);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++forks_;
+        fork_sum_ += s;
+        fork_max_ = std::max(fork_max_, s);
+        return pid;
+      }
+      // Else from the warm interpreter: the worker imports its modules itself (and says what fails).
+    }
+  }
   std::lock_guard lock(mutex_);
   if (!wait_ready(wait_seconds)) return make_error(error_);
   const auto t0 = std::chrono::steady_clock::now();
@@ -240,7 +363,15 @@ nlohmann::json PythonZygote::summary() const {
   std::lock_guard lock(mutex_);
   if (pid_ <= 0 && error_.empty()) return nullptr;
   if (!ready_ && !error_.empty()) return {{"error", error_}, {"import_s", import_s_}, {"forks", forks_}};
-  return {{"import_s", import_s_}, {"forks", forks_}, {"fork_s_max", fork_max_}, {"fork_s_sum", fork_sum_}};
+  nlohmann::json out = {{"import_s", import_s_}, {"forks", forks_}, {"fork_s_max", fork_max_}, {"fork_s_sum", fork_sum_}};
+  for (const auto& lib : libraries_) {
+    std::lock_guard lib_lock(lib->mutex);
+    nlohmann::json l = {{"modules", lib->modules}, {"files", lib->files.size()}, {"forks", lib->forks}};
+    if (lib->ready) l["import_s"] = lib->import_s;
+    if (!lib->error.empty()) l["error"] = lib->error;
+    out["libraries"].push_back(l);
+  }
+  return out;
 }
 
 }  // namespace bb

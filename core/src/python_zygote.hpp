@@ -17,6 +17,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -56,18 +58,48 @@ class PythonZygote {
   void start(const std::string& binary, std::size_t memory_bytes);
   bool started() const;
 
+  // Library interpreters for the implementations `files` (.py): the modules each file imports
+  // from outside its own folder (a kernel library: Liger-Kernel's takes 14 s), read from its
+  // text by a fork of the warm interpreter; for each set of them that some files name exactly,
+  // a fork of the warm interpreter that imports that set once, then forks those files' workers.
+  // A worker's process thus holds what its own file imports and nothing another file named (a
+  // module with side effects at import, named by one implementation, never reaches another's
+  // worker, the reference's or the baseline's). Waits up to `wait_seconds` for the warm
+  // interpreter, not for the libraries' imports (spawn waits for those). At most
+  // kMaxLibraries; a file of none starts from the warm interpreter as before.
+  void preload(const std::vector<std::string>& files, double wait_seconds);
+  static constexpr std::size_t kMaxLibraries = 8;
+
   // A worker forked from it, with `protocol_fd` and `output_fd` (not taken) as its socket and its
   // stdout/stderr: its pid, a child of this process; or why not (the caller starts it cold).
-  // Waits up to `wait_seconds` for the interpreter's imports on the first call.
-  Expected<long> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds);
+  // Waits up to `wait_seconds` for the interpreter's imports on the first call. With `file`
+  // (the .py file the worker serves): from its library interpreter where it has one that is
+  // ready or getting ready (waited for as long); one that failed is passed over.
+  Expected<long> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file = "");
 
-  // For the run's phases: {"import_s", "forks", "fork_s_max", "fork_s_sum"} or {"error"}; null
-  // where it was never started.
+  // For the run's phases: {"import_s", "forks", "fork_s_max", "fork_s_sum", "libraries": [{
+  // "modules", "files", "import_s", "forks" | "error"}]} or {"error"}; null where it was never
+  // started.
   nlohmann::json summary() const;
 
  private:
   PythonZygote() = default;
   bool wait_ready(double wait_seconds);
+  // One library interpreter (preload); its own lock: a worker waiting for its imports holds up
+  // no other.
+  struct Library {
+    std::mutex mutex;
+    int sock = -1;
+    long pid = -1;
+    bool ready = false;
+    std::string error;
+    double import_s = 0;
+    int forks = 0;
+    std::vector<std::string> modules, files;
+  };
+  Expected<long> spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds);
+  std::vector<std::unique_ptr<Library>> libraries_;  // grown under mutex_ only before any spawn reads it
+  std::map<std::string, Library*> library_for_;      // by .py file
 
   // Kills it (and reaps it): from now on every Python worker starts cold, saying `why`.
   void give_up(std::string why);

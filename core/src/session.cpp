@@ -198,7 +198,11 @@ Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory execut
   PlanOptions options = plan_options(o);
   // Worker processes of this binary: Python's are forked from one warm interpreter, started now
   // (on this thread, which outlives them all), its imports beside the plan's other work.
-  if (!executors && o.isolate) options.python_found = [&o] { PythonZygote::get().start(o.worker_binary, o.worker_limits.memory_bytes); };
+  if (!executors && o.isolate) {
+    options.python_found = [&o] { PythonZygote::get().start(o.worker_binary, o.worker_limits.memory_bytes); };
+    // Their kernel libraries imported once each, in interpreters forked from that one.
+    options.python_implementations = [](const std::vector<std::string>& files) { PythonZygote::get().preload(files, 120); };
+  }
   return plan_sweep(sweep_selection(o), probers(o, run_executors(o, std::move(executors))), options);
 }
 

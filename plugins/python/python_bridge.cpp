@@ -188,6 +188,97 @@ def survey(files, op):
             found.append({"loaded": False, "error": "the child importing it died"})
     return json.dumps(found)
 
+def scan_imports(files):
+    """The modules each file imports from outside its own folder, read from its text (nothing of
+    it runs): `import a.b` and `from a.b import c` (and a.b.c where that is a module) whose top
+    package is installed, not the standard library's, not PyTorch or Triton (imported already),
+    and not shadowed by a file or folder of that name beside the file (which the worker would
+    import instead: its folder comes first on its sys.path). A file that cannot be read or
+    parsed names none (its worker says why)."""
+    import ast
+    import importlib.util
+    skip = set(getattr(sys, "stdlib_module_names", ())) | {"torch", "triton", "__future__"}
+    found = {}
+    for path in json.loads(files):
+        folder = os.path.dirname(os.path.abspath(path))
+        names = set()
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), path)
+            beside = set(os.listdir(folder))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    wanted = [(a.name, None) for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    wanted = [(node.module, [a.name for a in node.names if a.name != "*"])]
+                else:
+                    continue
+                for module, members in wanted:
+                    top = module.split(".")[0]
+                    if top in skip or any(e == top or e.startswith(top + ".") for e in beside):
+                        continue
+                    try:
+                        if importlib.util.find_spec(top) is None:
+                            continue
+                    except (ImportError, ValueError):
+                        continue
+                    names.add(module)
+                    for m in members or ():
+                        names.add(module + "." + m + "?")  # a submodule, if it is one
+        except Exception:
+            names = set()
+        found[path] = sorted(names)
+    return json.dumps(found)
+
+def cuda_initialised():
+    """Whether this process has initialised CUDA (a fork of it could not use the device): PyTorch's
+    own state, or the driver's (cuDeviceGetCount answers CUDA_ERROR_NOT_INITIALIZED until
+    cuInit), asked only where the driver is loaded already."""
+    try:
+        import torch
+        if torch.cuda.is_initialized():
+            return True
+    except Exception:
+        pass
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return driver.cuDeviceGetCount(ctypes.byref(count)) != 3
+
+def preimport(modules):
+    """Imports `modules` (scan_imports's names) here, in a library interpreter forked from the
+    warm one, so that each worker forked from it finds them imported. PyTorch is asked about the
+    device through NVML meanwhile (a kernel library that asks torch.cuda.is_available() at import
+    would otherwise initialise CUDA here, which no fork could then use); an interpreter that has
+    initialised CUDA anyway is refused."""
+    import importlib
+    import importlib.util
+    import time
+    began = time.time()
+    saved = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    try:
+        for name in json.loads(modules):
+            if name.endswith("?"):
+                name = name[:-1]
+                try:
+                    if importlib.util.find_spec(name) is None:
+                        continue
+                except (ImportError, ValueError, AttributeError):
+                    continue
+            importlib.import_module(name)
+    finally:
+        if saved is None:
+            os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+        else:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = saved
+    if cuda_initialised():
+        raise RuntimeError("importing them initialised CUDA in the interpreter: a worker forked from it could not use the device")
+    return json.dumps({"import_s": time.time() - began})
+
 def hook_triton():
     """Times Triton's compilations (its JIT compiles a kernel at its first launch of a new
     specialisation): reported apart, and never inside a timed call that the host did not see."""
@@ -887,8 +978,34 @@ int package_path(char* out, size_t out_capacity) {
   return status;
 }
 
+int library(const char* function, const char* argument, char* out, size_t out_capacity, char* error, size_t error_capacity) {
+  if (!g_ready) {
+    write_message("the interpreter was not started", error, error_capacity);
+    return 1;
+  }
+  if (std::strcmp(function, "scan_imports") != 0 && std::strcmp(function, "preimport") != 0) {
+    write_message(std::string("no library function ") + function, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallMethod(g_glue, function, "s", argument);
+  int status = 1;
+  if (!r) {
+    write_message(take_error(), error, error_capacity);
+  } else if (const char* text = PyUnicode_AsUTF8(r); text && std::strlen(text) < out_capacity) {
+    write_message(text, out, out_capacity);
+    status = 0;
+  } else {
+    PyErr_Clear();
+    write_message("the answer does not fit", error, error_capacity);
+  }
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+  return status;
+}
+
 const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load,        returned,   release,       compile_seconds, generate,
-                                  survey,                   start,                   before_fork, after_fork, become_worker, package_path};
+                                  survey,                   start,                   before_fork, after_fork, become_worker, package_path, library};
 
 }  // namespace
 

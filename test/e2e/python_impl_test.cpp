@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "e2e_util.hpp"
@@ -18,8 +19,8 @@ namespace {
 constexpr const char* kNoBridge = "no Python bridge";
 
 // Why this build or machine cannot run Python implementations, or "".
-std::string python_unavailable(const nlohmann::json& r) {
-  for (const auto& t : e2e::tests_of(r, "scale__scale_torch")) {
+std::string python_unavailable(const nlohmann::json& r, const std::string& impl = "scale__scale_torch") {
+  for (const auto& t : e2e::tests_of(r, impl)) {
     const std::string m = t.value("message", "");
     if (m.find("no Python bridge") != std::string::npos) return "built without python3-dev";
     if (m.find("No module named 'torch'") != std::string::npos) return "PyTorch is not importable (python3-torch)";
@@ -380,4 +381,38 @@ TEST(PythonImpl, ThePlanImportsTheSweepsFilesSideBySide) {
   }
   EXPECT_LT(last_start, first_end) << "the three imports did not overlap: one after another\n" << run.out;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// A kernel library (an installed package an implementation imports: Liger-Kernel's takes 14 s)
+// is imported once, in a library interpreter forked from the warm one, for the files that import
+// exactly that set of modules; their workers are forked from it. Attack first: scale_spread names
+// the honest implementations' library and a package that marks every process it is imported in;
+// were libraries shared by union, the honest scale_lib would find the mark and raise. A helper
+// beside the files (utils.py) is the folder's, never taken for an installed package.
+TEST(PythonImpl, AKernelLibraryIsImportedOnceForTheFilesThatNameItAndReachesNoOtherWorker) {
+  const std::string site = e2e::fixture_root("python_library_site");
+  const char* before = std::getenv("PYTHONPATH");
+  const std::string saved = before ? before : "";
+  setenv("PYTHONPATH", site.c_str(), 1);
+  const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python_library"), "--correctness-only"});
+  if (before) setenv("PYTHONPATH", saved.c_str(), 1); else unsetenv("PYTHONPATH");
+  if (auto why = python_unavailable(r, "scale__scale_plain"); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  for (const char* impl : {"scale__scale_lib", "scale__scale_lib2", "scale__scale_spread", "scale__scale_plain"})
+    EXPECT_EQ(verdicts(r, impl), "PASS PASS PASS ") << impl << ": " << first_message(r, impl);
+  const auto libraries = r["phases"]["python_interpreter"].value("libraries", nlohmann::json::array());
+  ASSERT_EQ(libraries.size(), 2u) << r["phases"].dump();
+  std::map<std::string, nlohmann::json> by_modules;
+  for (const auto& l : libraries) by_modules[l["modules"].dump()] = l;
+  const auto honest = by_modules["[\"bbfixture_slowlib\"]"];
+  const auto spread = by_modules["[\"bbfixture_patcher\",\"bbfixture_slowlib\"]"];
+  ASSERT_TRUE(honest.is_object()) << libraries.dump();
+  ASSERT_TRUE(spread.is_object()) << libraries.dump();
+  EXPECT_EQ(honest.value("files", 0), 2) << "scale_lib and scale_lib2 import the same";
+  EXPECT_EQ(spread.value("files", 0), 1);
+  EXPECT_GE(honest.value("forks", 0), 2) << "each honest implementation's worker forked from it";
+  EXPECT_GE(spread.value("forks", 0), 1);
+  EXPECT_GT(honest.value("import_s", 0.0), 0.4) << "the library's half-second import, done there";
+  EXPECT_FALSE(honest.contains("error")) << honest.dump();
+  EXPECT_EQ(libraries.dump().find("utils"), std::string::npos) << "the folder's own helper is no installed package";
 }

@@ -107,53 +107,110 @@ pid_t fork_as_hosts_child() {
 
 }  // namespace
 
-int python_zygote_main(long host_pid, char* role) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the host
-  if (host_pid > 0 && getppid() != host_pid) return 1;
-  // Not dumpable: no process without CAP_SYS_PTRACE reads or writes its memory, not even one
-  // of its uid (a worker run as uid 0 without capabilities, where there is no user to give it).
-  lock_down_worker();
-  const int sock = STDIN_FILENO;
+namespace {
 
-  // The imports, and which objects they loaded (unwatched in the workers: worker_integrity.hpp).
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::set<std::string> before = loaded_objects();
-  const std::string error = start_python_bridge();
-  const double import_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!error.empty()) {
-    say(sock, {{"ready", false}, {"error", error}});
-    return 1;
+std::set<std::string> g_interpreter_objects;  // what the imports loaded (unwatched in the workers)
+
+// A fork that reads Python files' text (the bridge's scan_imports) and answers through a pipe:
+// nothing of what it parses stays in the interpreter.
+nlohmann::json scan_in_child(const nlohmann::json& files) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return {{"error", fmt::format("pipe: {}", std::strerror(errno))}};
+  python_before_fork();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    python_after_fork(true);
+    close(pipe_fds[0]);
+    auto found = python_library("scan_imports", files);
+    const std::string text = (found ? nlohmann::json{{"imports", *found}} : nlohmann::json{{"error", found.error().message}}).dump();
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t n = write(pipe_fds[1], text.data() + at, text.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    _exit(0);
   }
-  std::set<std::string> loaded;
+  python_after_fork(false);
+  close(pipe_fds[1]);
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; pid > 0 && (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0;)
+    if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
+    else if (errno != EINTR) break;
+  close(pipe_fds[0]);
+  if (pid < 0) return {{"error", fmt::format("fork: {}", std::strerror(errno))}};
+  waitpid(pid, nullptr, 0);
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_object() ? j : nlohmann::json{{"error", "the scan ended without an answer"}};
+}
+
+// Whether the interpreter may be forked now: one thread (an import's threads stopped through
+// their fork handlers, as after PyTorch's imports); "" or why not.
+std::string single_threaded(const char* after) {
+  if (!other_threads().empty()) run_fork_handlers();
+  if (const auto threads = other_threads(); !threads.empty())
+    return fmt::format("the interpreter runs {} threads besides its own once {} imported ({}): it cannot be forked safely", threads.size(), after,
+                       fmt::join(threads, ", "));
+  return "";
+}
+
+int serve(int sock, const std::vector<std::string>& packages, char* role, bool library);
+
+// A library interpreter (python_zygote.hpp): a child of the host, forked from this one, that
+// imports `modules` and then serves spawns on `channel` for the workers of the files that import
+// them. Never returns.
+[[noreturn]] void become_library(int channel, const nlohmann::json& modules, const std::vector<std::string>& packages, char* role, long host_pid) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the host
+  if (host_pid > 0 && getppid() != host_pid) _exit(1);
+  dup2(channel, STDIN_FILENO);  // its own channel where the interpreter's was
+  close_range(3, ~0U, 0);
+  const int sock = STDIN_FILENO;
+  const std::set<std::string> before = loaded_objects();
+  auto imported = python_library("preimport", modules);
+  if (!imported) {
+    say(sock, {{"ready", false}, {"error", imported.error().message}});
+    _exit(1);
+  }
+  std::set<std::string> loaded = g_interpreter_objects;
   for (const auto& name : loaded_objects())
     if (!before.count(name)) loaded.insert(name);
-  const std::size_t objects = loaded.size();
   set_interpreter_objects(std::move(loaded));
-  // A fork keeps only the calling thread: one that an import left running would be missing,
-  // its locks held, in every worker.
-  if (!other_threads().empty()) run_fork_handlers();
-  if (const auto threads = other_threads(); !threads.empty()) {
-    say(sock, {{"ready", false},
-               {"error", fmt::format("the interpreter runs {} threads besides its own once PyTorch and Triton are imported ({}): it cannot "
-                                     "be forked safely",
-                                     threads.size(), fmt::join(threads, ", "))}});
-    return 1;
+  if (const auto why = single_threaded("its modules are"); !why.empty()) {
+    say(sock, {{"ready", false}, {"error", why}});
+    _exit(1);
   }
-  // The folders it imported from, read-only in every worker's view besides the host's list
-  // (the embedded interpreter may take other packages than the python3 the host asked).
-  std::vector<std::string> packages;
-  for (const auto& dir : python_package_path()) {
-    std::error_code ec;
-    if (!dir.empty() && dir.front() == '/' && dir != "/" && std::filesystem::exists(dir, ec)) packages.push_back(dir);
-  }
-  say(sock, {{"ready", true}, {"import_s", import_s}, {"objects", objects}, {"packages", packages}});
+  say(sock, {{"ready", true}, {"import_s", imported->value("import_s", 0.0)}});
+  _exit(serve(sock, packages, role, true));
+}
 
+// Forks a worker per "spawn" request until the host closes `sock`; the warm interpreter also
+// reads files' imports ("scan") and forks library interpreters ("library"), a library one only
+// workers.
+int serve(int sock, const std::vector<std::string>& packages, char* role, bool library) {
+  const long host_pid = getppid();
   while (true) {
     auto message = receive_packet(sock);
     if (!message) return 0;  // the host is done
     auto& [text, fds] = *message;
     const auto request = nlohmann::json::parse(text, nullptr, false);
-    if (fds.size() != 2 || !request.is_object() || request.value("cmd", "") != "spawn") {
+    const std::string cmd = request.is_object() ? request.value("cmd", "") : "";
+    if (!library && cmd == "scan" && fds.empty()) {
+      say(sock, scan_in_child(request.value("files", nlohmann::json::array())));
+      continue;
+    }
+    if (!library && cmd == "library" && fds.size() == 1) {
+      python_before_fork();
+      const pid_t pid = fork_as_hosts_child();
+      if (pid == 0) {
+        python_after_fork(true);
+        become_library(fds[0].get(), request.value("modules", nlohmann::json::array()), packages, role, host_pid);
+      }
+      const int saved = errno;
+      python_after_fork(false);
+      say(sock, pid > 0 ? nlohmann::json{{"pid", pid}} : nlohmann::json{{"error", fmt::format("fork: {}", std::strerror(saved))}});
+      continue;
+    }
+    if (fds.size() != 2 || cmd != "spawn") {
       say(sock, {{"error", "a request the warm interpreter does not know"}});
       continue;
     }
@@ -180,6 +237,46 @@ int python_zygote_main(long host_pid, char* role) {
     else
       say(sock, {{"pid", pid}});
   }
+}
+
+}  // namespace
+
+int python_zygote_main(long host_pid, char* role) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the host
+  if (host_pid > 0 && getppid() != host_pid) return 1;
+  // Not dumpable: no process without CAP_SYS_PTRACE reads or writes its memory, not even one
+  // of its uid (a worker run as uid 0 without capabilities, where there is no user to give it).
+  lock_down_worker();
+  const int sock = STDIN_FILENO;
+
+  // The imports, and which objects they loaded (unwatched in the workers: worker_integrity.hpp).
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::set<std::string> before = loaded_objects();
+  const std::string error = start_python_bridge();
+  const double import_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!error.empty()) {
+    say(sock, {{"ready", false}, {"error", error}});
+    return 1;
+  }
+  for (const auto& name : loaded_objects())
+    if (!before.count(name)) g_interpreter_objects.insert(name);
+  const std::size_t objects = g_interpreter_objects.size();
+  set_interpreter_objects(g_interpreter_objects);
+  // A fork keeps only the calling thread: one that an import left running would be missing,
+  // its locks held, in every worker.
+  if (const auto why = single_threaded("PyTorch and Triton are"); !why.empty()) {
+    say(sock, {{"ready", false}, {"error", why}});
+    return 1;
+  }
+  // The folders it imported from, read-only in every worker's view besides the host's list
+  // (the embedded interpreter may take other packages than the python3 the host asked).
+  std::vector<std::string> packages;
+  for (const auto& dir : python_package_path()) {
+    std::error_code ec;
+    if (!dir.empty() && dir.front() == '/' && dir != "/" && std::filesystem::exists(dir, ec)) packages.push_back(dir);
+  }
+  say(sock, {{"ready", true}, {"import_s", import_s}, {"objects", objects}, {"packages", packages}});
+  return serve(sock, packages, role, false);
 }
 
 }  // namespace bb

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 6
+#define BB_PYTHON_BRIDGE_VERSION 7
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -73,6 +73,11 @@ typedef struct bb_python_bridge {
   /* The started interpreter's sys.path (a JSON list), into `out`. Returns 0, or nonzero where it
    * was not started or the list does not fit. */
   int (*package_path)(char* out, size_t out_capacity);
+  /* The warm interpreter's library work (python_zygote.hpp), by `function`: "scan_imports"
+   * (`argument`: a JSON list of .py files; `out`: {file: [modules it imports from outside its
+   * folder]}, by reading them, nothing run) or "preimport" (`argument`: a JSON list of modules,
+   * imported now; `out`: {"import_s": s}). Returns 0, or nonzero with the reason in `error`. */
+  int (*library)(const char* function, const char* argument, char* out, size_t out_capacity, char* error, size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
