@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "provenance.hpp"
 #include "sandbox.hpp"
 #include "scheduler.hpp"
+#include "worker_stock.hpp"
 #include "trace.hpp"
 #include "worker_pool.hpp"
 
@@ -194,12 +196,16 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"run_id", o.run_id}};
 }
 
-Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory executors) {
+Expected<SweepPlan> plan_session(const SessionOptions& o, ExecutorFactory executors, std::function<void()> python_found) {
   PlanOptions options = plan_options(o);
+  options.python_found = python_found;
   // Worker processes of this binary: Python's are forked from one warm interpreter, started now
   // (on this thread, which outlives them all), its imports beside the plan's other work.
   if (!executors && o.isolate) {
-    options.python_found = [&o] { PythonZygote::get().start(o.worker_binary, o.worker_limits.memory_bytes); };
+    options.python_found = [&o, python_found] {
+      PythonZygote::get().start(o.worker_binary, o.worker_limits.memory_bytes);
+      if (python_found) python_found();
+    };
     // Their kernel libraries imported once each, in interpreters forked from that one.
     options.python_implementations = [](const std::vector<std::string>& files) { PythonZygote::get().preload(files, 120); };
   }
@@ -254,7 +260,9 @@ class SessionRun {
   // The ops, their libraries (each probed in a worker), references and baselines; told to the
   // reporters, the unusable ones first.
   Expected<SweepPlan> plan() {
-    auto planned = plan_session(o_, given_);
+    // A plan with Python files waits seconds for PyTorch's import: the GPUs are described beside
+    // it instead of after it.
+    auto planned = plan_session(o_, given_, [this] { describe_devices_early(); });
     if (!planned) return planned;
     for (const auto& u : planned->unusable) op_planned(report_of(u));
     for (const auto& p : planned->ops) op_planned(report_of(p));
@@ -280,18 +288,55 @@ class SessionRun {
     return tests;
   }
 
+  // Whether the peaks' cache (`known`) holds any device of `kind`'s: a probe of it then measures
+  // nothing (unless its device is another one).
+  bool peaks_known(const nlohmann::json& known, const std::string& kind) const {
+    if (!o_.performance) return true;
+    for (const auto& [key, entry] : known.items())
+      if (key.find("|" + kind + "|") != std::string::npos) return true;
+    return false;
+  }
+  nlohmann::json device_probe(const std::string& kind, const nlohmann::json& known_peaks) const {
+    return {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o_.performance}, {"known_peaks", known_peaks}};
+  }
+
+  // The device kinds this machine has (a driver's device node), described while the plan waits
+  // for Python's imports: their probes, on a thread of their own, for describe_devices. Not where
+  // a probe would measure the device's peaks (nothing may run beside that), nor in-process.
+  void describe_devices_early() {
+    if (!o_.isolate || given_ || early_devices_.valid()) return;
+    const nlohmann::json known_peaks = o_.performance ? read_device_peaks() : nlohmann::json::object();
+    std::vector<std::string> kinds;
+    for (const char* kind : {"cuda", "hip"})
+      if (might_have_device(kind) && peaks_known(known_peaks, kind)) kinds.push_back(kind);
+    if (kinds.empty()) return;
+    std::map<std::string, nlohmann::json> probes;
+    for (const auto& kind : kinds) probes[kind] = device_probe(kind, known_peaks);
+    try {
+      early_devices_ = std::async(std::launch::async, [probes, make = make_prober_] {
+        std::map<std::string, ExecOutcome> out;
+        auto executor = make();  // made, used and ended on this thread (executor.hpp)
+        for (const auto& [kind, probe] : probes) {
+          executor->recycle();
+          out[kind] = executor->execute(probe, 120.0);
+        }
+        executor->recycle();
+        return out;
+      });
+    } catch (const std::system_error&) {  // no thread: described after the plan, as before
+    }
+  }
+
   // What each device kind the tests use offers, asked of a worker once (the host never touches
   // a GPU), while the first jobs' workers start into `stock` beside it.
   void describe_devices(SweepContext& ctx, const std::vector<TestSpec>& tests, std::map<std::string, DeviceKind>& kinds, WorkerStock& stock) {
     // A device's peaks are measured on a quiet device: where the cache knows none of this
     // kind's, the probe will measure them, and nothing starts beside it.
     const nlohmann::json known_peaks = o_.performance ? read_device_peaks() : nlohmann::json::object();
-    auto peaks_known = [&](const std::string& kind) {
-      if (!o_.performance) return true;
-      for (const auto& [key, entry] : known_peaks.items())
-        if (key.find("|" + kind + "|") != std::string::npos) return true;
-      return false;
-    };
+    auto peaks_known = [&](const std::string& kind) { return this->peaks_known(known_peaks, kind); };
+    // Those described beside the plan; one whose probe measured the peaks after all (another
+    // device than the cache's) is asked again, on a quiet device.
+    std::map<std::string, ExecOutcome> early = early_devices_.valid() ? early_devices_.get() : std::map<std::string, ExecOutcome>{};
     if (o_.isolate) {
       stock_first_workers(stock, ctx, tests, make_executor_, peaks_known);
       ctx.stock = &stock;
@@ -300,11 +345,18 @@ class SessionRun {
     for (const auto& t : tests) {
       const std::string& kind = ctx.plans[t.op].impls[t.impl].device;
       if (kind.empty() || kinds.count(kind)) continue;
-      executor->recycle();
       // The probe cannot write the peaks' cache from behind its walls: the host gives it what
       // the cache knows and keeps what it measured (device_peak.hpp).
-      const nlohmann::json probe = {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o_.performance}, {"known_peaks", known_peaks}};
-      ExecOutcome out = executor->execute(probe, 120.0);
+      const nlohmann::json probe = device_probe(kind, known_peaks);
+      ExecOutcome out;
+      if (auto it = early.find(kind);
+          it != early.end() && it->second.status == ExecOutcome::Status::ok && !device_kind_from_json(it->second.reply).measured_now()) {
+        out = std::move(it->second);
+        trace_line({{"side", "session"}, {"what", "devices_described_early"}, {"kind", kind}});
+      } else {
+        executor->recycle();
+        out = executor->execute(probe, 120.0);
+      }
       if (out.status == ExecOutcome::Status::ok && stock.size() > 0 && device_kind_from_json(out.reply).measured_now()) {
         // Measured beside the stock's workers making their contexts (the cache knew another
         // device of this kind): measured again on a quiet device.
@@ -482,6 +534,7 @@ class SessionRun {
   RunRecord run_;
   const std::vector<Reporter*>& reporters_;
   const ExecutorFactory given_, make_executor_, make_prober_;
+  std::future<std::map<std::string, ExecOutcome>> early_devices_;  // describe_devices_early's probes
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point phase_start_ = started_;
   std::vector<std::size_t> order_;  // each result's place in the sweep
