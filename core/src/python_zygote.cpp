@@ -294,8 +294,14 @@ Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::js
   };
   if (!lib.error.empty()) return make_error(lib.error);
   if (!lib.ready) {
-    const auto ready = answer(lib.sock, wait_seconds);
-    if (ready.is_null()) return fail(fmt::format("its imports were not done after {:.0f} s", wait_seconds));
+    // Never waited for: a worker asked for before its imports are done is forked from the warm
+    // interpreter and imports them itself (as it would without one), the later ones from here.
+    // (A library whose import starts threads or initialises CUDA is refused once done: its
+    // worker had waited for nothing.)
+    (void)wait_seconds;
+    if (!readable_within(lib.sock, 0)) return make_error("its library interpreter is still importing");
+    const auto ready = answer(lib.sock, 0);
+    if (ready.is_null()) return fail("it ended while importing");
     if (!ready.value("ready", false)) return fail(ready.value("error", std::string("it could not import them")));
     lib.ready = true;
     lib.import_s = ready.value("import_s", 0.0);

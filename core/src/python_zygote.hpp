@@ -73,8 +73,9 @@ class PythonZygote {
   // A worker forked from it, with `protocol_fd` and `output_fd` (not taken) as its socket and its
   // stdout/stderr: its pid, a child of this process; or why not (the caller starts it cold).
   // Waits up to `wait_seconds` for the interpreter's imports on the first call. With `file`
-  // (the .py file the worker serves): from its library interpreter where it has one that is
-  // ready or getting ready (waited for as long); one that failed is passed over.
+  // (the .py file the worker serves): from its library interpreter where it has one whose
+  // imports are done (never waited for: a worker asked for earlier imports for itself, as does
+  // every worker of one that failed).
   Expected<long> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file = "");
 
   // For the run's phases: {"import_s", "forks", "fork_s_max", "fork_s_sum", "libraries": [{

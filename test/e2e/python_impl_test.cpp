@@ -410,9 +410,11 @@ TEST(PythonImpl, AKernelLibraryIsImportedOnceForTheFilesThatNameItAndReachesNoOt
   ASSERT_TRUE(spread.is_object()) << libraries.dump();
   EXPECT_EQ(honest.value("files", 0), 2) << "scale_lib and scale_lib2 import the same";
   EXPECT_EQ(spread.value("files", 0), 1);
-  EXPECT_GE(honest.value("forks", 0), 2) << "each honest implementation's worker forked from it";
+  // A worker asked for before its library's imports are done imports for itself (never waits):
+  // the plan's survey takes longer than these imports, so the jobs' workers are forked from it.
+  EXPECT_GE(honest.value("forks", 0), 1) << "the honest implementations' workers forked from it";
   EXPECT_GE(spread.value("forks", 0), 1);
-  EXPECT_GT(honest.value("import_s", 0.0), 0.4) << "the library's half-second import, done there";
+  EXPECT_GT(honest.value("import_s", 0.0), 0.25) << "the library's import, done there";
   EXPECT_FALSE(honest.contains("error")) << honest.dump();
   EXPECT_EQ(libraries.dump().find("utils"), std::string::npos) << "the folder's own helper is no installed package";
 }
