@@ -546,17 +546,19 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
   std::shared_future<std::map<std::string, nlohmann::json>> survey;
   if (any_python) {
     const PlanOptions survey_options = options;
-    auto run_survey = [&folders, survey_options] {
+    // The folders by value: the last reference to this task (in `options`, a parameter) waits for
+    // it after this function's locals are gone.
+    auto run_survey = [folders = *folders, survey_options] {
       if (survey_options.python_implementations) {
         std::vector<std::string> implementations;
-        for (const auto& f : *folders)
+        for (const auto& f : folders)
           if (f.error.empty())
             for (const auto& l : f.libraries)
               if (surveyed_up_front(f, l, survey_options.selected) && library_stem(l) != f.name + "_reference") implementations.push_back(l.string());
         survey_options.python_implementations(implementations);
       }
       auto ex = survey_options.make_executor();  // made, used and ended on this thread (executor.hpp)
-      return survey_sweep(*folders, *ex, survey_options);
+      return survey_sweep(folders, *ex, survey_options);
     };
     try {
       survey = std::async(std::launch::async, run_survey).share();

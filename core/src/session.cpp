@@ -1,7 +1,5 @@
 #include "session.hpp"
 
-#include "measure/cpu_pin.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,6 +24,7 @@
 #include "python_zygote.hpp"
 #include "host_load.hpp"
 #include "library_store.hpp"
+#include "measure/cpu_pin.hpp"
 #include "provenance.hpp"
 #include "sandbox.hpp"
 #include "scheduler.hpp"
