@@ -895,14 +895,9 @@ int generate(const char* gen_input, const char* candidates, const char* op, uint
   return status;
 }
 
-int survey(const char* files, const char* op, char* out, size_t out_capacity, char* error, size_t error_capacity) {
-  std::string why;
-  if (!start_python(why)) {
-    write_message(why, error, error_capacity);
-    return 1;
-  }
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* r = PyObject_CallMethod(g_glue, "survey", "ss", files, op);
+// A glue function's string result `r` (taken) into `out`: 0; or nonzero with why in `error` (its
+// exception, or `what` not fitting). The GIL held.
+int text_answer(PyObject* r, const char* what, char* out, size_t out_capacity, char* error, size_t error_capacity) {
   int status = 1;
   if (!r) {
     write_message(take_error(), error, error_capacity);
@@ -910,9 +905,21 @@ int survey(const char* files, const char* op, char* out, size_t out_capacity, ch
     write_message(text, out, out_capacity);
     status = 0;
   } else {
-    write_message("the survey's answer does not fit", error, error_capacity);
+    PyErr_Clear();
+    write_message(std::string(what) + " does not fit", error, error_capacity);
   }
   Py_XDECREF(r);
+  return status;
+}
+
+int survey(const char* files, const char* op, char* out, size_t out_capacity, char* error, size_t error_capacity) {
+  std::string why;
+  if (!start_python(why)) {
+    write_message(why, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  const int status = text_answer(PyObject_CallMethod(g_glue, "survey", "ss", files, op), "the survey's answer", out, out_capacity, error, error_capacity);
   PyGILState_Release(gil);
   return status;
 }
@@ -988,18 +995,7 @@ int library(const char* function, const char* argument, char* out, size_t out_ca
     return 1;
   }
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* r = PyObject_CallMethod(g_glue, function, "s", argument);
-  int status = 1;
-  if (!r) {
-    write_message(take_error(), error, error_capacity);
-  } else if (const char* text = PyUnicode_AsUTF8(r); text && std::strlen(text) < out_capacity) {
-    write_message(text, out, out_capacity);
-    status = 0;
-  } else {
-    PyErr_Clear();
-    write_message("the answer does not fit", error, error_capacity);
-  }
-  Py_XDECREF(r);
+  const int status = text_answer(PyObject_CallMethod(g_glue, function, "s", argument), "the answer", out, out_capacity, error, error_capacity);
   PyGILState_Release(gil);
   return status;
 }
