@@ -106,6 +106,17 @@ bool readable_within(int fd, double seconds) {
     if (rc == 0 || errno != EINTR) return false;
   }
 }
+// A socket for one interpreter's requests, with room for a whole request (a worker's environment
+// can be large): forced where the host may, else as much as the system's limit allows.
+bool interpreter_socket(int sv[2]) {
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
+  for (int k = 0; k < 2; ++k) {
+    const int bytes = static_cast<int>(2 * kMaxPacket);
+    if (setsockopt(sv[k], SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sv[k], SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  return true;
+}
+
 }  // namespace
 
 void PythonZygote::give_up(std::string why) {
@@ -126,16 +137,10 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+  int sv[2];  // a request that does not fit starts its worker cold
+  if (!interpreter_socket(sv)) {
     error_ = fmt::format("no socket for the warm interpreter: {}", std::strerror(errno));
     return;
-  }
-  // Room for a whole request (a worker's environment can be large): forced where the host may,
-  // else as much as the system's limit allows; a request that does not fit starts its worker cold.
-  for (int fd : {sv[0], sv[1]}) {
-    const int bytes = static_cast<int>(2 * kMaxPacket);
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
   }
   // Prepared before fork: the child may not allocate.
   const std::string host_pid = std::to_string(getpid());
@@ -211,17 +216,6 @@ bool PythonZygote::wait_ready(double wait_seconds) {
 }
 
 namespace {
-// A socket for one interpreter's requests, with room for a whole request (a worker's environment
-// can be large): forced where the host may, else as much as the system's limit allows.
-bool interpreter_socket(int sv[2]) {
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
-  for (int k = 0; k < 2; ++k) {
-    const int bytes = static_cast<int>(2 * kMaxPacket);
-    if (setsockopt(sv[k], SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sv[k], SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
-  }
-  return true;
-}
-
 // The interpreter's answer to one request on `sock`, parsed; null where none came in `seconds`.
 nlohmann::json answer(int sock, double seconds) {
   auto reply = readable_within(sock, seconds) ? receive_packet(sock) : std::nullopt;
@@ -279,7 +273,7 @@ void PythonZygote::preload(const std::vector<std::string>& files, double wait_se
   }
 }
 
-Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds) {
+Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd) {
   std::lock_guard lock(lib.mutex);
   auto fail = [&](std::string why) -> Expected<long> {
     lib.error = std::move(why);
@@ -298,7 +292,6 @@ Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::js
     // interpreter and imports them itself (as it would without one), the later ones from here.
     // (A library whose import starts threads or initialises CUDA is refused once done: its
     // worker had waited for nothing.)
-    (void)wait_seconds;
     if (!readable_within(lib.sock, 0)) return make_error("its library interpreter is still importing");
     const auto ready = answer(lib.sock, 0);
     if (ready.is_null()) return fail("it ended while importing");
@@ -328,13 +321,10 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
     }
     if (lib) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto pid = spawn_from_library(*lib, request, protocol_fd, output_fd, wait_seconds);
+      auto pid = spawn_from_library(*lib, request, protocol_fd, output_fd);
       if (pid) {
         std::lock_guard lock(mutex_);
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++forks_;
-        fork_sum_ += s;
-        fork_max_ = std::max(fork_max_, s);
+        count_fork(t0);
         return pid;
       }
       // Else from the warm interpreter: the worker imports its modules itself (and says what fails).
@@ -350,19 +340,22 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
   }
   // It answers at once (a fork); one that does not is stopped or dead, and no longer asked. (A
   // worker it forked before that is this process's child, left to end on its closed socket.)
-  auto reply = readable_within(sock_, 30) ? receive_packet(sock_) : std::nullopt;
-  if (!reply) {
+  const auto j = answer(sock_, 30);
+  if (j.is_null()) {
     give_up("the warm interpreter stopped answering");
     return make_error(error_);
   }
-  const auto j = nlohmann::json::parse(reply->first, nullptr, false);
-  const long pid = j.is_object() ? j.value("pid", -1L) : -1L;
-  if (pid <= 0) return make_error(j.is_object() ? j.value("error", std::string("no worker forked")) : "an unreadable answer");
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const long pid = j.value("pid", -1L);
+  if (pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
+  count_fork(t0);
+  return pid;
+}
+
+void PythonZygote::count_fork(std::chrono::steady_clock::time_point asked) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
   ++forks_;
   fork_sum_ += s;
   fork_max_ = std::max(fork_max_, s);
-  return pid;
 }
 
 nlohmann::json PythonZygote::summary() const {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -65,8 +66,8 @@ class PythonZygote {
   // A worker's process thus holds what its own file imports and nothing another file named (a
   // module with side effects at import, named by one implementation, never reaches another's
   // worker, the reference's or the baseline's). Waits up to `wait_seconds` for the warm
-  // interpreter, not for the libraries' imports (spawn waits for those). At most
-  // kMaxLibraries; a file of none starts from the warm interpreter as before.
+  // interpreter, never for the libraries' imports (nor does spawn). At most kMaxLibraries; a
+  // file of none starts from the warm interpreter as before.
   void preload(const std::vector<std::string>& files, double wait_seconds);
   static constexpr std::size_t kMaxLibraries = 8;
 
@@ -86,8 +87,7 @@ class PythonZygote {
  private:
   PythonZygote() = default;
   bool wait_ready(double wait_seconds);
-  // One library interpreter (preload); its own lock: a worker waiting for its imports holds up
-  // no other.
+  // One library interpreter (preload); its own lock: a fork from one holds up no other.
   struct Library {
     std::mutex mutex;
     int sock = -1;
@@ -98,7 +98,9 @@ class PythonZygote {
     int forks = 0;
     std::vector<std::string> modules, files;
   };
-  Expected<long> spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds);
+  Expected<long> spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd);
+  // A worker forked, asked for at `asked` (its time, in the summary's figures); under mutex_.
+  void count_fork(std::chrono::steady_clock::time_point asked);
   std::vector<std::unique_ptr<Library>> libraries_;  // grown under mutex_ only before any spawn reads it
   std::map<std::string, Library*> library_for_;      // by .py file
 
