@@ -16,6 +16,7 @@
 #include "plugin_library.hpp"
 #include "provenance.hpp"
 #include "python_site.hpp"
+#include "trace.hpp"
 
 namespace bb {
 
@@ -117,16 +118,38 @@ void declare_from_manifest(OpPlan& plan, std::vector<Implementation>& impls) {
 
 // Python files surveyed by one worker (the bridge's survey: PyTorch imported once, a child per
 // file): each loaded file's probe reply, by path. A file that failed there, or whose batch died,
-// is not among them (it is probed again alone).
-std::map<std::string, nlohmann::json> survey_batch(Executor& executor, const std::vector<std::string>& files, const std::vector<std::string>& ops,
-                                                   double probe_timeout) {
+// is not among them (it is probed again alone). With `read`, each file's text is read first
+// (nothing of it runs, no PyTorch: a kernel library can take seconds to import) and only those
+// whose text does not say for certain what they define are imported.
+std::map<std::string, nlohmann::json> survey_batch(Executor& executor, std::vector<std::string> files, std::vector<std::string> ops, double probe_timeout,
+                                                   bool read) {
   std::map<std::string, nlohmann::json> found;
-  executor.recycle();
+  auto ask = [&](const char* cmd, double timeout) {
+    executor.recycle();
+    ExecOutcome out = executor.execute({{"cmd", cmd}, {"libraries", files}, {"ops", ops}}, timeout);
+    executor.recycle();
+    auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
+    return probes.size() == files.size() ? probes : nlohmann::json::array();
+  };
+  if (read && !files.empty()) {
+    const auto probes = ask("read_many", probe_timeout);
+    std::vector<std::string> left, left_ops;
+    for (std::size_t j = 0; j < files.size(); ++j) {
+      if (j < probes.size() && probes[j].is_object() && probes[j].value("loaded", false)) {
+        found[files[j]] = probes[j];
+        continue;
+      }
+      left.push_back(files[j]);
+      if (ops.size() > 1) left_ops.push_back(ops[j]);
+    }
+    if (tracing()) trace_line({{"side", "plan"}, {"what", "python_read"}, {"files", files.size()}, {"to_import", left.size()}});
+    files = std::move(left);
+    if (ops.size() > 1) ops = std::move(left_ops);
+    if (files.empty()) return found;
+  }
   // The files import side by side: a batch takes about its slowest file's import, not their sum.
-  ExecOutcome out = executor.execute({{"cmd", "probe_many"}, {"libraries", files}, {"ops", ops}}, probe_timeout * (1.0 + 0.25 * static_cast<double>(files.size())));
-  executor.recycle();
-  const auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
-  for (std::size_t j = 0; j < files.size() && probes.size() == files.size(); ++j)
+  const auto probes = ask("probe_many", probe_timeout * (1.0 + 0.25 * static_cast<double>(files.size())));
+  for (std::size_t j = 0; j < probes.size(); ++j)
     if (probes[j].is_object() && probes[j].value("loaded", false)) found[files[j]] = probes[j];
   return found;
 }
@@ -165,7 +188,7 @@ std::map<std::string, nlohmann::json> survey_sweep(const std::vector<OpFolder>& 
     for (std::size_t b = first; b < last; b += kSurveyPerWorker) {
       const auto end = static_cast<std::ptrdiff_t>(std::min(last, b + kSurveyPerWorker));
       found[w].merge(survey_batch(ex, {files.begin() + static_cast<std::ptrdiff_t>(b), files.begin() + end},
-                                  {ops.begin() + static_cast<std::ptrdiff_t>(b), ops.begin() + end}, options.probe_timeout));
+                                  {ops.begin() + static_cast<std::ptrdiff_t>(b), ops.begin() + end}, options.probe_timeout, options.read_python));
     }
   };
   std::vector<std::thread> threads;
@@ -209,7 +232,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
       try {
         early = std::async(std::launch::async, [&] {
           auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
-          return survey_batch(*ex, files, {folder.name}, options.probe_timeout);
+          return survey_batch(*ex, files, {folder.name}, options.probe_timeout, options.read_python);
         });
       } catch (const std::system_error&) {  // no thread: surveyed below, as any folder's
       }
@@ -278,7 +301,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
                                            py.begin() + static_cast<std::ptrdiff_t>(std::min(py.size(), first + kSurveyPerWorker)));
       std::vector<std::string> libraries;
       for (auto k : batch) libraries.push_back(f.libraries[k].string());
-      const auto found = survey_batch(executor, libraries, {folder.name}, options.probe_timeout);
+      const auto found = survey_batch(executor, libraries, {folder.name}, options.probe_timeout, options.read_python);
       for (auto k : batch)
         if (auto it = found.find(f.libraries[k].string()); it != found.end()) {
           outcomes[k].reply = it->second;
@@ -544,19 +567,26 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
     return f.error.empty() && std::any_of(f.libraries.begin(), f.libraries.end(), [&](const auto& l) { return surveyed_up_front(f, l, options.selected); });
   });
   std::shared_future<std::map<std::string, nlohmann::json>> survey;
+  std::shared_future<void> python_implementations;
+  if (any_python && options.python_implementations) {
+    std::vector<std::string> implementations;
+    for (const auto& f : *folders)
+      if (f.error.empty())
+        for (const auto& l : f.libraries)
+          if (surveyed_up_front(f, l, options.selected) && library_stem(l) != f.name + "_reference") implementations.push_back(l.string());
+    try {
+      python_implementations = std::async(std::launch::async, [called = options.python_implementations, implementations] {
+                                 called(implementations);
+                               }).share();
+    } catch (const std::system_error&) {  // no thread: called now
+      options.python_implementations(implementations);
+    }
+  }
   if (any_python) {
     const PlanOptions survey_options = options;
     // The folders by value: the last reference to this task (in `options`, a parameter) waits for
     // it after this function's locals are gone.
     auto run_survey = [folders = *folders, survey_options] {
-      if (survey_options.python_implementations) {
-        std::vector<std::string> implementations;
-        for (const auto& f : folders)
-          if (f.error.empty())
-            for (const auto& l : f.libraries)
-              if (surveyed_up_front(f, l, survey_options.selected) && library_stem(l) != f.name + "_reference") implementations.push_back(l.string());
-        survey_options.python_implementations(implementations);
-      }
       auto ex = survey_options.make_executor();  // made, used and ended on this thread (executor.hpp)
       return survey_sweep(folders, *ex, survey_options);
     };
@@ -568,6 +598,7 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
     options.surveyed = [survey]() -> const std::map<std::string, nlohmann::json>& { return survey.get(); };
   }
   SweepPlan out;
+  out.python_implementations = python_implementations;
   for (const auto& f : *folders) {
     auto plan = plan_op(f, *executor, options);
     if (!plan) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -78,12 +79,18 @@ struct PlanOptions {
   // Called once the sweep is known to hold Python files, their interpreter's packages found
   // (before any of them is probed): the run starts its warm interpreter (python_zygote.hpp).
   std::function<void()> python_found;
-  // Called, beside the plan, with the sweep's Python implementations (not its references) before
-  // they are surveyed: the run starts their library interpreters (python_zygote.hpp).
+  // Called on a thread of its own, beside the plan and its survey, with the sweep's Python
+  // implementations (not its references): the run starts their library interpreters
+  // (python_zygote.hpp). SweepPlan::python_implementations waits for it.
   std::function<void(const std::vector<std::string>& files)> python_implementations;
   // The sweep's survey of its Python files (survey_sweep), waited for where called: their probe
   // replies by path. Unset: each folder surveys its own.
   std::function<const std::map<std::string, nlohmann::json>&()> surveyed;
+  // The survey reads each Python file's text first and imports only those whose text does not
+  // say for certain what they define (a run: a file that then fails to import is each of its
+  // tests' ERROR, with the traceback). Unset: every file imported (`check`: it says which do not
+  // import).
+  bool read_python = false;
 };
 
 // Every Python file `folders` will import (those --impls names, and each reference, where it
@@ -114,6 +121,10 @@ struct SweepPlan {
   std::vector<UnusableOp> unusable;  // by name
   // An op or a library that could not be used (the run exits 2).
   bool any_unusable() const;
+  // PlanOptions::python_implementations, called beside the plan (it waits for the warm
+  // interpreter's imports, which nothing of the plan needs where the files' text says what they
+  // define): the last copy of the plan waits for it.
+  std::shared_future<void> python_implementations;
 };
 
 // The one planning of a sweep, for the run, --list and check: the root's ops, the selected

@@ -198,21 +198,47 @@ Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std
   return p;
 }
 
+namespace {
+
+// The bridge's entries for `files`, each for its op of `ops` (one per file, or one for all).
+nlohmann::json survey_entries(const std::vector<std::string>& files, const std::vector<std::string>& ops) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (std::size_t k = 0; k < files.size(); ++k) entries.push_back({files[k], ops.size() == 1 ? ops.front() : ops[k]});
+  return entries;
+}
+
+PythonSurvey survey_of(const nlohmann::json& e) {
+  return {e.value("loaded", false), e.value("error", ""), e.value("has_kernel_impl", false), e.value("has_reference", false),
+          python_info(e.value("info", nlohmann::json::object()))};
+}
+
+}  // namespace
+
 Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::vector<std::string>& ops) {
   if (ops.size() != 1 && ops.size() != files.size()) return make_error("the Python survey needs one op, or one per file");
   auto kept = kept_bridge(files.empty() ? std::string("a Python file") : files.front());
   if (!kept) return kept.error();
-  nlohmann::json entries = nlohmann::json::array();
-  for (std::size_t k = 0; k < files.size(); ++k) entries.push_back({files[k], ops.size() == 1 ? ops.front() : ops[k]});
   std::string out(1 << 20, '\0'), error(16384, '\0');
-  if ((*kept)->bridge->survey(entries.dump().c_str(), ops.front().c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
+  if ((*kept)->bridge->survey(survey_entries(files, ops).dump().c_str(), ops.front().c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
     return make_error(error.c_str());
   const auto j = nlohmann::json::parse(out.c_str(), nullptr, false);
   if (!j.is_array() || j.size() != files.size()) return make_error("the Python survey gave no answer that could be read");
   std::vector<PythonSurvey> found;
-  for (const auto& e : j)
-    found.push_back({e.value("loaded", false), e.value("error", ""), e.value("has_kernel_impl", false), e.value("has_reference", false),
-                     python_info(e.value("info", nlohmann::json::object()))});
+  for (const auto& e : j) found.push_back(survey_of(e));
+  return found;
+}
+
+Expected<std::vector<std::optional<PythonSurvey>>> read_python(const std::vector<std::string>& files, const std::vector<std::string>& ops) {
+  if (ops.size() != 1 && ops.size() != files.size()) return make_error("the Python survey needs one op, or one per file");
+  auto kept = kept_bridge(files.empty() ? std::string("a Python file") : files.front());
+  if (!kept) return kept.error();
+  std::string out(1 << 20, '\0'), error(16384, '\0');
+  if ((*kept)->bridge->read(survey_entries(files, ops).dump().c_str(), out.data(), out.size(), error.data(), error.size()) != 0)
+    return make_error(error.c_str());
+  const auto j = nlohmann::json::parse(out.c_str(), nullptr, false);
+  if (!j.is_array() || j.size() != files.size()) return make_error("the Python files' reading gave no answer that could be read");
+  std::vector<std::optional<PythonSurvey>> found;
+  for (const auto& e : j) found.push_back(e.is_object() ? std::optional<PythonSurvey>(survey_of(e)) : std::nullopt);
   return found;
 }
 

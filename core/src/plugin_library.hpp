@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct PythonSurvey {
 // per file, side by side (so that no file's import changes what another reports), each for its
 // op of `ops` (one per file, or one for all). Worker side.
 Expected<std::vector<PythonSurvey>> survey_python(const std::vector<std::string>& files, const std::vector<std::string>& ops);
+// The same, read from each file's text (nothing of it runs, PyTorch is not imported): an entry
+// where the text says it for certain, nullopt where the file must be imported to say.
+Expected<std::vector<std::optional<PythonSurvey>>> read_python(const std::vector<std::string>& files, const std::vector<std::string>& ops);
 
 // Loads `path` and resolves `<op>_kernel_impl`, `<op>_reference` and the info record. Errors:
 // the library cannot be loaded (see DynamicLibrary), it exports neither entry point, or its info

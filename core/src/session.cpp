@@ -100,6 +100,7 @@ PlanOptions plan_options(const SessionOptions& o) {
   p.seed = o.seed;
   p.random_cases = o.random_cases;
   p.selected = o.impls;
+  p.read_python = true;
   if (o.isolate) {  // libraries probed side by side, each in a worker of its own
     p.probe_timeout = std::min(p.probe_timeout, o.test_timeout);
     p.parallel = static_cast<int>(std::clamp(usable_cores(), 1u, 8u));

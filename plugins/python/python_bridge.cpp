@@ -188,6 +188,78 @@ def survey(files, op):
             found.append({"loaded": False, "error": "the child importing it died"})
     return json.dumps(found)
 
+_DYNAMIC = ("globals(", "setattr(", "exec(", "eval(", "__dict__", "vars(", "sys.modules", "__getattr__", "import *", "__builtins__")
+
+def read_definitions(files):
+    """What each file defines, read from its text (nothing of it runs, PyTorch is not imported):
+    the survey's answer where the text says it for certain, else None (the file is imported to
+    be surveyed). Certain: each of the op's two functions is a top-level, undecorated `def` that
+    nothing else in the file binds, or a name the text never mentions; BACKENDBENCH_INFO a
+    literal dict assigned once at the top level and named nowhere else, or never mentioned; and nothing that could make
+    names at import (globals(), setattr, exec, a module __getattr__, `import *`, ...). An entry of
+    `files` is a [path, op] pair."""
+    found = []
+    for path, op in json.loads(files):
+        try:
+            found.append(_read_one(path, op))
+        except Exception:
+            found.append(None)
+    return json.dumps(found)
+
+def _read_one(path, op):
+    import ast
+    with open(path, "rb") as f:
+        source = f.read()
+    text = source.decode("utf-8", "replace")
+    if any(word in text for word in _DYNAMIC):
+        return None
+    tree = ast.parse(source, path)
+    bindings = {}
+    def bind(name, node):
+        bindings.setdefault(name, []).append(node)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name, node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                bind((a.asname or a.name).split(".")[0], node)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bind(node.id, node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bind(name, node)
+        elif isinstance(node, ast.arg):
+            bind(node.arg, node)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bind(node.name, node)
+        elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
+            bind(node.name, node)
+        elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
+            bind(node.rest, node)
+    got = {"loaded": True, "read": True}
+    for symbol, key in ((op + "_kernel_impl", "has_kernel_impl"), (op + "_reference", "has_reference")):
+        if symbol not in text:
+            got[key] = False
+            continue
+        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == symbol and not n.decorator_list]
+        if len(defs) != 1 or bindings.get(symbol) != defs:
+            return None
+        got[key] = True
+    info = {}
+    if text.count("BACKENDBENCH_INFO") > 1:
+        return None  # changed after it is made, perhaps: imported
+    if "BACKENDBENCH_INFO" in text:
+        assigned = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and n.targets[0].id == "BACKENDBENCH_INFO"]
+        if len(assigned) != 1 or bindings.get("BACKENDBENCH_INFO") != [assigned[0].targets[0]]:
+            return None
+        value = ast.literal_eval(assigned[0].value)
+        if not isinstance(value, dict):
+            return None  # imported: its error says what it must be
+        info = {k: value[k] for k in ("devices", "dtypes", "version") if k in value}
+    got["info"] = info
+    return got
+
 def scan_imports(files):
     """The modules each file imports from outside its own folder, read from its text (nothing of
     it runs): `import a.b` and `from a.b import c` (and a.b.c where that is a module) whose top
@@ -248,18 +320,66 @@ def cuda_initialised():
     count = ctypes.c_int(0)
     return driver.cuDeviceGetCount(ctypes.byref(count)) != 3
 
+def _device_answer():
+    """What torch.cuda.is_available() and device_count() answer on this machine, asked in a child
+    of this process through NVML: NVML leaves a thread behind (a process with it cannot be
+    forked safely) and the CUDA driver's own count initialises CUDA (a fork could not use it).
+    None where the child gave no answer."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+            import torch
+            data = json.dumps([bool(torch.cuda.is_available()), int(torch.cuda.device_count())]).encode()
+        except BaseException:
+            data = b"null"
+        try:
+            os.write(w, data)
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        got = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return got if isinstance(got, list) and len(got) == 2 else None
+
 def preimport(modules):
     """Imports `modules` (scan_imports's names) here, in a library interpreter forked from the
-    warm one, so that each worker forked from it finds them imported. PyTorch is asked about the
-    device through NVML meanwhile (a kernel library that asks torch.cuda.is_available() at import
-    would otherwise initialise CUDA here, which no fork could then use); an interpreter that has
-    initialised CUDA anyway is refused."""
+    warm one, so that each worker forked from it finds them imported. A kernel library that asks
+    torch.cuda.is_available() (or device_count()) at import gets the machine's answer, asked
+    once in a child (_device_answer): asked here, it would leave this interpreter with CUDA
+    initialised or NVML's thread, and no fork of it could be a worker. Arrow's allocator is kept
+    from starting its background thread (a package that imports pyarrow, as transformers
+    does, would otherwise leave one). An interpreter that has initialised CUDA or kept a thread
+    anyway is refused (the host checks the threads)."""
     import importlib
     import importlib.util
     import time
     began = time.time()
-    saved = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
-    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    import torch
+    answer = _device_answer()
+    importing = [True]
+    originals = (torch.cuda.is_available, torch.cuda.device_count)
+    if answer is not None:
+        def is_available():
+            return answer[0] if importing[0] else originals[0]()
+        def device_count():
+            return answer[1] if importing[0] else originals[1]()
+        torch.cuda.is_available, torch.cuda.device_count = is_available, device_count
+    saved = os.environ.get("JE_ARROW_MALLOC_CONF")
+    if saved is None:
+        os.environ["JE_ARROW_MALLOC_CONF"] = "background_thread:false"
     try:
         for name in json.loads(modules):
             if name.endswith("?"):
@@ -271,10 +391,11 @@ def preimport(modules):
                     continue
             importlib.import_module(name)
     finally:
+        # What a module kept of the two answers the machine's own from now on.
+        importing[0] = False
+        torch.cuda.is_available, torch.cuda.device_count = originals
         if saved is None:
-            os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
-        else:
-            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = saved
+            os.environ.pop("JE_ARROW_MALLOC_CONF", None)
     if cuda_initialised():
         raise RuntimeError("importing them initialised CUDA in the interpreter: a worker forked from it could not use the device")
     return json.dumps({"import_s": time.time() - began})
@@ -634,10 +755,10 @@ std::string take_error() {
   return text;
 }
 
-// Starts the interpreter once: its glue, the packages of the interpreter the host names
-// (BB_PYTHON_ENV) or of `python3` on the PATH, and PyTorch. Called without the GIL.
-bool start_python(std::string& error) {
-  if (g_ready) return true;
+// The interpreter and its glue, once, nothing imported besides (the survey's reading of files
+// needs no more). Called without the GIL; returns with it released.
+bool start_glue(std::string& error) {
+  if (g_glue) return true;
   if (!g_start_error.empty()) {
     error = g_start_error;
     return false;
@@ -658,13 +779,27 @@ bool start_python(std::string& error) {
     return false;
   }
   g_glue = module;
+  PyEval_SaveThread();
+  return true;
+}
+
+// Starts the interpreter once: its glue, the packages of the interpreter the host names
+// (BB_PYTHON_ENV) or of `python3` on the PATH, and PyTorch. Called without the GIL.
+bool start_python(std::string& error) {
+  if (g_ready) return true;
+  if (!start_glue(error)) return false;
+  if (!g_start_error.empty()) {
+    error = g_start_error;
+    return false;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
   const char* python = std::getenv(BB_PYTHON_ENV);
   const char* site = std::getenv(BB_PYTHON_SITE_ENV);
   PyObject* call = PyObject_CallMethod(g_glue, "start", "sOs", python ? python : "", python && *python ? Py_True : Py_False, site ? site : "");
   if (!call || !PyFunction_Check(call)) {
     g_start_error = error = take_error();
     Py_XDECREF(call);
-    PyEval_SaveThread();
+    PyGILState_Release(gil);
     return false;
   }
   g_call = call;
@@ -673,7 +808,7 @@ bool start_python(std::string& error) {
   Py_XINCREF(g_call_code);
   Py_XINCREF(g_call_defaults);
   g_ready = true;
-  PyEval_SaveThread();  // calls take the GIL where they run
+  PyGILState_Release(gil);  // calls take the GIL where they run
   return true;
 }
 
@@ -924,6 +1059,19 @@ int survey(const char* files, const char* op, char* out, size_t out_capacity, ch
   return status;
 }
 
+int read(const char* files, char* out, size_t out_capacity, char* error, size_t error_capacity) {
+  std::string why;
+  if (!start_glue(why)) {
+    write_message(why, error, error_capacity);
+    return 1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  const int status =
+      text_answer(PyObject_CallMethod(g_glue, "read_definitions", "s", files), "the files' reading", out, out_capacity, error, error_capacity);
+  PyGILState_Release(gil);
+  return status;
+}
+
 int start(char* error, size_t error_capacity) {
   std::string why;
   if (!start_python(why)) {
@@ -1001,7 +1149,8 @@ int library(const char* function, const char* argument, char* out, size_t out_ca
 }
 
 const bb_python_bridge kBridge = {sizeof(bb_python_bridge), BB_PYTHON_BRIDGE_VERSION, load,        returned,   release,       compile_seconds, generate,
-                                  survey,                   start,                   before_fork, after_fork, become_worker, package_path, library};
+                                  survey,                   start,                   before_fork, after_fork, become_worker, package_path, library,
+                                  read};
 
 }  // namespace
 

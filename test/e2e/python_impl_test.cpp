@@ -109,9 +109,11 @@ TEST(PythonImpl, EachGetsItsVerdictBesideTheLibraries) {
   EXPECT_EQ(verdicts(r, "scale__scale_good"), "PASS PASS PASS ");
   EXPECT_EQ(verdicts(r, "scale__scale_wrong"), "FAIL FAIL FAIL ");
   // scale_meddle.py rewrites json.dumps when imported, to make the files imported after it seem
-  // HIP-only: each file is surveyed in a process of its own, so the others still run (above);
-  // the rewrite reaches its own report only.
-  EXPECT_EQ(verdicts(r, "scale__scale_meddle"), "SKIPPED SKIPPED SKIPPED ");
+  // HIP-only: a run's survey reads the files' text (nothing of them runs), so the others still
+  // run (above), and so does it; where files are imported to be surveyed (`check`, a file whose
+  // text does not say), each is imported in a process of its own, and the rewrite reaches its
+  // own report only (PythonImpl.AMeddlingImportReachesOnlyItsOwnSurvey).
+  EXPECT_EQ(verdicts(r, "scale__scale_meddle"), "PASS PASS PASS ");
   EXPECT_EQ(verdicts(r, "scale__scale_raise"), "ERROR ERROR ERROR ");
   EXPECT_NE(first_message(r, "scale__scale_raise").find("Traceback"), std::string::npos) << first_message(r, "scale__scale_raise");
   EXPECT_NE(first_message(r, "scale__scale_raise").find("scale_raise.py\", line 3"), std::string::npos) << first_message(r, "scale__scale_raise");
@@ -126,6 +128,18 @@ TEST(PythonImpl, EachGetsItsVerdictBesideTheLibraries) {
   EXPECT_TRUE(e2e::tests_of(r, "scale__scale_syntax").empty());
   EXPECT_NE(run.err.find("scale_syntax.py\", line 2"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("SyntaxError"), std::string::npos) << run.err;
+}
+
+// Where the files are imported to be surveyed (`check` imports every one), each is imported in a
+// process of its own: scale_meddle.py's rewrite of json.dumps (which would make every file
+// imported after it seem HIP-only) reaches its own report only.
+TEST(PythonImpl, AMeddlingImportReachesOnlyItsOwnSurvey) {
+  auto run = backendbench({"check", e2e::fixture_root("python")});
+  if (run.out.find("scale__scale_torch: cpu") == std::string::npos && run.out.find("PyTorch") != std::string::npos)
+    GTEST_SKIP() << "no PyTorch for Python implementations here";
+  EXPECT_NE(run.out.find("scale__scale_meddle: declares devices hip"), std::string::npos) << run.out;
+  for (const char* other : {"scale__scale_out: cpu", "scale__scale_torch: cpu", "scale__scale_wrong: cpu"})
+    EXPECT_NE(run.out.find(other), std::string::npos) << other << "\n" << run.out;
 }
 
 // A .py and a .so implementation of one op, timed against the same baseline, scored side by side.
@@ -417,4 +431,37 @@ TEST(PythonImpl, AKernelLibraryIsImportedOnceForTheFilesThatNameItAndReachesNoOt
   EXPECT_GT(honest.value("import_s", 0.0), 0.25) << "the library's import, done there";
   EXPECT_FALSE(honest.contains("error")) << honest.dump();
   EXPECT_EQ(libraries.dump().find("utils"), std::string::npos) << "the folder's own helper is no installed package";
+}
+
+// A run's plan reads each Python file's text and imports only the files whose text does not say
+// for certain what they define: an implementation whose import takes three seconds (a kernel
+// library's takes fifteen) costs the plan nothing; one whose import fails is each test's ERROR,
+// with the traceback, from its worker; one that makes its function at import is imported to be
+// surveyed. `check` still imports every file, and says which cannot be used.
+TEST(PythonImpl, ARunsPlanReadsTheFilesTextAndImportsOnlyWhatItCannotRead) {
+  const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python_plan_reads"), "--correctness-only"});
+  if (auto why = python_unavailable(r, "twice__twice_slow"); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(verdicts(r, "twice__twice_slow"), "PASS PASS ") << first_message(r, "twice__twice_slow");
+  EXPECT_EQ(verdicts(r, "twice__twice_made"), "PASS PASS ") << first_message(r, "twice__twice_made");
+  EXPECT_EQ(verdicts(r, "twice__twice_broken"), "ERROR ERROR ");
+  const std::string broken = first_message(r, "twice__twice_broken");
+  EXPECT_NE(broken.find("twice_broken: its kernel library is not installed"), std::string::npos) << broken;
+  EXPECT_NE(broken.find("twice_broken.py\", line 8"), std::string::npos) << broken;
+  // twice_made.py is imported (in a worker forked from the warm interpreter, once its imports
+  // are done): the plan waits for that, never for twice_slow.py's three seconds.
+  const double interpreter_s = r["phases"]["python_interpreter"].value("import_s", 0.0);
+  EXPECT_LT(r["phases"].value("plan_s", 99.0), interpreter_s + 2.0) << "the plan waited for twice_slow.py's import\n" << r["phases"].dump();
+  std::size_t read = 0, imported = 0;
+  for (const auto& l : trace)
+    if (l.value("what", "") == "python_read") {
+      read += l.value("files", std::size_t{0});
+      imported += l.value("to_import", std::size_t{0});
+    }
+  EXPECT_EQ(read, 4u) << "the reference and three implementations";
+  EXPECT_EQ(imported, 1u) << "twice_made.py only";
+
+  auto checked = backendbench({"check", e2e::fixture_root("python_plan_reads")});
+  EXPECT_EQ(checked.exit_code, 2) << checked.out << checked.err;
+  EXPECT_NE((checked.out + checked.err).find("twice_broken: its kernel library is not installed"), std::string::npos) << checked.out << checked.err;
 }

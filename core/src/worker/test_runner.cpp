@@ -246,20 +246,29 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
                                          request.value("out", ""));
     return Message{body, {}};
   }
-  if (cmd == "probe_many") {  // Python files: one interpreter, PyTorch imported once (plan.cpp); "ops": one per file
+  // Python files: one interpreter, PyTorch imported once, a child importing each (probe_many);
+  // or their text read, nothing run (read_many: null where a file must be imported to say).
+  // "ops": one per file (plan.cpp).
+  if (cmd == "probe_many" || cmd == "read_many") {
+    auto probe_of = [](const PythonSurvey& f) {
+      ProbeReply r;
+      r.loaded = f.loaded;
+      r.error = f.error;
+      r.has_kernel_impl = f.has_kernel_impl;
+      r.has_reference = f.has_reference;
+      r.info = f.info;
+      return to_json(r);
+    };
     nlohmann::json probes = nlohmann::json::array();
-    const auto ops = request.contains("ops") ? request.value("ops", std::vector<std::string>{}) : std::vector<std::string>{request.value("op", "")};
-    auto found = survey_python(request.value("libraries", std::vector<std::string>{}), ops.empty() ? std::vector<std::string>{""} : ops);
-    if (found)
-      for (const auto& f : *found) {
-        ProbeReply r;
-        r.loaded = f.loaded;
-        r.error = f.error;
-        r.has_kernel_impl = f.has_kernel_impl;
-        r.has_reference = f.has_reference;
-        r.info = f.info;
-        probes.push_back(to_json(r));
-      }
+    auto ops = request.contains("ops") ? request.value("ops", std::vector<std::string>{}) : std::vector<std::string>{request.value("op", "")};
+    if (ops.empty()) ops = {""};
+    const auto files = request.value("libraries", std::vector<std::string>{});
+    if (cmd == "read_many") {
+      if (auto found = read_python(files, ops))
+        for (const auto& f : *found) probes.push_back(f ? probe_of(*f) : nlohmann::json());
+    } else if (auto found = survey_python(files, ops)) {
+      for (const auto& f : *found) probes.push_back(probe_of(f));
+    }
     return Message{{{"probes", probes}}, {}};
   }
   if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 7
+#define BB_PYTHON_BRIDGE_VERSION 8
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -78,6 +78,11 @@ typedef struct bb_python_bridge {
    * folder]}, by reading them, nothing run) or "preimport" (`argument`: a JSON list of modules,
    * imported now; `out`: {"import_s": s}). Returns 0, or nonzero with the reason in `error`. */
   int (*library)(const char* function, const char* argument, char* out, size_t out_capacity, char* error, size_t error_capacity);
+  /* What each of `files` (a JSON list of [file, op] pairs) defines, read from its text: nothing
+   * of it runs and PyTorch is not imported. `out` gets a JSON list with, for each file, the
+   * survey's entry (with "read": true) where its text says for certain, else null (the file must
+   * be imported to be surveyed). Returns 0, or nonzero with the reason in `error`. */
+  int (*read)(const char* files, char* out, size_t out_capacity, char* error, size_t error_capacity);
 } bb_python_bridge;
 
 typedef const bb_python_bridge* (*bb_python_bridge_fn)(void);
