@@ -10,7 +10,8 @@
 # cold timing against Nsight Compute and do_bench (scripts/bench_gpu_timing.sh). python: the
 # Python implementations of myop and vector_add, and a BackendBench-py folder on the GPU. pytests:
 # the PythonImpl.* end-to-end tests; bbpy: BackendBench-py's folder through both (bench_bbpy.sh);
-# pystarts: what Python workers cost to start (bench_python_starts.sh).
+# pystarts: what Python workers cost to start (bench_python_starts.sh). liger: a folder of real
+# Triton kernels (bench_liger_ops.sh; Liger-Kernel's source carried as .liger/src).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-logs}"
@@ -57,6 +58,7 @@ for step in ${STEPS:-micro attacks self gputests}; do
             done ;;
     pytests) timeout "${PY_TESTS_TIMEOUT:-200}" $b/bb_e2e_tests --gtest_filter="${PY_FILTER:-PythonImpl.*}" > "$out/pytests.txt" 2>&1 ;;
     bbpy) OUT="$out/bbpy" BUILD_DIR=$b timeout "${BBPY_TIMEOUT:-300}" scripts/bench_bbpy.sh > "$out/bbpy.txt" 2>&1 ;;
+    liger) OUT="$out/liger" BUILD_DIR=$b RUNS="${LIGER_RUNS:-warm empty}" timeout "${LIGER_TIMEOUT:-400}" scripts/bench_liger_ops.sh > "$out/liger.txt" 2>&1 ;;
     pystarts) OUT="$out/pystarts" BUILD_DIR=$b timeout "${PYSTARTS_TIMEOUT:-200}" scripts/bench_python_starts.sh > "$out/pystarts.txt" 2>&1 ;;
     ncu) timeout "${NCU_TIMEOUT:-400}" scripts/bench_gpu_timing.sh $b /tmp/ncu > "$out/ncu.txt" 2>&1 ;;
     catalogue) timeout "${CATALOGUE_TIMEOUT:-500}" scripts/sweep_catalogue.sh $b /tmp/cat > "$out/catalogue.txt" 2>&1; cp /tmp/cat/sweep.log "$out/" ;;

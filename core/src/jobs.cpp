@@ -84,6 +84,7 @@ std::vector<Job> make_jobs(const std::vector<TestSpec>& runnable, const std::vec
         j.impl = runnable[q].impl;
         j.repeat = runnable[q].repeat;
         j.device = dev;
+        j.deferred = plans[j.op].impls[j.impl].imports_packages;
       }
       j.tests.push_back(runnable[q]);
       j.cost += runnable[q].cost;

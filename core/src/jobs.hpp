@@ -40,6 +40,9 @@ struct Job {
   std::vector<TestSpec> tests;     // what to run
   std::vector<std::size_t> after;  // jobs that must finish first (none from make_jobs today)
   double cost = 0;
+  // Taken only where no other job of its device kinds is left to take: an implementation whose
+  // kernel library is imported meanwhile (Implementation::imports_packages).
+  bool deferred = false;
 };
 
 struct JobOptions {

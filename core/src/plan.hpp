@@ -29,6 +29,9 @@ struct Implementation {
   // none of the op's devices (its tests are SKIPPED).
   std::string device;
   std::string unavailable;  // why it cannot run on this machine (kPythonUnavailable): its tests are SKIPPED
+  // A .py file that imports an installed package (a kernel library, imported once by its library
+  // interpreter while other work runs: python_zygote.hpp): its jobs go after the others.
+  bool imports_packages = false;
 };
 
 struct ReferenceChoice {

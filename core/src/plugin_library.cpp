@@ -209,7 +209,7 @@ nlohmann::json survey_entries(const std::vector<std::string>& files, const std::
 
 PythonSurvey survey_of(const nlohmann::json& e) {
   return {e.value("loaded", false), e.value("error", ""), e.value("has_kernel_impl", false), e.value("has_reference", false),
-          python_info(e.value("info", nlohmann::json::object()))};
+          python_info(e.value("info", nlohmann::json::object())), e.value("imports_packages", false)};
 }
 
 }  // namespace

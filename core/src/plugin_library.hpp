@@ -70,6 +70,7 @@ struct PythonSurvey {
   std::string error;
   bool has_kernel_impl = false, has_reference = false;
   PluginInfo info;
+  bool imports_packages = false;  // read from its text: it imports an installed package (a kernel library)
 };
 // Every file of `files` surveyed by one interpreter that imports PyTorch once and forks a child
 // per file, side by side (so that no file's import changes what another reports), each for its

@@ -33,26 +33,31 @@ std::optional<std::size_t> Scheduler::take(const std::vector<std::string>& kinds
     // worker's claim (its spare starts for it), an implementation no other worker holds or
     // claimed, of the previous job's op first (its reference's and baseline's workers serve
     // it); then a piece of one another worker holds (this worker starts its own: the run's
-    // tail, shared out), the first of any.
-    std::optional<std::size_t> same, claimed, free_same_op, free, unclaimed, any;
-    for (std::size_t id = 0; id < jobs_.size(); ++id) {
-      if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
-      pending = true;
-      if (!ready(id)) continue;
-      if (previous && same_impl(jobs_[id], jobs_[*previous])) {
-        same = id;
-        break;
+    // tail, shared out), the first of any. A deferred job only where no other is left.
+    auto pick = [&](bool with_deferred) -> std::optional<std::size_t> {
+      std::optional<std::size_t> same, claimed, free_same_op, free, unclaimed, any;
+      for (std::size_t id = 0; id < jobs_.size(); ++id) {
+        if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
+        pending = true;
+        if (!ready(id)) continue;
+        if (previous && same_impl(jobs_[id], jobs_[*previous])) {
+          same = id;
+          break;
+        }
+        if (jobs_[id].deferred && !with_deferred) continue;
+        const int by = slot >= 0 ? claimant(id) : -1;
+        if (by == slot && slot >= 0 && !claimed) claimed = id;
+        if (by < 0 && !unclaimed) unclaimed = id;
+        if (by < 0 && slot >= 0 && !held_elsewhere(id, slot)) {
+          if (!free) free = id;
+          if (previous && !free_same_op && jobs_[id].op == jobs_[*previous].op) free_same_op = id;
+        }
+        if (!any) any = id;
       }
-      const int by = slot >= 0 ? claimant(id) : -1;
-      if (by == slot && slot >= 0 && !claimed) claimed = id;
-      if (by < 0 && !unclaimed) unclaimed = id;
-      if (by < 0 && slot >= 0 && !held_elsewhere(id, slot)) {
-        if (!free) free = id;
-        if (previous && !free_same_op && jobs_[id].op == jobs_[*previous].op) free_same_op = id;
-      }
-      if (!any) any = id;
-    }
-    const auto first = same ? same : claimed ? claimed : free_same_op ? free_same_op : free ? free : unclaimed ? unclaimed : any;
+      return same ? same : claimed ? claimed : free_same_op ? free_same_op : free ? free : unclaimed ? unclaimed : any;
+    };
+    auto first = pick(false);
+    if (!first) first = pick(true);
     if (first) {
       state_[*first] = State::running;
       if (slot >= 0) {
@@ -74,18 +79,22 @@ std::optional<std::size_t> Scheduler::next_implementation(const std::vector<std:
   if (cancelled_) return std::nullopt;
   // The job take() will likely give this worker next: of an implementation no other worker
   // claimed or holds, the current job's op first; else any unclaimed one.
-  std::optional<std::size_t> same_op, free, unclaimed;
+  // Deferred jobs as take() has them: only where no other is left.
+  std::optional<std::size_t> same_op, free, unclaimed, later_same_op, later_free, later_unclaimed;
   for (std::size_t id = 0; id < jobs_.size(); ++id) {
     if (state_[id] != State::waiting || std::find(kinds.begin(), kinds.end(), jobs_[id].device) == kinds.end()) continue;
     if (jobs_[id].op == jobs_[current].op && jobs_[id].impl == jobs_[current].impl) return std::nullopt;
     const bool open = slot < 0 || claimant(id) < 0 || claimant(id) == slot;
     if (!open) continue;
-    if (!unclaimed) unclaimed = id;
+    auto& u = jobs_[id].deferred ? later_unclaimed : unclaimed;
+    auto& f = jobs_[id].deferred ? later_free : free;
+    auto& s = jobs_[id].deferred ? later_same_op : same_op;
+    if (!u) u = id;
     if (slot >= 0 && held_elsewhere(id, slot)) continue;
-    if (!free) free = id;
-    if (!same_op && jobs_[id].op == jobs_[current].op) same_op = id;
+    if (!f) f = id;
+    if (!s && jobs_[id].op == jobs_[current].op) s = id;
   }
-  const auto next = same_op ? same_op : free ? free : unclaimed;
+  const auto next = same_op ? same_op : free ? free : unclaimed ? unclaimed : later_same_op ? later_same_op : later_free ? later_free : later_unclaimed;
   if (next && slot >= 0) claims_[{jobs_[*next].op, jobs_[*next].impl}] = slot;
   return next;
 }

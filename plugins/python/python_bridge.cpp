@@ -236,7 +236,7 @@ def _read_one(path, op):
             bind(node.name, node)
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bind(node.rest, node)
-    got = {"loaded": True, "read": True}
+    got = {"loaded": True, "read": True, "imports_packages": _imports_packages(tree, path)}
     for symbol, key in ((op + "_kernel_impl", "has_kernel_impl"), (op + "_reference", "has_reference")):
         if symbol not in text:
             got[key] = False
@@ -259,6 +259,27 @@ def _read_one(path, op):
         info = {k: value[k] for k in ("devices", "dtypes", "version") if k in value}
     got["info"] = info
     return got
+
+def _imports_packages(tree, path):
+    """Whether the file imports a module from outside its folder other than the standard
+    library's, PyTorch and Triton (a kernel library: its worker is best forked from the library
+    interpreter that imports it, once that is done)."""
+    import ast
+    skip = set(getattr(sys, "stdlib_module_names", ())) | {"torch", "triton", "__future__"}
+    try:
+        beside = {os.path.splitext(e)[0] for e in os.listdir(os.path.dirname(os.path.abspath(path)))}
+    except OSError:
+        beside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops = [node.module.split(".")[0]]
+        else:
+            continue
+        if any(t not in skip and t not in beside for t in tops):
+            return True
+    return False
 
 def scan_imports(files):
     """The modules each file imports from outside its own folder, read from its text (nothing of

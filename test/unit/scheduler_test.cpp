@@ -184,3 +184,23 @@ TEST(Scheduler, CancelEndsEveryTakeWaitingOrToCome) {
   s.done(0);
   EXPECT_EQ(s.take({"cpu"}), std::nullopt) << "done() after cancel() releases nothing";
 }
+
+// An implementation whose kernel library is imported meanwhile (a library interpreter:
+// python_zygote.hpp) waits until no other job is left to take, even its own op's: on one GPU
+// the eager implementations of four Liger-Kernel ops ran while Liger imported, instead of the
+// first Liger job's worker importing it again beside them.
+TEST(Scheduler, ADeferredJobIsTakenOnlyWhereNoOtherIsLeft) {
+  auto deferred = [](int op, int impl) {
+    auto j = job("cuda", op, impl);
+    j.deferred = true;
+    return j;
+  };
+  bb::Scheduler s({job("cuda", 0, 0), deferred(0, 1), job("cuda", 1, 0), deferred(1, 1)});
+  EXPECT_EQ(s.take({"cuda"}, std::nullopt, 0), 0u);
+  EXPECT_EQ(s.next_implementation({"cuda"}, 0, 0), 2u) << "the spare starts for another op's eager implementation";
+  EXPECT_EQ(s.take({"cuda"}, 0u, 0), 2u) << "not its own op's deferred job";
+  EXPECT_EQ(s.next_implementation({"cuda"}, 2, 0), 3u) << "only deferred jobs are left: of the current op first";
+  EXPECT_EQ(s.take({"cuda"}, 2u, 0), 3u);
+  EXPECT_EQ(s.take({"cuda"}, 3u, 0), 1u);
+  EXPECT_EQ(s.take({"cuda"}, 1u, 0), std::nullopt);
+}

@@ -28,6 +28,7 @@ nlohmann::json to_json(const ProbeReply& r) {
           {"error", r.error},
           {"has_kernel_impl", r.has_kernel_impl},
           {"has_reference", r.has_reference},
+          {"imports_packages", r.imports_packages},
           {"info",
            {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
             {"devices", r.info.devices}, {"dtypes", r.info.dtypes}, {"preconditions", r.info.preconditions}}}};
@@ -40,6 +41,7 @@ ProbeReply probe_reply_from_json(const nlohmann::json& j) {
   r.error = j.value("error", "");
   r.has_kernel_impl = j.value("has_kernel_impl", false);
   r.has_reference = j.value("has_reference", false);
+  r.imports_packages = j.value("imports_packages", false);
   const auto info = j.value("info", nlohmann::json::object());
   r.info.present = info.value("present", false);
   r.info.abi_version = info.value("abi_version", uint32_t{BB_ABI_VERSION});
@@ -257,6 +259,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
       r.has_kernel_impl = f.has_kernel_impl;
       r.has_reference = f.has_reference;
       r.info = f.info;
+      r.imports_packages = f.imports_packages;
       return to_json(r);
     };
     nlohmann::json probes = nlohmann::json::array();

@@ -33,6 +33,7 @@ struct ProbeReply {
   bool has_kernel_impl = false;
   bool has_reference = false;
   PluginInfo info;
+  bool imports_packages = false;  // a .py file that imports an installed package (PythonSurvey)
 };
 
 nlohmann::json to_json(const ProbeRequest& r);
