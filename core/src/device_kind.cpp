@@ -26,6 +26,7 @@ DeviceFacts device_facts(const nlohmann::json& d) {
   f.ordinal = field(d, "ordinal", 0);
   f.name = field(d, "name", std::string("?"));
   f.arch = field(d, "arch", std::string("?"));
+  f.uuid = field(d, "uuid", std::string());
   f.multiprocessors = field(d, "multiprocessors", 0);
   f.l2_bytes = field(d, "l2_bytes", 0.0);
   f.memory_bytes = field(d, "memory_bytes", 0.0);

@@ -21,6 +21,7 @@ struct ComputePeak {
 struct DeviceFacts {
   int ordinal = 0;
   std::string name = "?", arch = "?";
+  std::string uuid;  // "GPU-..." (CUDA), the runtime's id elsewhere
   int multiprocessors = 0;
   double l2_bytes = 0, memory_bytes = 0;
   double peak_bandwidth_gbps = 0;  // theoretical: memory clock and bus width

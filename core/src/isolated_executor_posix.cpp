@@ -294,6 +294,14 @@ class IsolatedExecutor final : public Executor {
     std::vector<std::string> env_text = walls_.spec.enabled ? home_.environment(environ) : std::vector<std::string>{};
     if (!walls_.spec.enabled)
       for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
+    if (!walls_.device_uuid.empty()) {  // its slot's GPU alone, as its device 0 (WorkerWalls)
+      std::erase_if(env_text, [](const std::string& e) {
+        return e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || e.rfind(kDeviceUuidEnv, 0) == 0 || e.rfind(kDeviceOrdinalEnv, 0) == 0;
+      });
+      env_text.push_back("CUDA_VISIBLE_DEVICES=" + walls_.device_uuid);
+      env_text.push_back(std::string(kDeviceUuidEnv) + "=" + walls_.device_uuid);
+      env_text.push_back(std::string(kDeviceOrdinalEnv) + "=" + std::to_string(walls_.device_ordinal));
+    }
     std::vector<char*> env;
     for (auto& e : env_text)
       if (e.rfind("LD_BIND_NOW=", 0) != 0) env.push_back(e.data());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -104,7 +106,7 @@ bool serve(std::unique_ptr<Executor>& slot, std::string& current, const std::str
   } else {
     slot->recycle();
   }
-  slot->set_walls(walls_for(ctx, library));
+  slot->set_walls(walls_for(ctx, library, workers.cuda_ordinal));
   current = key;
   return true;
 }
@@ -172,6 +174,19 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   r.id.flops = c.flops;
   r.id.bytes = c.bytes;
   return r;
+}
+
+WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal) {
+  WorkerWalls w = walls_for(ctx.options, ctx.log_dir, ctx.libraries, library);
+  if (cuda_ordinal < 0 || !ctx.options.isolate) return w;
+  const auto kind = ctx.device_kinds.find("cuda");
+  const DeviceFacts* d = kind == ctx.device_kinds.end() ? nullptr : kind->second.device(cuda_ordinal);
+  // A MIG instance is named MIG-<uuid> where CUDA_VISIBLE_DEVICES names it: left as it is.
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!d || d->uuid.rfind("GPU-", 0) != 0 || d->name.find("MIG") != std::string::npos || (visible && std::strstr(visible, "MIG"))) return w;
+  w.device_uuid = d->uuid;
+  w.device_ordinal = cuda_ordinal;
+  return w;
 }
 
 WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,

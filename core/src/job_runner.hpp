@@ -52,15 +52,16 @@ struct WorkerSet {
   // (worker_starts.hpp); without them, workers are recycled in place, one after the other.
   std::function<std::unique_ptr<Executor>()> make;
   WorkerStarts* starts = nullptr;
+  int cuda_ordinal = -1;  // a CUDA slot's device: its workers see it alone (walls_for)
 };
 
 // The walls of a worker that may see `library` (and no other of `libraries`); "" for a worker
 // that probes.
 WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
                       const std::string& library);
-inline WorkerWalls walls_for(const SweepContext& ctx, const std::string& library) {
-  return walls_for(ctx.options, ctx.log_dir, ctx.libraries, library);
-}
+// ... and, with `cuda_ordinal` (a worker of a CUDA slot), that device alone (WorkerWalls::
+// device_uuid) where the run knows its UUID and the device is no MIG instance.
+WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal = -1);
 
 // Where a job's events go (the session's event queue).
 struct JobEvents {

@@ -56,9 +56,11 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats, int index) {
   workers.impl = make_executor_();
   workers.reference = make_executor_();
   workers.baseline = make_executor_();
+  const bool cuda = std::find(slot.kinds.begin(), slot.kinds.end(), "cuda") != slot.kinds.end();
+  workers.cuda_ordinal = cuda ? slot.ordinal : -1;
   if (ctx_.options.isolate) {
     workers.checker = make_executor_();
-    workers.checker->set_walls(walls_for(ctx_, ""));  // it may see no library
+    workers.checker->set_walls(walls_for(ctx_, "", workers.cuda_ordinal));  // it may see no library
     workers.make = make_executor_;
     workers.starts = &starts;
   }
@@ -104,7 +106,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats, int index) {
         ++stats.started_ahead;
       } else {
         workers.impl = make_executor_();
-        workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string()));
+        workers.impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string(), workers.cuda_ordinal));
         impl_fresh = true;
       }
       starts.retire(std::move(done));
@@ -117,7 +119,7 @@ void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats, int index) {
           next && !(stock && stock->holds(stocked_impl_key(scheduler_.job(*next).op, scheduler_.job(*next).impl, scheduler_.job(*next).device, slot.ordinal)))) {
         const Job& n = scheduler_.job(*next);
         auto worker = make_executor_();
-        worker->set_walls(walls_for(ctx_, ctx_.plans[n.op].impls[n.impl].library.string()));
+        worker->set_walls(walls_for(ctx_, ctx_.plans[n.op].impls[n.impl].library.string(), workers.cuda_ordinal));
         spare.start(std::move(worker), {n.op, n.impl}, warm_request(n.device, slot.ordinal, ctx_.plans[n.op].impls[n.impl].library.string()),
                     ctx_.options.test_timeout);
       }

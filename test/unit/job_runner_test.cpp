@@ -408,3 +408,35 @@ TEST_F(JobRunner, TheBaselinesWorkerIsNotFrozenBeforeTheTestIsTimed) {
   EXPECT_FALSE(frozen_before) << "frozen before its first timed block: " << fake->commands(baseline);
   EXPECT_NE(fake->commands(baseline).find("freeze"), std::string::npos) << "frozen while the implementation's blocks ran";
 }
+
+// A worker of a CUDA slot sees its GPU alone (four GPUs each make their own contexts at once):
+// its walls name the device's UUID (CUDA_VISIBLE_DEVICES) and the host's ordinal for it, which
+// the worker maps to its device 0. Not for a worker of no CUDA slot, a device the run does not
+// know, a MIG instance (named otherwise there), nor workers kept in the host.
+TEST(WorkerWalls, AWorkerOfAGpuSlotSeesItsDeviceAlone) {
+  std::vector<bb::OpPlan> plans;
+  bb::SessionOptions o;
+  o.isolate = true;
+  bb::DeviceKind cuda;
+  cuda.name = "cuda";
+  cuda.available = true;
+  for (int k = 0; k < 2; ++k) {
+    bb::DeviceFacts d;
+    d.ordinal = k;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.uuid = k == 0 ? "GPU-0a0a0a0a-0000-0000-0000-000000000000" : "GPU-1b1b1b1b-0000-0000-0000-000000000000";
+    cuda.devices.push_back(d);
+  }
+  std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::DeviceKind{}}, {"cuda", cuda}};
+  bb::SweepContext ctx{plans, o, kinds, {}, {}, nullptr};
+  const auto w = bb::walls_for(ctx, "", 1);
+  EXPECT_EQ(w.device_uuid, "GPU-1b1b1b1b-0000-0000-0000-000000000000");
+  EXPECT_EQ(w.device_ordinal, 1);
+  EXPECT_EQ(bb::walls_for(ctx, "", 0).device_uuid, "GPU-0a0a0a0a-0000-0000-0000-000000000000");
+  EXPECT_TRUE(bb::walls_for(ctx, "").device_uuid.empty()) << "a worker of no CUDA slot";
+  EXPECT_TRUE(bb::walls_for(ctx, "", 2).device_uuid.empty()) << "no such device";
+  kinds["cuda"].devices[1].name = "NVIDIA A100-SXM4-40GB MIG 1g.5gb";
+  EXPECT_TRUE(bb::walls_for(ctx, "", 1).device_uuid.empty()) << "a MIG instance";
+  o.isolate = false;
+  EXPECT_TRUE(bb::walls_for(ctx, "", 0).device_uuid.empty()) << "workers in the host";
+}

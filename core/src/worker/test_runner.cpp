@@ -1,12 +1,15 @@
 #include "worker/test_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "executor.hpp"
 #include "worker/call_guard.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
@@ -110,6 +113,14 @@ Expected<ExecPlace> TestRunner::place_for(const std::string& device, int index) 
   if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
   auto rt = DeviceRuntime::get(device);
   if (!rt) return rt.error();
+  if (one_device_ && device == "cuda") {  // the host's ordinal, mapped to the one device it sees
+    if (index != one_device_->second)
+      return make_error(fmt::format("this worker sees {} device {} alone ({}); device {} was asked", device, one_device_->second, one_device_->first, index));
+    const auto& seen = (*rt)->devices();
+    const auto it = std::find_if(seen.begin(), seen.end(), [&](const bb_device_properties& p) { return one_device_->first == p.uuid; });
+    if (it == seen.end()) return make_error(fmt::format("{} device {} ({}) is not visible to this worker", device, index, one_device_->first));
+    index = static_cast<int>(it - seen.begin());
+  }
   if (index < 0 || static_cast<size_t>(index) >= (*rt)->devices().size())
     return make_error(fmt::format("{} device {} does not exist ({} found)", device, index, (*rt)->devices().size()));
   ex.rt = *rt;
@@ -207,7 +218,13 @@ struct TestRunner::Session {
   }
 };
 
-TestRunner::TestRunner() = default;
+// A worker of one GPU's slot (WorkerWalls::device_uuid): read from its environment when it
+// starts, before any plugin code runs in it.
+TestRunner::TestRunner() {
+  const char* uuid = std::getenv(kDeviceUuidEnv);
+  const char* ordinal = std::getenv(kDeviceOrdinalEnv);
+  if (uuid && *uuid && ordinal && *ordinal) one_device_ = {uuid, std::atoi(ordinal)};
+}
 TestRunner::~TestRunner() = default;
 
 namespace {

@@ -96,6 +96,9 @@ class TestRunner {
   std::mt19937_64 placement_draw_{std::random_device{}()};  // Session::replace_buffers
   DeviceChecker checker_;  // a checker worker's (no plugin in it): device_check.hpp
   bool poisoned_ = false;
+  // The one device this worker sees (its UUID) and the host's ordinal for it: a worker of one
+  // GPU's slot (WorkerWalls::device_uuid). Unset: it sees the host's devices, by their ordinals.
+  std::optional<std::pair<std::string, int>> one_device_;
   bool retired_ = false;
   bool watch_integrity_ = false;
   WorkerIntegrity integrity_;
