@@ -136,6 +136,9 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
   for (const auto& t : tests) {
     const std::string& device = ctx.plans[t.op].impls[t.impl].device;
     if (device.empty() || device == "cpu") continue;
+    // Not one whose jobs are deferred (a kernel library imported meanwhile): stocked now, its
+    // worker would import the library itself, and its jobs come last.
+    if (ctx.plans[t.op].impls[t.impl].imports_packages) continue;
     auto& impls = first[device];
     const std::pair<int, int> id{t.op, t.impl};
     if (impls.size() < kStockedImpls && std::find(impls.begin(), impls.end(), id) == impls.end()) impls.push_back(id);

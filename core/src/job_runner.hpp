@@ -98,7 +98,8 @@ std::string reference_worker_key(const OpPlan& p, const std::string& device);
 
 // Starts, into `stock`, the workers the first jobs of each device kind will ask for on its
 // first device (worker_stock.hpp): the first kStockedImpls implementations of `tests` on that
-// kind and the first one's reference where it runs on a device too. Only for kinds whose
+// kind (not those whose jobs are deferred: Job::deferred) and the first one's reference where
+// it runs on a device too. Only for kinds whose
 // device node exists and `ready_for(kind)` (whose peaks need no measuring); `make` gives a
 // fresh isolated executor.
 inline constexpr std::size_t kStockedImpls = 3;
