@@ -334,11 +334,17 @@ class SessionRun {
     // kind's, the probe will measure them, and nothing starts beside it.
     const nlohmann::json known_peaks = o_.performance ? read_device_peaks() : nlohmann::json::object();
     auto peaks_known = [&](const std::string& kind) { return this->peaks_known(known_peaks, kind); };
+    // The stock serves device 0 of a run that uses it alone (below): none where the run asks for
+    // other devices, or for every device of a host that shows several.
+    auto stock_for = [&](const std::string& kind) {
+      const bool zero_alone = o_.all_devices ? gpu_count_hint(kind) == 1 : o_.device_ordinals.empty() || o_.device_ordinals == std::vector<int>{0};
+      return peaks_known(kind) && zero_alone;
+    };
     // Those described beside the plan; one whose probe measured the peaks after all (another
     // device than the cache's) is asked again, on a quiet device.
     std::map<std::string, ExecOutcome> early = early_devices_.valid() ? early_devices_.get() : std::map<std::string, ExecOutcome>{};
     if (o_.isolate) {
-      stock_first_workers(stock, ctx, tests, make_executor_, peaks_known);
+      stock_first_workers(stock, ctx, tests, make_executor_, stock_for);
       ctx.stock = &stock;
     }
     auto executor = make_prober_();

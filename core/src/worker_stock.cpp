@@ -1,5 +1,7 @@
 #include "worker_stock.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -73,6 +75,21 @@ std::string stocked_impl_key(int op, int impl, const std::string& device, int or
 }
 
 std::string stocked_reference_key(const std::string& reference_key, int ordinal) { return fmt::format("reference|{}|{}", reference_key, ordinal); }
+
+int gpu_count_hint(const std::string& kind) {
+  if (kind != "cuda") return -1;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string v = visible;
+    return v.empty() ? 0 : static_cast<int>(std::count(v.begin(), v.end(), ',')) + 1;
+  }
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 && std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; })) ++n;
+  }
+  return ec ? -1 : n;
+}
 
 bool might_have_device(const std::string& kind) {
   std::error_code ec;

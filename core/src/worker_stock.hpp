@@ -65,5 +65,9 @@ std::string stocked_reference_key(const std::string& reference_key, int ordinal)
 // Whether this machine may have a device of `kind` at all (its driver's device node exists),
 // asked before anything is started for it; true for a kind it cannot tell.
 bool might_have_device(const std::string& kind);
+// How many devices of `kind` this machine shows before any is asked (CUDA: the entries of
+// CUDA_VISIBLE_DEVICES where it is set, else the /dev/nvidia<N> nodes); -1 where it cannot tell.
+// A run on every device of a host of several starts no stock (it serves device 0 alone).
+int gpu_count_hint(const std::string& kind);
 
 }  // namespace bb
