@@ -552,23 +552,26 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
   auto folders = filter_ops(std::move(*discovered), selection.ops);
   if (!folders) return folders.error();
   if (folders->empty()) return make_error(fmt::format("{}: no ops (folders holding gen_input.yaml)", selection.root.string()));
-  // Python implementations: their interpreter's packages, asked once, before any worker starts.
+  // Python implementations: their interpreter's packages, asked once, before any worker starts;
+  // their warm interpreter (python_found) where the plan imports any (a file --impls leaves out
+  // is not imported where the folder has its reference: a run of C++ and CUDA implementations
+  // beside a folder's Python files starts none).
   const bool generated = std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) { return is_generator(f.manifest); });
+  const bool any_python = std::any_of(folders->begin(), folders->end(), [&](const OpFolder& f) {
+    return f.error.empty() && std::any_of(f.libraries.begin(), f.libraries.end(), [&](const auto& l) { return surveyed_up_front(f, l, options.selected); });
+  });
   if (generated || std::any_of(folders->begin(), folders->end(), [](const OpFolder& f) {
         return std::any_of(f.libraries.begin(), f.libraries.end(), [](const auto& l) { return is_python_implementation(l); });
       })) {
     if (const PythonSite& site = resolve_python_site(selection.python); !site.error.empty() && site.named) return make_error(site.error);
     if (generated) note_python_dir(generated_root().string());  // written by the worker that makes the tests, read by every worker
-    if (options.python_found) options.python_found();
+    if (options.python_found && (generated || any_python)) options.python_found();
   }
   auto executor = make_executor();
   if (!options.make_executor) options.make_executor = make_executor;
   // Every Python file of the sweep imported at once, side by side, beside the ops' planning (a
   // generated manifest's gen_input.py): op after op, each folder's imports (a kernel library's
   // can take seconds) waited for the last one's.
-  const bool any_python = std::any_of(folders->begin(), folders->end(), [&](const OpFolder& f) {
-    return f.error.empty() && std::any_of(f.libraries.begin(), f.libraries.end(), [&](const auto& l) { return surveyed_up_front(f, l, options.selected); });
-  });
   std::shared_future<std::map<std::string, nlohmann::json>> survey;
   std::shared_future<void> python_implementations;
   if (any_python && options.python_implementations) {

@@ -79,8 +79,9 @@ struct PlanOptions {
   // --impls: a Python file none of these names is not imported at all (PyTorch takes seconds to
   // import) where it cannot matter: the folder has its reference, and the file names none.
   std::vector<std::string> selected;
-  // Called once the sweep is known to hold Python files, their interpreter's packages found
-  // (before any of them is probed): the run starts its warm interpreter (python_zygote.hpp).
+  // Called once the sweep is known to import Python files (a generated manifest's gen_input.py,
+  // or files --impls selects), their interpreter's packages found (before any of them is
+  // probed): the run starts its warm interpreter (python_zygote.hpp).
   std::function<void()> python_found;
   // Called on a thread of its own, beside the plan and its survey, with the sweep's Python
   // implementations (not its references): the run starts their library interpreters

@@ -73,8 +73,8 @@ using ExecutorFactory = std::function<std::unique_ptr<Executor>()>;
 // The sweep the options select, planned (plan_sweep) with each library probed as the run probes
 // it: in a worker behind a prober's walls, several at once (or in the host with --no-isolate).
 // The run and --list plan through it.
-// `python_found`: called too once the sweep is known to hold Python files (the plan will take
-// seconds: PyTorch imports), before they are surveyed.
+// `python_found`: called too once the sweep is known to import Python files (PyTorch imports
+// take seconds), before they are surveyed.
 Expected<SweepPlan> plan_session(const SessionOptions& options, ExecutorFactory executors = {}, std::function<void()> python_found = {});
 
 // `run` comes with its command, host, options and root; the session fills in the rest as the
