@@ -436,14 +436,17 @@ TEST(PythonImpl, AKernelLibraryIsImportedOnceForTheFilesThatNameItAndReachesNoOt
 // A run's plan reads each Python file's text and imports only the files whose text does not say
 // for certain what they define: an implementation whose import takes three seconds (a kernel
 // library's takes fifteen) costs the plan nothing; one whose import fails is each test's ERROR,
-// with the traceback, from its worker; one that makes its function at import is imported to be
-// surveyed. `check` still imports every file, and says which cannot be used.
+// with the traceback, from its worker; one that makes its function at import, decorates it, or
+// changes its BACKENDBENCH_INFO after making it is imported to be surveyed. `check` still
+// imports every file, and says which cannot be used.
 TEST(PythonImpl, ARunsPlanReadsTheFilesTextAndImportsOnlyWhatItCannotRead) {
   const auto [run, r, trace] = traced_run({"--custom-ops-root", e2e::fixture_root("python_plan_reads"), "--correctness-only"});
   if (auto why = python_unavailable(r, "twice__twice_slow"); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(verdicts(r, "twice__twice_slow"), "PASS PASS ") << first_message(r, "twice__twice_slow");
   EXPECT_EQ(verdicts(r, "twice__twice_made"), "PASS PASS ") << first_message(r, "twice__twice_made");
+  EXPECT_EQ(verdicts(r, "twice__twice_decorated"), "PASS PASS ") << first_message(r, "twice__twice_decorated");
+  EXPECT_EQ(verdicts(r, "twice__twice_hip_later"), "SKIPPED SKIPPED ") << "its info changed after it was made: HIP only";
   EXPECT_EQ(verdicts(r, "twice__twice_broken"), "ERROR ERROR ");
   const std::string broken = first_message(r, "twice__twice_broken");
   EXPECT_NE(broken.find("twice_broken: its kernel library is not installed"), std::string::npos) << broken;
@@ -458,8 +461,8 @@ TEST(PythonImpl, ARunsPlanReadsTheFilesTextAndImportsOnlyWhatItCannotRead) {
       read += l.value("files", std::size_t{0});
       imported += l.value("to_import", std::size_t{0});
     }
-  EXPECT_EQ(read, 4u) << "the reference and three implementations";
-  EXPECT_EQ(imported, 1u) << "twice_made.py only";
+  EXPECT_EQ(read, 6u) << "the reference and five implementations";
+  EXPECT_EQ(imported, 3u) << "twice_made.py, twice_decorated.py and twice_hip_later.py";
 
   auto checked = backendbench({"check", e2e::fixture_root("python_plan_reads")});
   EXPECT_EQ(checked.exit_code, 2) << checked.out << checked.err;
