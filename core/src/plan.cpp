@@ -375,8 +375,13 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     infos[library_stem(lib)] = reply.info;
     if (reply.has_reference) references.emplace_back(lib, reply.info);
     if (reply.has_kernel_impl) {
-      impls.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, reply.info});
-      impls.back().imports_packages = reply.imports_packages;
+      Implementation impl;
+      impl.name = folder.name + "__" + library_stem(lib);
+      impl.stem = library_stem(lib);
+      impl.library = lib;
+      impl.info = reply.info;
+      impl.imports_packages = reply.imports_packages;
+      impls.push_back(std::move(impl));
     }
   }
   executor.recycle();
