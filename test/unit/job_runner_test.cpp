@@ -3,7 +3,10 @@
 // request. The plan comes from plan_op, whose probes the fake answers too. No process is started.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "discovery.hpp"
@@ -439,4 +442,24 @@ TEST(WorkerWalls, AWorkerOfAGpuSlotSeesItsDeviceAlone) {
   EXPECT_TRUE(bb::walls_for(ctx, "", 1).device_uuid.empty()) << "a MIG instance";
   o.isolate = false;
   EXPECT_TRUE(bb::walls_for(ctx, "", 0).device_uuid.empty()) << "workers in the host";
+}
+
+// How many GPUs a host shows before any is asked (a run on every GPU of a host of several
+// starts no stock of workers on device 0): CUDA_VISIBLE_DEVICES where it is set, else the
+// /dev/nvidia<N> nodes; HIP cannot tell.
+TEST(WorkerStock, TheGpuCountHintReadsCudaVisibleDevicesFirst) {
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = before ? before : "";
+  setenv("CUDA_VISIBLE_DEVICES", "0,1,3", 1);
+  EXPECT_EQ(bb::gpu_count_hint("cuda"), 3);
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-0a0a0a0a-0000-0000-0000-000000000000", 1);
+  EXPECT_EQ(bb::gpu_count_hint("cuda"), 1);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  EXPECT_EQ(bb::gpu_count_hint("cuda"), 0);
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  int nodes = 0;
+  for (int k = 0; k < 64; ++k) nodes += access(("/dev/nvidia" + std::to_string(k)).c_str(), F_OK) == 0 ? 1 : 0;
+  EXPECT_EQ(bb::gpu_count_hint("cuda"), nodes);
+  EXPECT_EQ(bb::gpu_count_hint("hip"), -1);
+  if (before) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
 }
