@@ -195,9 +195,9 @@ def read_definitions(files):
     the survey's answer where the text says it for certain, else None (the file is imported to
     be surveyed). Certain: each of the op's two functions is a top-level, undecorated `def` that
     nothing else in the file binds, or a name the text never mentions; BACKENDBENCH_INFO a
-    literal dict assigned once at the top level and named nowhere else, or never mentioned; and nothing that could make
-    names at import (globals(), setattr, exec, a module __getattr__, `import *`, ...). An entry of
-    `files` is a [path, op] pair."""
+    literal dict assigned once at the top level and named nowhere else, or never mentioned; and
+    nothing that could make names at import (globals(), setattr, exec, a module __getattr__,
+    `import *`, ...). An entry of `files` is a [path, op] pair."""
     found = []
     for path, op in json.loads(files):
         try:
