@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ class Executor {
   virtual bool launch() { return false; }
   // The worker's processes and threads (cpu_pin.hpp); none in-process or with no worker running.
   virtual WorkerTasks tasks() { return {}; }
+  // The CPU time of every task the worker ever ran, ended ones included (its cgroup v2's count);
+  // nullopt where nothing counts them (no cgroup, cgroup v1, in-process).
+  virtual std::optional<double> group_cpu_seconds() { return std::nullopt; }
 };
 
 std::unique_ptr<Executor> make_in_process_executor();

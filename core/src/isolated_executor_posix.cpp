@@ -147,6 +147,11 @@ class IsolatedExecutor final : public Executor {
     return process_tree(pid_);  // no cgroup: the supervisor and what it started
   }
 
+  std::optional<double> group_cpu_seconds() override {
+    if (pid_ <= 0 || !cgroup_.active()) return std::nullopt;
+    return cgroup_.cpu_seconds();
+  }
+
   ExecOutcome execute(const nlohmann::json& request, double timeout_seconds, int fd) override {
     const auto t0 = std::chrono::steady_clock::now();
     ExecOutcome out = exchange(request, timeout_seconds, fd);

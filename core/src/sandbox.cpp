@@ -211,6 +211,15 @@ WorkerTasks WorkerCgroup::tasks() const {
   return t;
 }
 
+std::optional<double> WorkerCgroup::cpu_seconds() const {
+  if (path_.empty() || sandbox_support().freezer_version != 2) return std::nullopt;
+  std::istringstream stat(read_file(path_ + "/cpu.stat"));
+  std::string key;
+  for (unsigned long long usec; stat >> key >> usec;)
+    if (key == "usage_usec") return 1e-6 * static_cast<double>(usec);
+  return std::nullopt;
+}
+
 void WorkerCgroup::kill_all_and_release() {
   if (path_.empty()) return;
   const bool kill_file = sandbox_support().freezer_version == 2 && exists(path_ + "/cgroup.kill");

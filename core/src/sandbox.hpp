@@ -14,6 +14,7 @@
 // recorded with the run's results.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,8 @@ class WorkerCgroup {
   bool freeze(bool frozen);
   // Its processes and their threads (cpu_pin.hpp).
   WorkerTasks tasks() const;
+  // The CPU time every task that was ever in it has used (cgroup v2's cpu.stat); nullopt on v1.
+  std::optional<double> cpu_seconds() const;
   // SIGKILL to every process in it, until it is empty (or a second has passed); then removes it.
   void kill_all_and_remove();
   // SIGKILL to every process in it, once, without waiting for them to die; removed if empty

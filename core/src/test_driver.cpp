@@ -20,6 +20,7 @@
 #include "init.hpp"
 #include "output_checks.hpp"
 #include "measure/paired_timer.hpp"
+#include "measure/run_queue.hpp"
 #include "parallel.hpp"
 #include "worker/test_runner.hpp"
 #include "trace.hpp"
@@ -846,8 +847,13 @@ class TestDriver {
     const std::string device = fmt::format("{}:{}", req_.device, req_.device_index);
     TimingOptions timing = options;
     timing.device_warm = req_.device != "cpu" && DeviceActivity::shared().warm(device);
+    // CPU timing: what the machine's other work took from the worker in this block (the clock
+    // audit leaves it out; run_queue.hpp). Device timing's slack per call is far larger.
+    const bool on_cpu = req_.device == "cpu";
+    const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
     ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_}},
                                    block_timeout(options));
+    const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds())) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
     if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
     if (!baseline) keep_output(out);
@@ -901,8 +907,8 @@ class TestDriver {
         return make_error("block");
       }
     }
-    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, m});
-    trace_block(baseline, m, out.seconds, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
+    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, waited, m});
+    trace_block(baseline, m, out.seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
                 out.reply.value("steps", nlohmann::json::object()));
     return m;
   }
@@ -930,13 +936,13 @@ class TestDriver {
     line["case"] = c_ ? c_->id : "";
     trace_line(std::move(line));
   }
-  void trace_block(bool baseline, const Measurement& m, double host_seconds, double check_seconds, double freeze_seconds,
+  void trace_block(bool baseline, const Measurement& m, double host_seconds, double waited, double check_seconds, double freeze_seconds,
                    const nlohmann::json& steps) const {
     if (!tracing()) return;
     trace({{"side", baseline ? "baseline" : "impl"}, {"cmd", "block"},
            {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
            {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
-           {"host_s", host_seconds}, {"check_s", check_seconds}, {"freeze_s", freeze_seconds}, {"measured_s", m.measured_time},
+           {"host_s", host_seconds}, {"foreign_wait_s", waited}, {"check_s", check_seconds}, {"freeze_s", freeze_seconds}, {"measured_s", m.measured_time},
            {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}});
   }
 

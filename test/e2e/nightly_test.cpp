@@ -43,7 +43,7 @@ class Nightly : public ::testing::Test {
     ASSERT_TRUE(fs::exists(baseline_)) << first.output;
     const auto verdicts = e2e::verdicts_of(baseline_);
     ASSERT_FALSE(verdicts.empty());
-    for (const auto& [key, verdict] : verdicts) ASSERT_EQ(verdict, "PASS") << key << " in the baseline";
+    for (const auto& [key, verdict] : verdicts) ASSERT_EQ(verdict, "PASS") << key << " in the baseline\n" << first.output;
   }
 
   // scripts/nightly.sh ROOT BASELINE work/<out> with `options`.

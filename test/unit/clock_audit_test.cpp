@@ -49,6 +49,24 @@ TEST(ClockAudit, AClockForgedSlowerInsideTheCallsIsCaught) {
   EXPECT_TRUE(bb::audit_clock(blocks(10e-6, 200e-6, 40), blocks(150e-6, 150e-6, 40)));
 }
 
+TEST(ClockAudit, TimeOtherProcessesTookIsNoForgedClock) {
+  // Honest 2 us calls, 500 a block; another process held the implementation's core for 5 ms of
+  // each of its blocks (a test beside it, a job on its pinned core), never the baseline's.
+  auto busy = blocks(2e-6, 2e-6, 500);
+  for (auto& b : busy) b.host_seconds += 5e-3;
+  EXPECT_TRUE(bb::audit_clock(busy, blocks(2e-6, 2e-6, 500)));  // read as a forged clock, unless...
+  for (auto& b : busy) b.foreign_wait = 5e-3;                   // ...the kernel's account says whose time it was
+  EXPECT_FALSE(bb::audit_clock(busy, blocks(2e-6, 2e-6, 500)));
+  // A forged clock on a busy machine is still one: only the wait is taken out.
+  auto forged = blocks(25e-6, 400e-6, 20);
+  for (auto& b : forged) b.host_seconds += 3e-3, b.foreign_wait = 3e-3;
+  EXPECT_TRUE(bb::audit_clock(forged, blocks(400e-6, 400e-6, 20)));
+  // The baseline's wait is taken out of its fixed cost too (else it hides an implementation's excess).
+  auto base = blocks(150e-6, 150e-6, 40);
+  for (auto& b : base) b.host_seconds += 5e-3, b.foreign_wait = 5e-3;
+  EXPECT_TRUE(bb::audit_clock(blocks(10e-6, 200e-6, 40), base));
+}
+
 TEST(ClockAudit, TooFewPairsSayNothing) { EXPECT_FALSE(bb::audit_clock(blocks(25e-6, 400e-6, 20), {})); }
 
 TEST(ClockAudit, WorkOnlyWhereCheckedIsCaught) {

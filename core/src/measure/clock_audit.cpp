@@ -24,17 +24,18 @@ std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, con
     const double nb = static_cast<double>(b.m.samples.size()) * static_cast<double>(b.m.batch);
     const double wb = static_cast<double>(b.m.warmup_calls);
     if (nb <= 0 || b.m.wall_time <= 0) continue;
-    const double fixed = std::max(0.0, b.host_seconds - b.m.wall_time);
+    const double fixed = std::max(0.0, b.host_seconds - b.foreign_wait - b.m.wall_time);
     const double overhead = std::max(0.0, (b.m.wall_time - b.m.measured_time - wb * b.m.stats.median) / nb);
     const double n = static_cast<double>(i.m.samples.size()) * static_cast<double>(i.m.batch);
     const double w = static_cast<double>(i.m.warmup_calls);
     if (n <= 0) continue;
-    const double room = i.host_seconds - fixed;
+    const double host = i.host_seconds - i.foreign_wait;
+    const double room = host - fixed;
     const double t = (room - n * overhead) / (n + w);
     true_time.push_back(t);
     reported.push_back(i.m.stats.median);
     excess.push_back(t - i.m.stats.median);
-    share.push_back((t - i.m.stats.median) * (n + w) / std::max(i.host_seconds, 1e-12));
+    share.push_back((t - i.m.stats.median) * (n + w) / std::max(host, 1e-12));
   }
   if (excess.size() < 3) return std::nullopt;
   const double e = median_of(excess), t = median_of(true_time), r = median_of(reported), s = median_of(share);

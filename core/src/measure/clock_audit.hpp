@@ -9,7 +9,9 @@
 // the implementation's true time per call is about
 //     T = (host - F_b - n * o_b) / (n + w)
 // with n samples and w warm-up calls as its worker reported them. A forged clock (or work done
-// outside the timed region) shows as T far above the reported median. (A sample count forged
+// outside the timed region) shows as T far above the reported median. Each block's host time is
+// first cut by the time other processes kept its worker from running (run_queue.hpp: the kernel's
+// account, net of the worker's own CPU time): a busy machine is not a forged clock. (A sample count forged
 // upward lowers T: the worker, not the host, counts samples today; docs/RELIABILITY.md, limits.)
 #pragma once
 
@@ -23,6 +25,7 @@ namespace bb {
 
 struct BlockRecord {
   double host_seconds = 0;  // the block's round trip on the host's clock
+  double foreign_wait = 0;  // of which other processes kept its worker from running (run_queue.hpp)
   Measurement m;            // as its worker reported it (statistics recomputed on the host)
 };
 
