@@ -232,6 +232,13 @@ std::vector<RunOption> run_options() {
       {"throttle_recovery_delay_s", "--throttle-recovery-delay", true,
        [](const auto& v, SessionOptions& o) { o.timing.throttle_recovery_delay = v.template get<double>(); },
        number("--throttle-recovery-delay")},
+      {"score_rule", "--strict", false,
+       [](const auto& v, SessionOptions& o) {
+         auto rule = parse_score_rule(v.template get<std::string>());
+         if (!rule) throw std::invalid_argument("expected \"standard\" or \"strict\"");
+         o.score_rule = *rule;
+       },
+       [](const auto& v) { return v.template get<std::string>() == "strict" ? std::string("--strict") : std::string("no --strict"); }},
       {"perf_p", "--perf-p", false, [](const auto& v, SessionOptions& o) { o.perf_p = v.template get<std::vector<double>>(); },
        [](const auto& v) { return fmt::format("--perf-p {}", fmt::join(v.template get<std::vector<double>>(), ",")); }},
       {"devices", "--devices", false,
@@ -391,6 +398,10 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
                  "devices: seconds to wait after a throttled sample")
       ->check(non_negative());
   app.add_option("--perf-p", perf_p, "thresholds p for perf@p, comma-separated (default 1)");
+  bool strict = false;
+  app.add_flag("--strict", strict,
+               "score for grading: a case the implementation refuses (its declared dtypes or preconditions, "
+               "BB_ERR_UNSUPPORTED, NotImplementedError) is a failure, and a case that did not pass counts as no speedup");
 
   try {
     app.parse(argc, argv);
@@ -449,6 +460,7 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.python = python;
   if (memory_gib >= 0) o.session.worker_limits.memory_bytes = static_cast<std::size_t>(memory_gib * 1024 * 1024 * 1024);
   o.session.performance = !correctness_only;
+  if (strict) o.session.score_rule = ScoreRule::strict;
   o.session.timing.rule.max_noise = max_noise_percent / 100.0;
   o.session.timing.mode = hot ? TimingMode::hot : TimingMode::cold;
   o.session.timing.blocking_kernel = !no_blocking;

@@ -29,12 +29,15 @@ std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c) {
   return "";
 }
 
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind) {
-  if (!impl.unavailable.empty()) return impl.unavailable;
+SkipReason skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind) {
+  if (!impl.unavailable.empty()) return {impl.unavailable, false};
   if (impl.device.empty() || !device_kind)
-    return fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", "));
-  if (impl.device != "cpu" && !device_kind->available) return device_kind->reason;
-  return unsupported_reason(impl.info, c);
+    return {fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", ")),
+            true};
+  if (impl.device != "cpu" && !device_kind->available) return {device_kind->reason, false};
+  std::string why = unsupported_reason(impl.info, c);
+  const bool refused = !why.empty();
+  return {std::move(why), refused};
 }
 
 namespace {

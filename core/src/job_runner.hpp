@@ -78,9 +78,15 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 // preconditions), or "" if it does.
 std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c);
 
-// Why an implementation cannot run a case on `device`, or "" if it can.
+// Why an implementation cannot run a case on `device` ("" if it can), and whether that is its
+// own refusal (the devices, dtypes or preconditions it declares: Outcome::refused) rather than
+// the machine's lack.
+struct SkipReason {
+  std::string why;
+  bool refused = false;
+};
 // `device_kind`: the description of impl.device (null when it runs on none of the op's devices).
-std::string skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind);
+SkipReason skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind);
 
 // Before `job`'s first test: the workers it needs that are not running for it yet (the
 // reference's and the baseline's of its op and device, the checker's for device tests, and the

@@ -162,6 +162,7 @@ Expected<MergeOutcome> merge_shards(const std::vector<ShardRun>& input, const Me
   m.shard = {0, 1};
   for (const auto& [index, s] : by_index) m.merged_shards.push_back({index, count});
   m.perf_p = lead.perf_p;
+  m.score_rule = lead.score_rule;
   m.provenance = lead.provenance.is_object() ? lead.provenance : nlohmann::json::object();
   m.host = lead.host.is_object() ? lead.host : nlohmann::json::object();
   m.host.erase("hosts");

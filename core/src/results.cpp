@@ -40,6 +40,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                      {"device", id.device}, {"device_index", id.device_index}, {"repeat", id.repeat},
                      {"verdict", verdict_name(r.outcome.verdict)}, {"message", r.outcome.message},
                      {"duration_s", r.phases.duration}};
+  if (r.outcome.refused) j["refused"] = true;
   if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
   if (r.output.bytes) {
     j["output"] = r.output.text;
@@ -100,6 +101,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   get(j, "bytes", id.bytes);
   r.outcome.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.outcome.message = j.value("message", "");
+  r.outcome.refused = r.outcome.verdict == Verdict::skipped && j.value("refused", false);
   r.phases.duration = number(j, "duration_s");
   r.output.text = j.value("output", "");
   r.output.bytes = j.value("output_bytes", std::size_t{0});

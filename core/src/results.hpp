@@ -80,6 +80,11 @@ struct TestId {
 struct Outcome {
   Verdict verdict = Verdict::error;
   std::string message;
+  // SKIPPED by the implementation's own word: the devices, dtypes or preconditions it declares,
+  // or its call's BB_ERR_UNSUPPORTED (Python: NotImplementedError). Not the machine's lack (a
+  // device missing, a package that will not import) nor the reference's. --strict scores it as a
+  // failure (scores.hpp).
+  bool refused = false;
   std::optional<Mismatch> mismatch;
 };
 

@@ -60,7 +60,7 @@ nlohmann::json scores_to_json(const Scores& s) {
   nlohmann::json impls = nlohmann::json::array(), ops = nlohmann::json::array(), perf = nlohmann::json::object();
   for (const auto& i : s.impls)
     impls.push_back({{"op", i.op}, {"impl", i.impl}, {"tests", i.tests}, {"passed", i.passed}, {"failed", i.failed},
-                     {"skipped", i.skipped}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)},
+                     {"skipped", i.skipped}, {"refused", i.refused}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)},
                      {"speedup_low", optional_number(i.speedup_low)}, {"speedup_high", optional_number(i.speedup_high)},
                      {"significant", i.significant()}});
   for (const auto& o : s.ops)
@@ -71,6 +71,7 @@ nlohmann::json scores_to_json(const Scores& s) {
           {"passed", s.passed},
           {"failed", s.failed},
           {"skipped", s.skipped},
+          {"rule", score_rule_name(s.rule)},
           {"correctness_rate", s.correctness_rate},
           {"geomean_speedup", optional_number(s.geomean_speedup)},
           {"perf_at", perf},
@@ -92,10 +93,9 @@ std::vector<std::pair<std::string, std::string>> impl_order(const RunRecord& r) 
 }
 
 void rescore(RunRecord& r) {
-  r.scores = compute_scores(r.tests, impl_order(r), r.perf_p);
+  r.scores = compute_scores(r.tests, impl_order(r), r.perf_p, r.score_rule);
   const bool unusable = std::any_of(r.ops.begin(), r.ops.end(), [](const OpReport& o) { return !o.errors.empty(); });
-  const bool all_passed = std::all_of(r.tests.begin(), r.tests.end(),
-                                      [](const TestResult& t) { return t.outcome.verdict == Verdict::pass || t.outcome.verdict == Verdict::skipped; });
+  const bool all_passed = std::all_of(r.tests.begin(), r.tests.end(), [&](const TestResult& t) { return passes(t, r.score_rule); });
   r.exit_code = unusable ? 2 : all_passed ? 0 : 1;
 }
 
@@ -117,6 +117,7 @@ nlohmann::json to_json(const RunRecord& r) {
                       {"merged_shards", merged},
                       {"repeats", r.repeats},
                       {"perf_p", r.perf_p},
+                      {"score_rule", score_rule_name(r.score_rule)},
                       {"complete", r.complete},
                       {"interrupted", r.interrupted.empty() ? nlohmann::json() : nlohmann::json(r.interrupted)},
                       {"wall_time_s", r.wall_time},
@@ -165,6 +166,11 @@ Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& wh
     }
     r.repeats = j.value("repeats", 1);
     r.perf_p = j.value("perf_p", std::vector<double>{1.0});
+    if (auto it = j.find("score_rule"); it != j.end()) {
+      auto rule = it->is_string() ? parse_score_rule(it->get<std::string>()) : std::nullopt;
+      if (!rule) return make_error(fmt::format("{}: score_rule {}, expected \"standard\" or \"strict\"", where, it->dump()));
+      r.score_rule = *rule;
+    }
     r.complete = j.value("complete", true);
     if (auto it = j.find("interrupted"); it != j.end() && it->is_string()) r.interrupted = it->get<std::string>();
     r.wall_time = j.value("wall_time_s", 0.0);

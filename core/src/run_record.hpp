@@ -59,6 +59,7 @@ struct RunRecord {
   std::vector<TestResult> tests;
   Scores scores;
   std::vector<double> perf_p{1.0};
+  ScoreRule score_rule = ScoreRule::standard;
   int exit_code = 0;
   double wall_time = 0;
   double measured_time = 0;  // seconds inside timed regions, every measurement (baselines too)

@@ -18,9 +18,31 @@ std::optional<double> geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
+bool passes(const TestResult& r, ScoreRule rule) {
+  if (r.outcome.verdict == Verdict::pass) return true;
+  return r.outcome.verdict == Verdict::skipped && !(rule == ScoreRule::strict && r.outcome.refused);
+}
+
+const char* score_rule_name(ScoreRule r) { return r == ScoreRule::strict ? "strict" : "standard"; }
+
+std::optional<ScoreRule> parse_score_rule(const std::string& name) {
+  if (name == "standard") return ScoreRule::standard;
+  if (name == "strict") return ScoreRule::strict;
+  return std::nullopt;
+}
+
+const char* score_rule_note(ScoreRule r) {
+  return r == ScoreRule::strict ? "strict: a refused case is a failure; a case that did not pass counts as no speedup (1.0)" : "";
+}
+
 Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
-                      const std::vector<double>& ps) {
+                      const std::vector<double>& ps, ScoreRule rule) {
+  const bool strict = rule == ScoreRule::strict;
   Scores s;
+  s.rule = rule;
+  // Strict: each implementation's performance cases, a case that did not pass as 1.0.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> strict_speedups;
+  const bool timed = std::any_of(results.begin(), results.end(), [](const TestResult& r) { return r.performance.speedup.has_value(); });
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::map<std::pair<std::string, std::string>, std::vector<double>> speedups;
   std::map<std::pair<std::string, std::string>, std::vector<SpeedupInterval>> intervals;
@@ -38,9 +60,16 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     ImplScore& is = s.impls[it->second];
     ++is.tests;
     ++s.tests;
+    const bool refused = r.outcome.verdict == Verdict::skipped && r.outcome.refused;
+    if (refused) ++is.refused;
+    const bool counted = r.outcome.verdict != Verdict::skipped || (strict && refused);
     if (r.outcome.verdict == Verdict::pass) ++is.passed, ++s.passed;
-    else if (r.outcome.verdict == Verdict::skipped) ++is.skipped, ++s.skipped;
+    else if (!counted) ++is.skipped, ++s.skipped;
     else ++is.failed, ++s.failed;
+    if (strict && counted && r.id.kind == "performance") {
+      if (r.outcome.verdict != Verdict::pass) strict_speedups[{r.id.op, r.id.impl}].push_back(1.0);
+      else if (r.performance.speedup) strict_speedups[{r.id.op, r.id.impl}].push_back(*r.performance.speedup);
+    }
     if (r.outcome.verdict == Verdict::pass && r.performance.speedup) {
       speedups[{r.id.op, r.id.impl}].push_back(*r.performance.speedup);
       auto [paired, fresh] = all_paired.try_emplace({r.id.op, r.id.impl}, true);
@@ -60,8 +89,9 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   std::vector<double> all;
   for (auto& is : s.impls) {
     is.fully_correct = is.failed == 0 && is.passed > 0;
+    if (strict && !is.fully_correct && timed) is.speedup = geomean(strict_speedups[{is.op, is.impl}]);
     if (is.fully_correct) {
-      is.speedup = geomean(speedups[{is.op, is.impl}]);
+      is.speedup = geomean(strict ? strict_speedups[{is.op, is.impl}] : speedups[{is.op, is.impl}]);
       if (is.speedup && all_paired[{is.op, is.impl}])
         if (auto g = geomean_interval(intervals[{is.op, is.impl}])) {
           is.speedup_low = g->low;
@@ -77,7 +107,7 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     OpScore& os = s.ops[op_index[is.op]];
     if (is.ran()) ++os.impls;
     if (is.fully_correct) ++os.correct_impls;
-    if (is.fully_correct && is.speedup) {
+    if ((is.fully_correct || (strict && is.ran())) && is.speedup) {
       op_speedups[is.op].push_back(*is.speedup);
       all.push_back(*is.speedup);
     }

@@ -11,6 +11,16 @@
 //                      fully correct and significantly faster than p: the low end of the
 //                      speedup's interval above p (its point speedup, where no interval is
 //                      known) (KernelBench's fast_p, with the noise taken into account)
+//
+// Two rules. standard (above): a case the implementation refused (Outcome::refused) is SKIPPED
+// and counts for nothing; a failed implementation has no speedup and is counted beside the
+// geomean. strict (--strict, for grading, as BackendBench-py scores): a refusal is a failure
+// like any non-PASS; an implementation's speedup is the geomean over all its performance cases
+// with each case that did not pass counted as no speedup (1.0), and the geomeans per op and
+// overall take every implementation that ran with that speedup. perf@p is the same formula
+// under both (fully correct and faster than p), so a refusal there is a failure too. A SKIPPED
+// that is the machine's (no device, a package that will not import) or the reference's counts
+// for nothing under both.
 #pragma once
 
 #include <optional>
@@ -21,9 +31,17 @@
 
 namespace bb {
 
+enum class ScoreRule { standard, strict };
+const char* score_rule_name(ScoreRule r);  // "standard" | "strict"
+std::optional<ScoreRule> parse_score_rule(const std::string& name);
+// What the rule does, in a few words, for the reports ("" for standard).
+const char* score_rule_note(ScoreRule r);
+
 struct ImplScore {
   std::string op, impl;
-  int tests = 0, passed = 0, failed = 0, skipped = 0;  // failed: any verdict but PASS / SKIPPED
+  // failed: any verdict but PASS and SKIPPED, and under the strict rule its refusals too;
+  // skipped: the SKIPPED that count for nothing; refused: its own refusals, under either rule.
+  int tests = 0, passed = 0, failed = 0, skipped = 0, refused = 0;
   bool fully_correct = false;                         // no failure and at least one pass
   bool ran() const { return tests > skipped; }        // not every test SKIPPED
   std::optional<double> speedup;
@@ -40,6 +58,7 @@ struct OpScore {
 };
 
 struct Scores {
+  ScoreRule rule = ScoreRule::standard;
   std::vector<ImplScore> impls;
   std::vector<OpScore> ops;
   int tests = 0, passed = 0, failed = 0, skipped = 0;
@@ -50,9 +69,13 @@ struct Scores {
 
 std::optional<double> geomean(const std::vector<double>& values);
 
+// Whether a test leaves the run's exit status at 0: PASS, or SKIPPED (under the strict rule,
+// not by the implementation's own refusal).
+bool passes(const TestResult& r, ScoreRule rule);
+
 // `impl_order` lists every scored implementation as (op, impl), so that one whose tests all
 // vanished still counts; `ps` are the perf@p thresholds.
 Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
-                      const std::vector<double>& ps);
+                      const std::vector<double>& ps, ScoreRule rule = ScoreRule::standard);
 
 }  // namespace bb

@@ -189,6 +189,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"throttle_threshold", o.timing.throttle_threshold},
           {"throttle_recovery_delay_s", o.timing.throttle_recovery_delay},
           {"perf_p", o.perf_p},
+          {"score_rule", score_rule_name(o.score_rule)},
           {"devices", o.all_devices ? nlohmann::json("all") : nlohmann::json(o.device_ordinals)},
           {"jobs", cpu_worker_count(o)},
           {"shard", fmt::format("{}/{}", o.shard_index + 1, o.shard_count)},
@@ -252,6 +253,7 @@ class SessionRun {
     run_.shard = {o_.shard_index, o_.shard_count};
     run_.repeats = o_.repeats;
     run_.perf_p = o_.perf_p;
+    run_.score_rule = o_.score_rule;
     each([&](Reporter& r) { r.run_started(run_); });
     if (o_.isolate)
       for (const auto& off : sandbox_support().off) warn("worker sandbox: off: " + off);
@@ -399,7 +401,8 @@ class SessionRun {
       }
       const std::string& device = p.impls[t.impl].device;
       const DeviceKind* kind = device.empty() ? nullptr : &ctx.device_kinds.at(device);
-      const std::string why = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], kind);
+      const SkipReason skip = skip_reason(p.impls[t.impl], p.manifest, p.cases[t.case_pos], kind);
+      const std::string& why = skip.why;
       if (why.empty()) {
         runnable.push_back(t);
         continue;
@@ -409,6 +412,7 @@ class SessionRun {
       TestResult r = test_identity(ctx, t, 0);
       r.outcome.verdict = Verdict::skipped;
       r.outcome.message = why;
+      r.outcome.refused = skip.refused;
       finished(std::move(r), t.order);
     }
     return runnable;
@@ -458,15 +462,14 @@ class SessionRun {
   }
 
   // The scores, then the exit status: 2 an op or a library could not be used, 1 a test did
-  // not pass, 0 all passed (or --skip-exit-code where every test was SKIPPED).
+  // not pass (strict: or was refused), 0 all passed (or --skip-exit-code where every test was
+  // SKIPPED).
   int verdict(const SweepPlan& planned) {
     std::vector<std::pair<std::string, std::string>> impl_order;
     for (const auto& p : planned.ops)
       for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
-    run_.scores = compute_scores(run_.tests, impl_order, o_.perf_p);
-    const bool all_passed = std::all_of(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) {
-      return r.outcome.verdict == Verdict::pass || r.outcome.verdict == Verdict::skipped;
-    });
+    run_.scores = compute_scores(run_.tests, impl_order, o_.perf_p, o_.score_rule);
+    const bool all_passed = std::all_of(run_.tests.begin(), run_.tests.end(), [&](const TestResult& r) { return passes(r, o_.score_rule); });
     const int status = finish(planned.any_unusable() ? 2 : all_passed ? 0 : 1);
     const bool all_skipped = !run_.tests.empty() && std::all_of(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) {
       return r.outcome.verdict == Verdict::skipped;

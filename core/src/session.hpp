@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "scores.hpp"
 #include "executor.hpp"
 #include "measure/measurement.hpp"
 #include "plan.hpp"
@@ -36,6 +37,7 @@ struct SessionOptions {
   int random_cases = 0;  // --random-cases N: N more cases per sweep, drawn from its ranges by the seed
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
+  ScoreRule score_rule = ScoreRule::standard;  // --strict: refusals are failures (scores.hpp)
   // Devices: which ordinals of each GPU kind get a worker pool. Empty: device 0 only; "all":
   // every device found; otherwise the listed ordinals.
   std::vector<int> device_ordinals;

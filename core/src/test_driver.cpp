@@ -144,7 +144,14 @@ class TestDriver {
     mark(phase_);
     r_.outcome.verdict = v;
     r_.outcome.message = std::move(message);
+    r_.outcome.refused = false;
     r_.phases.duration = std::chrono::duration<double>(Clock::now() - started_).count();
+    return r_;
+  }
+  // SKIPPED by the implementation's own word (Outcome::refused).
+  TestResult refusal(std::string message) {
+    finish(Verdict::skipped, std::move(message));
+    r_.outcome.refused = true;
     return r_;
   }
   void enter(const char* phase) {
@@ -503,7 +510,7 @@ class TestDriver {
       // supported the case before).
       failed_ = req_.declared_supported
                     ? finish(Verdict::error, fmt::format("{}: its declared preconditions admit this case", c.error))
-                    : finish(Verdict::skipped, "unsupported by the implementation: " + c.error.substr(c.error.find(": ") + 2));
+                    : refusal("unsupported by the implementation: " + c.error.substr(c.error.find(": ") + 2));
       return make_error("");
     }
     if (!c.error.empty() || !c.left_behind.empty() || c.outside) {

@@ -2,6 +2,9 @@
 // record, manifest) and what it refuses per call (BB_ERR_UNSUPPORTED) are SKIPPED, never
 // failed, always shown; a declared precondition is a promise, and a refusal cannot be used to
 // drop a case from a score once the case was supported.
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
@@ -85,4 +88,62 @@ TEST(Preconditions, ListSaysWhichCasesEachImplementationSkips) {
   EXPECT_NE(run.out.find("case:      correctness/small[n=7]  (SKIPPED by scale_vec4_declared, scale_vec4_liar, scale_vec4_manifest)\n"),
             std::string::npos) << run.out;
   EXPECT_NE(run.out.find("case:      correctness/small[n=16]\n"), std::string::npos) << run.out;
+}
+
+// --strict, for grading: a case an implementation refuses (declared, or BB_ERR_UNSUPPORTED) is a
+// failure in every score and in the exit status, and the reports say which rule scored them.
+TEST(Preconditions, TheStrictRuleScoresARefusalAsAFailure) {
+  const std::vector<std::string> common = {"--custom-ops-root", e2e::fixture_root("preconditions"), "--impls",
+                                           "scale_vec4_declared,scale_vec4_unsupported,gather_int64ids", "--correctness-only"};
+  auto with = [&](const std::filesystem::path& logs, std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--log-dir", logs.string()});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return backendbench(args);
+  };
+  const auto standard_logs = e2e::temp_dir("standard"), strict_logs = e2e::temp_dir("strict");
+  const auto standard = with(standard_logs, {});
+  const auto strict = with(strict_logs, {"--strict"});
+  EXPECT_EQ(standard.exit_code, 0) << standard.out << standard.err;
+  EXPECT_EQ(strict.exit_code, 1) << strict.out << strict.err;
+
+  const auto s = e2e::read_json(standard_logs / "results.json"), t = e2e::read_json(strict_logs / "results.json");
+  EXPECT_EQ(s["score_rule"], "standard");
+  EXPECT_EQ(t["score_rule"], "strict");
+  EXPECT_EQ(t["options"]["score_rule"], "strict");
+  EXPECT_EQ(t["scores"]["rule"], "strict");
+  // The same verdicts; each refusal is marked as the implementation's own.
+  int refused = 0;
+  for (const auto& x : t["tests"])
+    if (x["verdict"] == "SKIPPED") {
+      EXPECT_EQ(x.value("refused", false), true) << x.dump();
+      ++refused;
+    }
+  EXPECT_EQ(refused, 2 + 2 + 2) << t["tests"].dump();  // declared, said per call, an unsupported dtype
+  for (const auto& rule : {s, t})
+    for (const auto& i : rule["scores"]["implementations"]) {
+      const bool is_strict = rule["scores"]["rule"] == "strict";
+      // gather_int64ids refuses every case it has: under the standard rule it never ran.
+      const bool refuses_all = i["impl"] == "gather__gather_int64ids";
+      EXPECT_EQ(i["refused"], 2) << i.dump();
+      EXPECT_EQ(i["fully_correct"], !is_strict && !refuses_all) << i.dump();
+      EXPECT_EQ(i["ran"], is_strict || !refuses_all) << i.dump();
+      EXPECT_EQ(i["failed"], is_strict ? 2 : 0) << i.dump();
+      EXPECT_EQ(i["skipped"], is_strict ? 0 : 2) << i.dump();
+    }
+  EXPECT_LT(t["scores"]["correctness_rate"].get<double>(), s["scores"]["correctness_rate"].get<double>());
+  // Said where the scores are read.
+  EXPECT_NE(strict.out.find("scored strict: a refused case is a failure"), std::string::npos) << strict.out;
+  EXPECT_EQ(standard.out.find("scored strict"), std::string::npos) << standard.out;
+  auto text_of = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_NE(text_of(strict_logs / "OVERALL_SUMMARY.md").find("Scored **strict"), std::string::npos);
+  EXPECT_NE(text_of(strict_logs / "report.html").find("a refused case is a failure"), std::string::npos);
+  // A rescore of the run (merge of its one shard) keeps its rule.
+  const auto merged = e2e::temp_dir("merged");
+  const auto merge = backendbench({"merge", "--log-dir", merged.string(), strict_logs.string()});
+  ASSERT_EQ(merge.exit_code, 1) << merge.out << merge.err;
+  EXPECT_EQ(e2e::read_json(merged / "results.json")["scores"]["rule"], "strict");
 }

@@ -84,3 +84,60 @@ TEST(Scores, PerfAtCountsOnlySignificantSpeedups) {
   EXPECT_NEAR(s.perf_at[0].second, 2.0 / 3.0, 1e-12);  // clear and unpaired; not noise
   EXPECT_NEAR(*s.geomean_speedup, std::cbrt(std::sqrt(1.5 * 1.6) * std::sqrt(1.02 * 1.03) * 1.2), 1e-12);
 }
+
+// The strict rule (--strict, for grading): an implementation's own refusal is a failure, and a
+// performance case that did not pass counts as no speedup; the machine's SKIPPED still count for
+// nothing.
+TEST(Scores, TheStrictRuleCountsARefusalAsAFailureAndAFailedCaseAsNoSpeedup) {
+  auto perf = [](const char* impl, bb::Verdict v, std::optional<double> speedup = {}, bool refused = false) {
+    bb::TestResult r = result(impl, v, speedup);
+    r.id.kind = "performance";
+    r.outcome.refused = refused;
+    return r;
+  };
+  std::vector<bb::TestResult> rs = {
+      result("fast", bb::Verdict::pass), perf("fast", bb::Verdict::pass, 2.0), perf("fast", bb::Verdict::pass, 8.0),
+      // Declares it cannot take one of the cases (its dtypes): SKIPPED by its own word.
+      result("picky", bb::Verdict::pass), perf("picky", bb::Verdict::pass, 4.0), perf("picky", bb::Verdict::skipped, {}, true),
+      // No device on this machine: not its doing.
+      perf("nodevice", bb::Verdict::skipped), perf("nodevice", bb::Verdict::skipped),
+      perf("broken", bb::Verdict::pass, 100.0), perf("broken", bb::Verdict::fail),
+  };
+  const std::vector<std::pair<std::string, std::string>> order = {{"op", "fast"}, {"op", "picky"}, {"op", "nodevice"}, {"op", "broken"}};
+
+  auto standard = bb::compute_scores(rs, order, {1.0});
+  EXPECT_EQ(standard.rule, bb::ScoreRule::standard);
+  EXPECT_TRUE(standard.impls[1].fully_correct);
+  EXPECT_EQ(standard.impls[1].refused, 1);
+  EXPECT_EQ(standard.impls[1].skipped, 1);
+  EXPECT_NEAR(*standard.impls[1].speedup, 4.0, 1e-12);
+  EXPECT_FALSE(standard.impls[3].speedup);
+  EXPECT_NEAR(*standard.geomean_speedup, 4.0, 1e-12);  // fast and picky
+  EXPECT_EQ(standard.failed, 1);
+  EXPECT_EQ(standard.skipped, 3);
+  EXPECT_NEAR(standard.correctness_rate, 6.0 / 7.0, 1e-12);
+  EXPECT_NEAR(standard.perf_at[0].second, 2.0 / 3.0, 1e-12);
+
+  auto strict = bb::compute_scores(rs, order, {1.0}, bb::ScoreRule::strict);
+  EXPECT_EQ(strict.rule, bb::ScoreRule::strict);
+  EXPECT_FALSE(strict.impls[1].fully_correct);
+  EXPECT_EQ(strict.impls[1].refused, 1);
+  EXPECT_EQ(strict.impls[1].failed, 1);
+  EXPECT_EQ(strict.impls[1].skipped, 0);
+  EXPECT_NEAR(*strict.impls[1].speedup, 2.0, 1e-12);   // 4x and a refused case as 1.0
+  EXPECT_NEAR(*strict.impls[3].speedup, 10.0, 1e-12);  // 100x and a failed case as 1.0
+  EXPECT_FALSE(strict.impls[1].speedup_low);           // no interval for one that did not pass every case
+  EXPECT_NEAR(*strict.impls[0].speedup, 4.0, 1e-12);   // a fully correct one scores as under the standard rule
+  EXPECT_FALSE(strict.impls[2].ran());                  // the machine's skips count for nothing
+  EXPECT_NEAR(*strict.geomean_speedup, std::cbrt(4.0 * 2.0 * 10.0), 1e-12);
+  EXPECT_NEAR(*strict.ops[0].geomean_speedup, std::cbrt(4.0 * 2.0 * 10.0), 1e-12);
+  EXPECT_EQ(strict.failed, 2);
+  EXPECT_EQ(strict.skipped, 2);
+  EXPECT_NEAR(strict.correctness_rate, 6.0 / 8.0, 1e-12);
+  EXPECT_NEAR(strict.perf_at[0].second, 1.0 / 3.0, 1e-12);  // only fast
+
+  // The exit status follows the rule too.
+  EXPECT_TRUE(bb::passes(rs[5], bb::ScoreRule::standard));
+  EXPECT_FALSE(bb::passes(rs[5], bb::ScoreRule::strict));
+  EXPECT_TRUE(bb::passes(rs[6], bb::ScoreRule::strict));
+}

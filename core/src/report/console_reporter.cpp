@@ -601,6 +601,7 @@ class ConsoleReporter final : public Reporter {
       for (const auto& [p, share] : s.scores.perf_at) line += fmt::format("  perf@{:g} {:.1f}%", p, share * 100);
     }
     fmt::print(out, "{}\n", line);
+    if (s.scores.rule != ScoreRule::standard) fmt::print(out, "scored {}\n", score_rule_note(s.scores.rule));
     // The e2e tests and CI read these two lines: keep them as they are.
     fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
     // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).

@@ -466,7 +466,9 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     out += fmt::format("<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>", h(value), h(key));
   };
   card(format_percent(s.correctness_rate), "correctness rate");
-  card(format_speedup(s.geomean_speedup), "geomean speedup (correct implementations)");
+  card(format_speedup(s.geomean_speedup),
+       s.rule == ScoreRule::strict ? "geomean speedup (every implementation; a case that did not pass as 1.0)" : "geomean speedup (correct implementations)");
+  if (s.rule != ScoreRule::standard) card(score_rule_name(s.rule), "scores: a refused case is a failure");
   for (const auto& [p, share] : s.perf_at) card(format_percent(share), fmt::format("perf@{:g}", p));
   int correct = 0, ran = 0;
   for (const auto& is : s.impls) correct += is.fully_correct ? 1 : 0, ran += is.ran() ? 1 : 0;

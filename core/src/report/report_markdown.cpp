@@ -58,6 +58,7 @@ std::string overall_summary_md(const RunRecord& run) {
   for (const auto& [p, share] : s.perf_at) perf += fmt::format(" · perf@{:g} **{}**", p, format_percent(share));
   out += fmt::format("**{}** passed · **{}** failed · **{}** skipped · correctness **{}** · geomean speedup **{}**{}\n\n", s.passed, s.failed,
                      s.skipped, format_percent(s.correctness_rate), format_speedup(s.geomean_speedup), perf);
+  if (s.rule != ScoreRule::standard) out += fmt::format("> Scored **{}**\n\n", md(score_rule_note(s.rule)));
   out += fmt::format("{} of {} on {}", plural(s.impls.size(), "implementation"), plural(run.ops.size(), "op"),
                      md(run.host.is_object() ? run.host.value("hostname", std::string("?")) : std::string("?")));
   if (run.wall_time > 0) out += fmt::format(" in {:.1f} s", run.wall_time);
@@ -141,7 +142,9 @@ std::string overall_summary_md(const RunRecord& run) {
   out += "## Scores\n\n| score | value |\n|---|---:|\n";
   out += fmt::format("| tests (passed / failed / skipped) | {} / {} / {} |\n", s.passed, s.failed, s.skipped);
   out += fmt::format("| correctness rate | {} |\n", format_percent(s.correctness_rate));
-  out += fmt::format("| geomean speedup (fully correct implementations) | {} |\n", format_speedup(s.geomean_speedup));
+  out += fmt::format("| rule | {} |\n", s.rule == ScoreRule::standard ? "standard" : md(score_rule_note(s.rule)));
+  out += fmt::format("| geomean speedup ({}) | {} |\n",
+                     s.rule == ScoreRule::strict ? "every implementation that ran" : "fully correct implementations", format_speedup(s.geomean_speedup));
   for (const auto& [p, share] : s.perf_at) out += fmt::format("| perf@{:g} | {} |\n", p, format_percent(share));
   out += "\n";
 

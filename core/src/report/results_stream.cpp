@@ -27,7 +27,7 @@ class StreamWriter final : public Reporter {
   void sweep_planned(const RunRecord& run, std::size_t total) override {
     write({{"event", "sweep"}, {"provenance", run.provenance}, {"sweep_id", run.sweep_id},
            {"shard", {{"index", run.shard.index}, {"count", run.shard.count}}}, {"repeats", run.repeats},
-           {"perf_p", run.perf_p}, {"planned_tests", total}});
+           {"perf_p", run.perf_p}, {"score_rule", score_rule_name(run.score_rule)}, {"planned_tests", total}});
   }
   void op_planned(const OpReport& op) override {
     auto j = op_report_json(op);
