@@ -34,6 +34,7 @@
 #include "message_channel.hpp"
 #include "plugin_library.hpp"
 #include "python_zygote.hpp"
+#include "syscall_filter.hpp"
 #include "trace.hpp"
 #include "worker_home.hpp"
 
@@ -275,6 +276,8 @@ class IsolatedExecutor final : public Executor {
         walls.groups = device_groups();
       }
       walls.drop_capabilities = walls_.drop_capabilities;
+      prepare_syscall_filter();
+      walls.syscall_filter = syscall_filter_supported();
       // Its user, real for what it runs: a private HOME, and a passwd entry where it has a view
       // of its own (worker_home.hpp).
       auto home = WorkerHome::make(walls.uid, walls.namespaces);
@@ -350,6 +353,7 @@ class IsolatedExecutor final : public Executor {
       int err = enter_sandbox_before_exec(walls, &step);
       if (err == 0) err = enter_pid_namespace_before_exec(walls, &step);
       if (err == 0) err = drop_to_user_before_exec(walls, &step);
+      if (err == 0 && walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
       if (err != 0) {
         const char* what = strerror(err);
         (void)!write(STDERR_FILENO, "backendbench worker sandbox: ", 29);

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "message_channel.hpp"
+#include "syscall_filter.hpp"
 #include "trace.hpp"
 
 namespace bb {
@@ -47,6 +48,7 @@ nlohmann::json spawn_request(const PreparedSandbox& walls, const std::vector<cha
           {"drop_capabilities", walls.drop_capabilities},
           {"groups", walls.groups},
           {"host_pid", walls.host_pid},
+          {"syscall_filter", walls.syscall_filter},
           {"memory_bytes", memory_bytes},
           {"environment", env}};
 }
@@ -78,6 +80,8 @@ Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& 
     w.drop_capabilities = j.at("drop_capabilities").get<bool>();
     w.groups = j.at("groups").get<std::vector<unsigned>>();
     w.host_pid = j.at("host_pid").get<long>();
+    w.syscall_filter = j.value("syscall_filter", false);
+    if (w.syscall_filter) prepare_syscall_filter();  // in the interpreter's process, before its fork
     spec->memory_bytes = j.at("memory_bytes").get<std::size_t>();
     spec->environment = j.at("environment").get<std::vector<std::string>>();
     return spec;

@@ -1,4 +1,5 @@
 #include "sandbox.hpp"
+#include "syscall_filter.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -160,6 +161,9 @@ SandboxSupport probe() {
   if (freezer.empty())
     s.off.push_back("a cgroup per worker: no writable cgroup freezer; processes a plugin detaches from its process group are not frozen "
                     "while the other side of a pair is timed, nor killed with the worker unless its PID namespace ends them");
+  if (!syscall_filter_supported())
+    s.off.push_back(turned_off("seccomp") ? "the system call filter (ptrace, mount, bpf, ...): BACKENDBENCH_SANDBOX_OFF=seccomp"
+                                          : "the system call filter (ptrace, mount, bpf, ...): this kernel or build has no seccomp");
   return s;
 }
 

@@ -9,7 +9,9 @@
 //     file, and the run's folders (the custom-ops root, the binary's) are read-only;
 //   - when the host runs as root: the worker runs as a user of its own (an unused uid, one per
 //     worker), so it can neither signal, trace nor read the memory of the host or any other
-//     worker, nor write the run's files; no_new_privs; and it is not dumpable.
+//     worker, nor write the run's files; no_new_privs; and it is not dumpable;
+//   - a system call filter (syscall_filter.hpp), last before exec: no ptrace, process_vm_*,
+//     mount, unshare, bpf, perf_event_open, io_uring, ... for it or anything it starts.
 // What cannot apply here (not root, no cgroup to write) is said once by probe_sandbox() and
 // recorded with the run's results.
 #pragma once
@@ -89,6 +91,7 @@ struct PreparedSandbox {
   bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
   std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')
   long host_pid = 0;             // the host: the relay outside a PID namespace dies with it
+  bool syscall_filter = false;   // install syscall_filter.hpp's filter last (prepared already)
 };
 // Whether a user other than the owner can reach `path` (every folder above it searchable, the
 // file itself readable): a worker running as a user of its own must read the binary, the root

@@ -27,6 +27,7 @@
 #include "measure/cpu_pin.hpp"
 #include "provenance.hpp"
 #include "sandbox.hpp"
+#include "syscall_filter.hpp"
 #include "scheduler.hpp"
 #include "worker_stock.hpp"
 #include "trace.hpp"
@@ -248,7 +249,9 @@ class SessionRun {
       // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
       const auto& walls = sandbox_support();
       run_.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
-                              {"namespaces", walls.namespaces}, {"own_user", walls.drop_user}, {"off", walls.off}};
+                              {"namespaces", walls.namespaces}, {"own_user", walls.drop_user},
+                              {"syscall_filter", syscall_filter_supported() ? nlohmann::json(refused_syscalls()) : nlohmann::json()},
+                              {"off", walls.off}};
     }
     run_.shard = {o_.shard_index, o_.shard_count};
     run_.repeats = o_.repeats;

@@ -14,7 +14,10 @@
 #include <iterator>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "e2e_util.hpp"
+#include "shell_util.hpp"
 
 using e2e::backendbench;
 
@@ -86,11 +89,11 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
     for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 42 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 126u);
+  // Exactly one verdict per (implementation, case): 43 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 129u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 126);
+  EXPECT_EQ(streamed, 129);
   // The host ignored the signals a plugin sent it, and said so; where each worker runs as a
   // user of its own or in a PID namespace of its own, its signals do not even reach the host.
   if (!results["host"]["sandbox"]["own_user"].get<bool>() && !pid_namespace)
@@ -125,7 +128,9 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   const std::set<std::string> work_now = {"scale__scale_good", "scale__scale_spam", "scale__scale_listed", "scale__scale_already",
                                           "scale__scale_notpoison", "scale__scale_patchref", "scale__scale_pagetrap",
                                           "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet",
-                                          "scale__scale_killothers", "scale__scale_killparent"};
+                                          "scale__scale_killothers", "scale__scale_killparent",
+                                          // refused ptrace by the system call filter, it computes (else ERROR)
+                                          "scale__scale_trace"};
   for (const auto& i : scores["implementations"]) {
     if (i["speedup"].is_null()) continue;
     EXPECT_TRUE(work_now.count(i["impl"])) << i.dump();
@@ -393,4 +398,38 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
     if (line.value("impl", "") == "scale__scale_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
   for (const auto& i : results["scores"]["implementations"])
     if (i["impl"] != "scale__scale_sigslow") EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
+}
+
+// The workers' system call filter (core/src/syscall_filter.hpp): a plugin that traces another
+// process (its own exec'd child: the one a worker can reach) is refused, and computes honestly;
+// with the filter turned off the same plugin traces it, and host.sandbox says the filter is off.
+TEST(Adversarial, TracingAnotherProcessIsRefusedByTheSystemCallFilter) {
+  const auto run_with = [](const std::string& env, const std::filesystem::path& logs) {
+    return e2e::shell(fmt::format("{} {} --custom-ops-root {} --impls scale_trace --correctness-only --log-dir {}", env,
+                                  e2e::sh_quote(BB_BINARY), e2e::sh_quote(e2e::fixture_root("hostile")), e2e::sh_quote(logs.string())));
+  };
+  const auto on_logs = e2e::temp_dir("filter_on"), off_logs = e2e::temp_dir("filter_off");
+  const auto on = run_with("", on_logs);
+  const auto on_results = e2e::read_json(on_logs / "results.json");
+  if (on_results["host"]["sandbox"]["syscall_filter"].is_null()) GTEST_SKIP() << "no system call filter here: " << on_results["host"]["sandbox"].dump();
+  EXPECT_EQ(on.exit_code, 0) << on.output;
+  std::string said;  // on stderr, in the test whose call tried it first
+  for (const auto& t : e2e::tests_of(on_results, "scale__scale_trace")) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    said += t.value("output", "");
+  }
+  EXPECT_NE(said.find("ptrace: Operation not permitted; process_vm_readv: Operation not permitted"), std::string::npos) << said;
+  const auto refused = on_results["host"]["sandbox"]["syscall_filter"].get<std::vector<std::string>>();
+  for (const char* call : {"ptrace", "process_vm_readv", "mount", "bpf", "perf_event_open", "keyctl", "io_uring_setup", "unshare"})
+    EXPECT_NE(std::find(refused.begin(), refused.end(), call), refused.end()) << call;
+
+  const auto off = run_with("BACKENDBENCH_SANDBOX_OFF=seccomp", off_logs);
+  const auto off_results = e2e::read_json(off_logs / "results.json");
+  EXPECT_EQ(off.exit_code, 1) << off.output;
+  EXPECT_TRUE(off_results["host"]["sandbox"]["syscall_filter"].is_null());
+  EXPECT_NE(off_results["host"]["sandbox"]["off"].dump().find("the system call filter"), std::string::npos) << off_results["host"]["sandbox"].dump();
+  for (const auto& t : e2e::tests_of(off_results, "scale__scale_trace")) {
+    EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+    EXPECT_NE(t["message"].get<std::string>().find("traced another process: ptrace attached to its child"), std::string::npos) << t.dump();
+  }
 }

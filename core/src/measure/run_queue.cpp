@@ -30,6 +30,19 @@ bool read_schedstat(long tid, RunQueueSnapshot::Thread& out) {
 }
 }  // namespace
 
+double own_thread_wait() {
+  RunQueueSnapshot::Thread t;
+#if defined(__linux__)
+  FILE* f = std::fopen("/proc/thread-self/schedstat", "re");
+  if (!f) return 0;
+  unsigned long long ran = 0, waited = 0;
+  const bool ok = std::fscanf(f, "%llu %llu", &ran, &waited) == 2;
+  std::fclose(f);
+  if (ok) t.waited = 1e-9 * static_cast<double>(waited);
+#endif
+  return t.waited;
+}
+
 RunQueueSnapshot run_queue_snapshot(const WorkerTasks& tasks, std::optional<double> group_cpu) {
   RunQueueSnapshot s;
   s.group_cpu = group_cpu;

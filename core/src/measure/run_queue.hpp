@@ -40,6 +40,9 @@ struct RunQueueSnapshot {
 
 RunQueueSnapshot run_queue_snapshot(const WorkerTasks& tasks, std::optional<double> group_cpu);
 
+// The calling thread's run-queue wait so far (seconds; 0 where schedstat cannot be read).
+double own_thread_wait();
+
 // The foreign wait between two snapshots of one worker (above); 0 where it cannot be read.
 double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& after);
 

@@ -29,6 +29,7 @@
 
 #include "executor.hpp"
 #include "message_channel.hpp"
+#include "syscall_filter.hpp"
 #include "plugin_library.hpp"
 #include "python_zygote.hpp"
 #include "sandbox.hpp"
@@ -93,6 +94,7 @@ void say(int sock, const nlohmann::json& j) { (void)send_packet(sock, j.dump());
   int err = enter_sandbox_before_exec(spec.walls, &step);
   if (err == 0) err = enter_pid_namespace_before_exec(spec.walls, &step);
   if (err == 0) err = drop_to_user_before_exec(spec.walls, &step);
+  if (err == 0 && spec.walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
   if (err != 0) fail_in_child(step, std::strerror(err));
   if (auto why = python_become_worker(spec.environment); !why.empty()) fail_in_child("the worker's environment", why);
   std::fflush(nullptr);
