@@ -858,11 +858,11 @@ class TestDriver {
     // audit leaves it out; run_queue.hpp). Device timing's slack per call is far larger.
     const bool on_cpu = req_.device == "cpu";
     const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
-    const double host_wait_before = on_cpu && tracing() ? own_thread_wait() : 0;
+    const double host_wait_before = on_cpu ? own_thread_wait() : 0;
     ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_}},
                                    block_timeout(options));
-    const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds())) : 0;
-    host_wait_ = on_cpu && tracing() ? own_thread_wait() - host_wait_before : 0;
+    host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
+    const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
     if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
     if (!baseline) keep_output(out);
@@ -1105,7 +1105,7 @@ class TestDriver {
   bool watch_tried_ = false;
   int checked_calls_ = 0;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
-  double host_wait_ = 0;  // tracing: this thread's run-queue wait in the last block
+  double host_wait_ = 0;  // this thread's run-queue wait in the last block (CPU timing)
 };
 
 }  // namespace

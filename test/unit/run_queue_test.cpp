@@ -37,6 +37,10 @@ TEST(RunQueue, TheLongestThreadsWaitNetOfTheWorkersOwnCpu) {
   EXPECT_NEAR(bb::foreign_wait(snapshot({{1, 0, 0}}, 0), snapshot({{1, 1.0, 0.5}, {3, 0.3, 0}}, 1.3)), 0.2, 1e-12);
   // A child that worked 0.5 s and ended: only the cgroup's count has it.
   EXPECT_DOUBLE_EQ(bb::foreign_wait(snapshot({{1, 0, 0}}, 0), snapshot({{1, 1.0, 0.5}}, 1.5)), 0.0);
+  // The host's thread waited to read the reply: the same delay, on the host's side; less the
+  // worker's own other CPU time all the same.
+  EXPECT_NEAR(bb::foreign_wait(snapshot({{1, 0, 0}}, 0), snapshot({{1, 1.0, 0.5}}, 1.0), 0.25), 0.75, 1e-12);
+  EXPECT_NEAR(bb::foreign_wait(snapshot({{1, 0, 0}, {2, 0, 0}}, 0), snapshot({{1, 1.0, 0.0}, {2, 0.6, 0}}, 1.6), 0.25), 0.0, 1e-12);
   // Without the cgroup's count nothing is taken out; nor without schedstat.
   EXPECT_DOUBLE_EQ(bb::foreign_wait(snapshot({{1, 0, 0}}, std::nullopt), snapshot({{1, 1.0, 0.5}}, std::nullopt)), 0.0);
   EXPECT_DOUBLE_EQ(bb::foreign_wait(bb::RunQueueSnapshot{}, bb::RunQueueSnapshot{}), 0.0);

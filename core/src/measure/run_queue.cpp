@@ -56,7 +56,7 @@ RunQueueSnapshot run_queue_snapshot(const WorkerTasks& tasks, std::optional<doub
   return s;
 }
 
-double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& after) {
+double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& after, double host_waited) {
   // Without the cgroup's count, a thread or child process that worked and ended within the block
   // would be missing from the worker's own CPU time: nothing is taken out then.
   if (!before.readable || !after.readable || !before.group_cpu || !after.group_cpu) return 0;
@@ -74,7 +74,7 @@ double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& afte
   if (longest_ran < 0) return 0;
   // Threads and processes that ended within the block ran too: the cgroup's count has them.
   total_ran = std::max(total_ran, *after.group_cpu - *before.group_cpu);
-  return std::max(0.0, longest_waited - (total_ran - longest_ran));
+  return std::max(0.0, longest_waited + std::max(0.0, host_waited) - (total_ran - longest_ran));
 }
 
 }  // namespace bb

@@ -44,6 +44,11 @@ RunQueueSnapshot run_queue_snapshot(const WorkerTasks& tasks, std::optional<doub
 double own_thread_wait();
 
 // The foreign wait between two snapshots of one worker (above); 0 where it cannot be read.
-double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& after);
+// `host_waited`: the run-queue wait of the host's thread that asked for the block and read its
+// reply over the same span (own_thread_wait()), the host's side of the same delay; it is added
+// to W_t before the worker's own other CPU time is taken off (a plugin that keeps every core
+// busy to delay the host pays for it in that CPU time; only on a one-core machine could its
+// timing thread alone delay the host).
+double foreign_wait(const RunQueueSnapshot& before, const RunQueueSnapshot& after, double host_waited = 0);
 
 }  // namespace bb
