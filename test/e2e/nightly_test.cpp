@@ -100,7 +100,7 @@ TEST_F(Nightly, SlowerImplementationIsARegression) {
 // none without --update-baseline, is unusable (exit 2).
 TEST_F(Nightly, BaselineUpdateAndUnusableBaselines) {
   const auto good = night("night1", "--update-baseline");
-  ASSERT_EQ(good.exit_code, 0) << good.output;
+  ASSERT_EQ(good.exit_code, 0) << good.output << e2e::read_text(work_ / "night1" / "compare.md");
   EXPECT_EQ(e2e::read_text(baseline_), e2e::read_text(work_ / "night1" / "results.json"));
 
   std::ofstream(baseline_) << "this is not a results file\n";

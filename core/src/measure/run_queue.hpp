@@ -12,8 +12,9 @@
 // was busy with something else: the worker's own other tasks or another process's. The worker's
 // own tasks ran C - C_t (C: every task of the worker, ended ones included, as the worker's cgroup
 // v2 counts them), so
-//     foreign wait = max(0, W_t - (C - C_t))
-// is at most the time other processes took from t. Whatever a plugin does (helpers that work
+//     foreign wait = max(0, W_t + W_host - (C - C_t))
+// is at most the time other processes took from t and from the host's thread that waits for the
+// block's reply (W_host: its own run-queue wait over the same span). Whatever a plugin does (helpers that work
 // while t waits, a child process, threads that come and go) its own CPU time is subtracted:
 // it cannot make its own work read as the machine's. What it can use is only real foreign load,
 // and on a quiet machine there is none. Where the worker has no cgroup v2 of its own (no count
