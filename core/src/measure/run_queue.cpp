@@ -7,12 +7,10 @@
 namespace bb {
 
 namespace {
-// /proc/<tid>/schedstat: "<ran ns> <waited ns> <timeslices>". /proc/<tid> names a thread of any
-// process; where the kernel keeps no schedstat (no CONFIG_SCHED_INFO) it is missing.
-bool read_schedstat(long tid, RunQueueSnapshot::Thread& out) {
+// A schedstat file: "<ran ns> <waited ns> <timeslices>" (/proc/<tid>/schedstat names a thread
+// of any process; where the kernel keeps no schedstat, no CONFIG_SCHED_INFO, it is missing).
+bool read_schedstat(const char* path, RunQueueSnapshot::Thread& out) {
 #if defined(__linux__)
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%ld/schedstat", tid);
   FILE* f = std::fopen(path, "re");
   if (!f) return false;
   unsigned long long ran = 0, waited = 0;
@@ -23,7 +21,7 @@ bool read_schedstat(long tid, RunQueueSnapshot::Thread& out) {
   out.waited = 1e-9 * static_cast<double>(waited);
   return true;
 #else
-  (void)tid;
+  (void)path;
   (void)out;
   return false;
 #endif
@@ -32,23 +30,17 @@ bool read_schedstat(long tid, RunQueueSnapshot::Thread& out) {
 
 double own_thread_wait() {
   RunQueueSnapshot::Thread t;
-#if defined(__linux__)
-  FILE* f = std::fopen("/proc/thread-self/schedstat", "re");
-  if (!f) return 0;
-  unsigned long long ran = 0, waited = 0;
-  const bool ok = std::fscanf(f, "%llu %llu", &ran, &waited) == 2;
-  std::fclose(f);
-  if (ok) t.waited = 1e-9 * static_cast<double>(waited);
-#endif
-  return t.waited;
+  return read_schedstat("/proc/thread-self/schedstat", t) ? t.waited : 0;
 }
 
 RunQueueSnapshot run_queue_snapshot(const WorkerTasks& tasks, std::optional<double> group_cpu) {
   RunQueueSnapshot s;
   s.group_cpu = group_cpu;
   for (long tid : tasks.threads) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/schedstat", tid);
     RunQueueSnapshot::Thread t;
-    if (read_schedstat(tid, t)) {
+    if (read_schedstat(path, t)) {
       s.threads[tid] = t;
       s.readable = true;
     }
