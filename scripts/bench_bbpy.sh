@@ -3,7 +3,7 @@
 # backendbench, alternating ROUNDS times, in one call on the GPU machine (docs/PERFORMANCE.md,
 # "Python folders"). Needs BackendBench-py at .bbpy/ (its README: copied from the anchors, carried)
 # and a built backendbench (BUILD_DIR, default build-gpu). Each run's wall time, and ours' trace
-# (BACKENDBENCH_TRACE_BLOCKS) and results under $OUT (or bbpy-logs/).
+# (BACKENDBENCH_TRACE_BLOCKS) and results under $OUT (or bbpy-logs/), in logs.tgz.
 #
 #   [ROUNDS=2] [BUILD_DIR=build-gpu] scripts/bench_bbpy.sh
 set -uo pipefail
@@ -29,3 +29,5 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
   cp "/tmp/bbpy_ours_$round/results.json" "$out/ours-r$round.json" 2>/dev/null
   cp "/tmp/bbpy_ours_$round.trace" "$out/ours-r$round.trace" 2>/dev/null
 done
+# One archive: the device tool brings back a limited number of files.
+(cd "$out" && tar czf logs.tgz ./*.log ./*.trace ./*.json 2>/dev/null && rm -f ./*.log ./*.trace ./*.json)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -85,10 +86,22 @@ SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed) {
     for (const auto& b : p.baselines)
       if (b.device == job.device) s.baseline = b.target;
   if (s.baseline) {
-    const std::string key = fmt::format("{}|{}|{}", s.baseline->library, static_cast<int>(s.baseline->kind), job.device);
+    const std::string key = side_worker_key(*s.baseline, job.device);
     if (key != s.reference_key) s.baseline_key = key;
   }
   return s;
+}
+
+// The walls of the worker that serves `key`: `library`'s alone, or, for the slot's worker of
+// every op's reference library, all of those.
+WorkerWalls side_walls(const SweepContext& ctx, const std::string& key, const std::string& library, int cuda_ordinal) {
+  if (!shares_references(key)) return walls_for(ctx, library, cuda_ordinal);
+  std::vector<std::string> references;
+  for (const auto& p : ctx.plans) {
+    const Target t = p.reference.target();
+    if (shares_references(side_worker_key(t, "cpu"))) references.push_back(t.library);
+  }
+  return walls_for(ctx, references, cuda_ordinal);
 }
 
 // The worker `slot` serves `key` from now on: the one started with the plan for that key on
@@ -109,7 +122,7 @@ bool serve(std::unique_ptr<Executor>& slot, std::string& current, const std::str
   } else {
     slot->recycle();
   }
-  slot->set_walls(walls_for(ctx, library, workers.cuda_ordinal));
+  slot->set_walls(side_walls(ctx, key, library, workers.cuda_ordinal));
   current = key;
   return true;
 }
@@ -128,9 +141,15 @@ nlohmann::json warm_request(const std::string& device, int ordinal, const std::s
   return warm;
 }
 
+std::string side_worker_key(const Target& t, const std::string& device) {
+  if (t.kind == Target::Kind::reference && !t.library.empty() && !is_python_implementation(t.library)) return fmt::format("references|{}", device);
+  return fmt::format("{}|{}|{}", t.library, static_cast<int>(t.kind), device);
+}
+
+bool shares_references(const std::string& key) { return key.rfind("references|", 0) == 0; }
+
 std::string reference_worker_key(const OpPlan& p, const std::string& device) {
-  const Target ref = p.reference.target();
-  return fmt::format("{}|{}|{}", ref.library, static_cast<int>(ref.kind), reference_device_for(p.reference, p.manifest, device));
+  return side_worker_key(p.reference.target(), reference_device_for(p.reference, p.manifest, device));
 }
 
 void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std::vector<TestSpec>& tests,
@@ -153,7 +172,7 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
     const std::string ref_device = reference_device_for(p0.reference, p0.manifest, device);
     if (ref_device != "cpu") {
       auto w = make();
-      w->set_walls(walls_for(ctx, p0.reference.target().library));
+      w->set_walls(side_walls(ctx, reference_worker_key(p0, device), p0.reference.target().library, -1));
       stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w),
                   warm_request(ref_device, 0, p0.reference.target().library), timeout);
     }
@@ -183,7 +202,11 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
 }
 
 WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal) {
-  WorkerWalls w = walls_for(ctx.options, ctx.log_dir, ctx.libraries, library);
+  return walls_for(ctx, library.empty() ? std::vector<std::string>{} : std::vector<std::string>{library}, cuda_ordinal);
+}
+
+WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own, int cuda_ordinal) {
+  WorkerWalls w = walls_for(ctx.options, ctx.log_dir, ctx.libraries, own);
   if (cuda_ordinal < 0 || !ctx.options.isolate) return w;
   const auto kind = ctx.device_kinds.find("cuda");
   const DeviceFacts* d = kind == ctx.device_kinds.end() ? nullptr : kind->second.device(cuda_ordinal);
@@ -197,8 +220,14 @@ WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int c
 
 WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
                       const std::string& library) {
+  return walls_for(o, log_dir, libraries, library.empty() ? std::vector<std::string>{} : std::vector<std::string>{library});
+}
+
+WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
+                      const std::vector<std::string>& own_libraries) {
   WorkerWalls w;
   w.spec.enabled = o.isolate;
+  const std::string library = own_libraries.size() == 1 ? own_libraries.front() : "";
   w.python = is_python_implementation(library);
   if (w.python) w.python_file = library;
   if (!o.isolate) return w;  // in the host: no walls, and nothing to probe for them
@@ -211,10 +240,11 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   // before them): a worker run as uid 0 without capabilities could otherwise write into them.
   for (const auto& d : python_package_dirs())
     if (d != "/") w.spec.readonly_dirs.push_back(d);
-  const auto own = library.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(library, ec);
+  std::set<std::filesystem::path> own;
+  for (const auto& lib : own_libraries) own.insert(std::filesystem::weakly_canonical(lib, ec));
   for (const auto& lib : libraries) {
     const auto other = std::filesystem::weakly_canonical(lib, ec);
-    if (other != own) w.spec.hidden_files.push_back(other.string());
+    if (!own.count(other)) w.spec.hidden_files.push_back(other.string());
   }
   // A user of its own where everything it must read is readable by others; else uid 0 without
   // any capability.

@@ -59,9 +59,13 @@ struct WorkerSet {
 // that probes.
 WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
                       const std::string& library);
+// ... that may see every one of `own_libraries` (none: a worker that probes).
+WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_dir, const std::vector<std::string>& libraries,
+                      const std::vector<std::string>& own_libraries);
 // ... and, with `cuda_ordinal` (a worker of a CUDA slot), that device alone (WorkerWalls::
 // device_uuid) where the run knows its UUID and the device is no MIG instance.
 WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal = -1);
+WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own_libraries, int cuda_ordinal = -1);
 
 // Where a job's events go (the session's event queue).
 struct JobEvents {
@@ -94,12 +98,20 @@ SkipReason skip_reason(const Implementation& impl, const Manifest& m, const Conc
 // made); returns once all have started.
 void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, bool impl_fresh);
 
-// The key of the worker that serves `p`'s reference for tests on `device` (its library, symbol
-// and device): workers of one key are one worker.
 // A worker's "warm" request: its device context on `ordinal` of `device`, and where `library` is
 // a .py file, its interpreter with PyTorch and Triton imported (plugin_library.hpp).
 nlohmann::json warm_request(const std::string& device, int ordinal, const std::string& library = "");
 
+// The key of the worker of a slot that serves `t` on `device`: workers of one key are one
+// worker. Every op's reference library (native code, the run's judge, never code under test)
+// shares one: a slot moving to another op starts no process and no device context for its
+// reference (a context cost 0.2 s of the driver's time, serialised across a host's GPUs:
+// docs/PERFORMANCE.md). A .py reference (its worker is forked for its file) and an
+// implementation, as reference or baseline, keep one of their own (library, symbol, device).
+std::string side_worker_key(const Target& t, const std::string& device);
+// Whether `key` is the shared reference worker's (its walls let it see every reference library).
+bool shares_references(const std::string& key);
+// The key of the worker that serves `p`'s reference for tests on `device`.
 std::string reference_worker_key(const OpPlan& p, const std::string& device);
 
 // Starts, into `stock`, the workers the first jobs of each device kind will ask for on its

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "discovery.hpp"
@@ -307,24 +309,30 @@ TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
   EXPECT_EQ(calls, 3);
 }
 
-TEST_F(JobRunner, AnotherOpsReferenceGetsAProcessOfItsOwn) {
+TEST_F(JobRunner, EveryOpsReferenceLibraryIsServedByTheSlotsOneReferenceWorker) {
   root.add_op("alpha", {"alpha_good.so", "alpha_reference.so"});
   root.add_op("beta", {"beta_good.so", "beta_reference.so"});
   plan();
   ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(bb::reference_worker_key(plans[0], "cuda"), bb::reference_worker_key(plans[1], "cuda"));
+  EXPECT_TRUE(bb::shares_references(bb::reference_worker_key(plans[0], "cpu")));
+  // An implementation (as baseline, or chosen as reference) and a .py reference keep one of their own.
+  EXPECT_FALSE(bb::shares_references(bb::side_worker_key(bb::Target{bb::Target::Kind::kernel_impl, "alpha_good.so"}, "cuda")));
+  EXPECT_FALSE(bb::shares_references(bb::side_worker_key(bb::Target{bb::Target::Kind::reference, "alpha_reference.py"}, "cuda")));
   run_all();
   ASSERT_EQ(finished.size(), 6u);
   for (const auto& r : finished) EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
   const int ref = id(workers.reference);
   const auto log = fake->requests([&](const Request& r) { return r.worker == ref; });
-  // recycle, alpha's reference..., recycle, beta's reference...: each op's reference in a process of its own.
+  // recycle, alpha's reference..., beta's reference...: one process serves both ops' references
+  // (a new op costs the slot no process and no device context).
   std::vector<std::string> seen;
   for (const auto& r : log)
     if (r.cmd == "recycle" || r.cmd == "prepare") seen.push_back(r.cmd == "recycle" ? "recycle" : r.library);
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-  EXPECT_EQ(seen, (std::vector<std::string>{"recycle", "alpha_reference.so", "recycle", "beta_reference.so"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"recycle", "alpha_reference.so", "beta_reference.so"}));
   for (const auto& r : log)
-    if (r.cmd == "prepare") EXPECT_EQ(r.process, r.library == "alpha_reference.so" ? 1 : 2);
+    if (r.cmd == "prepare") EXPECT_EQ(r.process, 1);
 }
 
 TEST_F(JobRunner, WhatTheImplementationPrintedLandsInItsResult) {
@@ -442,6 +450,30 @@ TEST(WorkerWalls, AWorkerOfAGpuSlotSeesItsDeviceAlone) {
   EXPECT_TRUE(bb::walls_for(ctx, "", 1).device_uuid.empty()) << "a MIG instance";
   o.isolate = false;
   EXPECT_TRUE(bb::walls_for(ctx, "", 0).device_uuid.empty()) << "workers in the host";
+}
+
+// The slot's one reference worker sees every op's reference library and none of the
+// implementations; an implementation's worker sees its own library alone.
+TEST(WorkerWalls, TheSharedReferenceWorkerSeesEveryReferenceLibraryAndNoImplementation) {
+  const auto dir = std::filesystem::temp_directory_path() / "bb_walls_libraries";
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> libraries;
+  for (const char* name : {"alpha_good.so", "alpha_reference.so", "beta_good.so", "beta_reference.so"}) {
+    std::ofstream((dir / name).string()) << "x";
+    libraries.push_back((dir / name).string());
+  }
+  bb::SessionOptions o;
+  o.isolate = true;
+  auto hidden = [&](const std::vector<std::string>& own) {
+    auto files = bb::walls_for(o, {}, libraries, own).spec.hidden_files;
+    std::vector<std::string> names;
+    for (const auto& f : files) names.push_back(std::filesystem::path(f).filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(hidden({libraries[1], libraries[3]}), (std::vector<std::string>{"alpha_good.so", "beta_good.so"}));
+  EXPECT_EQ(hidden({libraries[0]}), (std::vector<std::string>{"alpha_reference.so", "beta_good.so", "beta_reference.so"}));
+  std::filesystem::remove_all(dir);
 }
 
 // How many GPUs a host shows before any is asked (a run on every GPU of a host of several
