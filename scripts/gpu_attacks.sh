@@ -21,7 +21,7 @@ tests:
       inputs: {x: {shape: [n]}}
   performance:
     - name: big
-      params: {n: [4096, 16777216]}
+      params: {n: [4096, 4194304, 16777216]}
       inputs: {x: {shape: [n]}}
 YAML
 } > "$out/root/scale/gen_input.yaml"

@@ -8,6 +8,7 @@
 #define GPU_DLPACK_DEVICE 2 /* kDLCUDA */
 #define GPU_HAS_L2_DISCARD 1 /* PTX discard.global.L2, sm_80 and later */
 #define GPU_HAS_WMMA 1       /* warp-level mma (nvcuda::wmma): FP16 sm_70+, BF16 sm_80+ */
+#define GPU_HAS_PERSISTING_L2 1 /* access-policy windows; PTX applypriority, sm_80 and later */
 #include <mma.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -56,6 +57,25 @@ static bool gpu_is_sticky(cudaError_t e) {
   }
 }
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
+
+// What a call may have set to keep lines in L2 across the flush (issue 39): every persisting
+// line made normal (takes effect at once, whatever is queued), `stream`'s access-policy window
+// cleared, and with `limit`, the context's persisting set-aside back to 0 (where it is not: the
+// change may wait for the device, so never while a blocking kernel holds the stream).
+static cudaError_t gpu_reset_persisting_settings(cudaStream_t stream, bool limit) {
+  if (cudaError_t e = cudaCtxResetPersistingL2Cache(); e != cudaSuccess) return e;
+  cudaStreamAttrValue none{};
+  none.accessPolicyWindow.base_ptr = nullptr;
+  none.accessPolicyWindow.num_bytes = 0;
+  none.accessPolicyWindow.hitRatio = 0;
+  none.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
+  none.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
+  if (cudaError_t e = cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none); e != cudaSuccess) return e;
+  if (!limit) return cudaSuccess;
+  size_t set_aside = 0;
+  if (cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize) != cudaSuccess || set_aside == 0) return cudaSuccess;
+  return cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+}
 
 #if defined(BB_HAVE_CUBLAS)
 #include <cublas_v2.h>

@@ -7,6 +7,7 @@
 #define GPU_DLPACK_DEVICE 10 /* kDLROCM */
 #define GPU_HAS_L2_DISCARD 0 /* no eviction without write-back: the host flushes */
 #define GPU_HAS_WMMA 0       /* tensor throughput is not measured on HIP (FP32 only) */
+#define GPU_HAS_PERSISTING_L2 0 /* no access-policy windows: nothing persists through the flush */
 #define GPU(x) hip##x
 typedef hipError_t gpuError_t;
 typedef hipDeviceProp_t gpuDeviceProp;

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 5
+#define BB_DEVICE_RUNTIME_VERSION 6
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -183,6 +183,17 @@ typedef struct bb_device_runtime {
   /* The sparse change of a checked call: element random_bits(seed, j) % n of `dst`, for every
    * j < count, set to its value by spec (the others kept). Blocks until done. */
   int (*fill_scattered)(const bb_fill_spec* spec, void* dst, size_t n, uint64_t count);
+
+  /* Version 6: nothing kept in L2 across the flush. */
+
+  /* What a call may have set to keep lines in L2 through a flush, undone before the flush:
+   * every persisting line made normal now (CUDA's access-policy windows, hitProp persisting),
+   * `stream`'s access-policy window cleared, and on `stream`, before what is enqueued next,
+   * every line the ranges touch made normal again (a call enqueued earlier may set them
+   * persisting when it runs). `settings` = 1: the context's persisting set-aside back to 0 as
+   * well (may wait for the device: never while a blocking kernel holds the stream). A runtime
+   * without persisting lines does nothing. */
+  int (*reset_persisting)(const bb_device_range* ranges, int count, void* stream, int settings);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

@@ -251,6 +251,13 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   EventPair ev(rt);
   if (ev.error) return make_error("creating events: " + describe(rt, ev.error));
   bool blocking = options.blocking_kernel;
+  // Nothing the call set to keep lines in L2 survives a flush (persisting lines, access-policy
+  // windows: device_runtime.h reset_persisting): undone before every flush; with `settings`,
+  // the host's side too (never while a blocking kernel holds the stream).
+  auto unpersist = [&](bool settings) {
+    return cold ? rt.reset_persisting(target.touched.data(), static_cast<int>(target.touched.size()), stream, settings ? 1 : 0) : 0;
+  };
+  if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
 
   // One timed region of `calls` launches; per-call GPU and host seconds, and the SM clock.
   auto region = [&](std::size_t calls, bool flush, double block_ms) -> Expected<Sample> {
@@ -260,6 +267,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     if (target.reset)
       if (int e = target.reset(); e) return make_error("rewriting the outputs: " + describe(rt, e));
     if (flush) {
+      if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
       if (int e = rt.flush_cache(stream); e) return make_error("cache flush: " + describe(rt, e));
       // Wait for it: the host time below is then the call's alone, flush excluded.
       if (int e = rt.stream_synchronize(stream); e) return make_error("cache flush: " + describe(rt, e));
@@ -364,6 +372,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     auto evict = [&](std::size_t i) {
       if (target.reset)
         if (int e = target.reset(); e) return e;
+      if (int e = unpersist(false); e) return e;
       if (i == 0 || !discard) return rt.flush_cache(stream);
       return rt.discard_cache(target.touched.data(), static_cast<int>(target.touched.size()), stream);
     };
@@ -423,6 +432,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     m.eviction = cold ? "flush" : "";
     if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
   }
+  if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
   m.blocking = blocking;
   m.wall_time = seconds_since(begin);
   return m;
