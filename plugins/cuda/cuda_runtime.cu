@@ -59,10 +59,11 @@ static bool gpu_is_sticky(cudaError_t e) {
 #define GPU_IS_STICKY(e) gpu_is_sticky(e)
 
 // What a call may have set to keep lines in L2 across the flush (issue 39): every persisting
-// line made normal (takes effect at once, whatever is queued), `stream`'s access-policy window
-// cleared, and with `limit`, the context's persisting set-aside back to 0 (where it is not: the
-// change may wait for the device, so never while a blocking kernel holds the stream).
-static cudaError_t gpu_reset_persisting_settings(cudaStream_t stream, bool limit) {
+// line made normal (takes effect at once, whatever is queued) and `stream`'s access-policy
+// window cleared. The context's persisting set-aside is left as the call set it: without
+// persisting lines it keeps nothing, and an implementation that sets it once per process would
+// otherwise set it again, and wait for the device, in every call.
+static cudaError_t gpu_reset_persisting_settings(cudaStream_t stream) {
   if (cudaError_t e = cudaCtxResetPersistingL2Cache(); e != cudaSuccess) return e;
   cudaStreamAttrValue none{};
   none.accessPolicyWindow.base_ptr = nullptr;
@@ -70,11 +71,7 @@ static cudaError_t gpu_reset_persisting_settings(cudaStream_t stream, bool limit
   none.accessPolicyWindow.hitRatio = 0;
   none.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
   none.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
-  if (cudaError_t e = cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none); e != cudaSuccess) return e;
-  if (!limit) return cudaSuccess;
-  size_t set_aside = 0;
-  if (cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize) != cudaSuccess || set_aside == 0) return cudaSuccess;
-  return cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+  return cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none);
 }
 
 #if defined(BB_HAVE_CUBLAS)

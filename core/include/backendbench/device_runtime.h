@@ -186,13 +186,13 @@ typedef struct bb_device_runtime {
 
   /* Version 6: nothing kept in L2 across the flush. */
 
-  /* What a call may have set to keep lines in L2 through a flush, undone before the flush:
-   * every persisting line made normal now (CUDA's access-policy windows, hitProp persisting),
-   * `stream`'s access-policy window cleared, and on `stream`, before what is enqueued next,
-   * every line the ranges touch made normal again (a call enqueued earlier may set them
-   * persisting when it runs). `settings` = 1: the context's persisting set-aside back to 0 as
-   * well (may wait for the device: never while a blocking kernel holds the stream). A runtime
-   * without persisting lines does nothing. */
+  /* What a call may have set to keep lines in L2 through a flush, undone before the flush: on
+   * `stream`, before what is enqueued next, every line the ranges touch made normal again (a
+   * call enqueued earlier may set them persisting when it runs: CUDA's access-policy windows,
+   * hitProp persisting); `settings` = 1: also, at once, every persisting line of the context
+   * made normal and `stream`'s access-policy window cleared (host calls: never while a blocking
+   * kernel holds the stream). The persisting set-aside is left as it is. A runtime without
+   * persisting lines does nothing. */
   int (*reset_persisting)(const bb_device_range* ranges, int count, void* stream, int settings);
 } bb_device_runtime;
 

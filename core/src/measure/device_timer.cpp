@@ -253,7 +253,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   bool blocking = options.blocking_kernel;
   // Nothing the call set to keep lines in L2 survives a flush (persisting lines, access-policy
   // windows: device_runtime.h reset_persisting): undone before every flush; with `settings`,
-  // the host's side too (never while a blocking kernel holds the stream).
+  // the host calls too (never while a blocking kernel holds the stream).
   auto unpersist = [&](bool settings) {
     return cold ? rt.reset_persisting(target.touched.data(), static_cast<int>(target.touched.size()), stream, settings ? 1 : 0) : 0;
   };
