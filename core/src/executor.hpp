@@ -71,6 +71,9 @@ class Executor {
   virtual void abandon() { recycle(); }
   // The walls of the worker started next (after recycle()).
   virtual void set_walls(WorkerWalls) {}
+  // The worker started next (only that one) may also write beneath `dir` (its filesystem view,
+  // landlock.hpp, lets a worker write its own HOME alone): a folder the host gave it for output.
+  virtual void allow_writing_next(const std::string& /*dir*/) {}
   // Stops every process of the worker (and resumes them): the side of a pair that is not being
   // timed runs nothing. False where it could not be done (in-process; no worker running).
   virtual bool freeze(bool /*frozen*/) { return false; }

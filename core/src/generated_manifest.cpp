@@ -58,6 +58,7 @@ Expected<std::filesystem::path> generated_manifest(const OpFolder& folder, Execu
   nlohmann::json files = nlohmann::json::array();
   for (const auto& c : candidates) files.push_back(c.string());
   executor.recycle();
+  executor.allow_writing_next(tmp.string());
   ExecOutcome out = executor.execute({{"cmd", "generate"}, {"gen_input", folder.manifest.string()}, {"candidates", files}, {"op", folder.name},
                                       {"seed", drawn_with}, {"out", tmp.string()}},
                                      timeout);

@@ -25,12 +25,14 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "executor.hpp"
 #include "host_info.hpp"
+#include "landlock.hpp"
 #include "message_channel.hpp"
 #include "plugin_library.hpp"
 #include "python_zygote.hpp"
@@ -133,6 +135,7 @@ class IsolatedExecutor final : public Executor {
   }
 
   void set_walls(WorkerWalls walls) override { walls_ = std::move(walls); }
+  void allow_writing_next(const std::string& dir) override { writable_next_ = dir; }
 
   bool freeze(bool frozen) override {
     if (pid_ <= 0) return false;
@@ -278,6 +281,7 @@ class IsolatedExecutor final : public Executor {
       walls.drop_capabilities = walls_.drop_capabilities;
       prepare_syscall_filter();
       walls.syscall_filter = syscall_filter_supported();
+      walls.landlock = landlock_supported();
       // Its user, real for what it runs: a private HOME, and a passwd entry where it has a view
       // of its own (worker_home.hpp).
       auto home = WorkerHome::make(walls.uid, walls.namespaces);
@@ -295,7 +299,14 @@ class IsolatedExecutor final : public Executor {
       if (!home_.mount_options().empty()) {
         walls.home_dir = home_.home().c_str();
         walls.home_options = home_.mount_options().c_str();
+        home_tmp_ = home_.tmp();
+        walls.home_tmp = home_tmp_.c_str();
       }
+      // It reads the system's and the run's trees, and writes its HOME and /dev alone.
+      for (const auto& d : walls_.spec.landlock_read) walls.landlock_read.push_back(d.c_str());
+      walls.landlock_write = {home_.home().c_str(), "/dev"};
+      writable_now_ = std::exchange(writable_next_, {});
+      if (!writable_now_.empty()) walls.landlock_write.push_back(writable_now_.c_str());
     }
     // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
     // captured its own (worker_integrity.hpp).
@@ -353,6 +364,7 @@ class IsolatedExecutor final : public Executor {
       int err = enter_sandbox_before_exec(walls, &step);
       if (err == 0) err = enter_pid_namespace_before_exec(walls, &step);
       if (err == 0) err = drop_to_user_before_exec(walls, &step);
+      if (err == 0 && walls.landlock) err = install_landlock_before_exec(walls.landlock_read, walls.landlock_write, &step);
       if (err == 0 && walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
       if (err != 0) {
         const char* what = strerror(err);
@@ -491,6 +503,8 @@ class IsolatedExecutor final : public Executor {
   WorkerWalls walls_;
   WorkerCgroup cgroup_;
   WorkerHome home_;
+  std::string home_tmp_;  // home_.tmp(), kept for the child of the next start
+  std::string writable_next_, writable_now_;  // allow_writing_next(), for the next start; the current one's
   std::string start_error_;  // why the last start failed, where errno does not say it
   std::mt19937_64 nonces_{std::random_device{}()};
 };

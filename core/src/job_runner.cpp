@@ -6,11 +6,13 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "device.hpp"
 #include "interrupt.hpp"
+#include "landlock.hpp"
 #include "plugin_library.hpp"
 #include "python_site.hpp"
 #include "sandbox.hpp"
@@ -240,6 +242,23 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   // before them): a worker run as uid 0 without capabilities could otherwise write into them.
   for (const auto& d : python_package_dirs())
     if (d != "/") w.spec.readonly_dirs.push_back(d);
+  // Its filesystem view (landlock.hpp): the system's trees, the run's folders, the Python
+  // packages and the folders the environment names for libraries and modules.
+  // The binary itself, not its folder: a build tree holds copies of references (test roots).
+  w.spec.landlock_read = landlock_system_dirs();
+  for (const auto& d : {std::filesystem::weakly_canonical(o.root, ec), std::filesystem::weakly_canonical(o.worker_binary, ec)})
+    if (!d.empty() && d != "/") w.spec.landlock_read.push_back(d.string());
+  for (const auto& d : runtime_plugin_dirs()) w.spec.landlock_read.push_back(d);
+  for (const auto& d : python_site_dirs()) w.spec.landlock_read.push_back(d);
+  for (const auto& d : python_package_dirs()) w.spec.landlock_read.push_back(d);
+  for (const char* var : {"LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH"})
+    if (const char* value = std::getenv(var))
+      for (std::string_view rest = value; !rest.empty();) {
+        const auto colon = rest.find(':');
+        const std::filesystem::path dir{std::string(rest.substr(0, colon))};
+        if (!dir.empty()) w.spec.landlock_read.push_back(std::filesystem::absolute(dir, ec).string());
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+      }
   std::set<std::filesystem::path> own;
   for (const auto& lib : own_libraries) own.insert(std::filesystem::weakly_canonical(lib, ec));
   for (const auto& lib : libraries) {

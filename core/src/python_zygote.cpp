@@ -44,6 +44,10 @@ nlohmann::json spawn_request(const PreparedSandbox& walls, const std::vector<cha
           {"group_file", text(walls.group_file)},
           {"home_dir", text(walls.home_dir)},
           {"home_options", text(walls.home_options)},
+          {"home_tmp", text(walls.home_tmp)},
+          {"landlock", walls.landlock},
+          {"landlock_read", texts(walls.landlock_read)},
+          {"landlock_write", texts(walls.landlock_write)},
           {"uid", walls.uid},
           {"drop_capabilities", walls.drop_capabilities},
           {"groups", walls.groups},
@@ -60,7 +64,8 @@ Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& 
     // Every string kept first (no reallocation moves them after a pointer is taken).
     std::size_t n = 0;
     for (const char* key : {"hidden_dirs", "hidden_files", "readonly_dirs"}) n += j.at(key).size();
-    strings.reserve(n + 5);
+    for (const char* key : {"landlock_read", "landlock_write"}) n += j.value(key, nlohmann::json::array()).size();
+    strings.reserve(n + 6);
     auto keep = [&](const nlohmann::json& v) -> const char* {
       if (v.is_null()) return nullptr;
       strings.push_back(v.get<std::string>());
@@ -76,6 +81,10 @@ Expected<std::unique_ptr<SpawnSpec>> spawn_spec_from_json(const nlohmann::json& 
     w.group_file = keep(j.at("group_file"));
     w.home_dir = keep(j.at("home_dir"));
     w.home_options = keep(j.at("home_options"));
+    w.home_tmp = keep(j.value("home_tmp", nlohmann::json()));
+    w.landlock = j.value("landlock", false);
+    for (const auto& d : j.value("landlock_read", nlohmann::json::array())) w.landlock_read.push_back(keep(d));
+    for (const auto& d : j.value("landlock_write", nlohmann::json::array())) w.landlock_write.push_back(keep(d));
     w.uid = j.at("uid").get<long>();
     w.drop_capabilities = j.at("drop_capabilities").get<bool>();
     w.groups = j.at("groups").get<std::vector<unsigned>>();

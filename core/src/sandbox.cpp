@@ -1,4 +1,5 @@
 #include "sandbox.hpp"
+#include "landlock.hpp"
 #include "syscall_filter.hpp"
 
 #include <cstdlib>
@@ -49,7 +50,8 @@ int set_readonly(const char* path, bool readonly) {
 
 namespace {
 
-// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, pid, ro, user.
+// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, pid, ro, user (and
+// seccomp, landlock: syscall_filter.cpp, landlock.cpp).
 bool turned_off(const char* part) {
   const char* env = getenv("BACKENDBENCH_SANDBOX_OFF");
   if (!env) return false;
@@ -161,6 +163,11 @@ SandboxSupport probe() {
   if (freezer.empty())
     s.off.push_back("a cgroup per worker: no writable cgroup freezer; processes a plugin detaches from its process group are not frozen "
                     "while the other side of a pair is timed, nor killed with the worker unless its PID namespace ends them");
+  if (!landlock_supported())
+    s.off.push_back(turned_off("landlock") ? "the filesystem view from an allow-list (reads outside the system's and the run's trees, writes outside "
+                                             "its HOME): BACKENDBENCH_SANDBOX_OFF=landlock"
+                                           : "the filesystem view from an allow-list (reads outside the system's and the run's trees, writes outside "
+                                             "its HOME): this kernel has no Landlock");
   if (!syscall_filter_supported())
     s.off.push_back(turned_off("seccomp") ? "the system call filter (ptrace, mount, bpf, ...): BACKENDBENCH_SANDBOX_OFF=seccomp"
                                           : "the system call filter (ptrace, mount, bpf, ...): this kernel or build has no seccomp");
@@ -314,6 +321,16 @@ int enter_sandbox_before_exec(const PreparedSandbox& s, const char** step) {
   if (s.home_dir && mount("tmpfs", s.home_dir, "tmpfs", MS_NOSUID | MS_NODEV, s.home_options) != 0) {
     *step = "mounting the worker's private HOME";
     return errno;
+  }
+  if (s.home_dir && s.home_tmp) {  // its TMPDIR, in its HOME, its own
+    if (mkdir(s.home_tmp, 0700) != 0 && errno != EEXIST) {
+      *step = "making the worker's TMPDIR";
+      return errno;
+    }
+    if (s.uid >= 0 && chown(s.home_tmp, static_cast<uid_t>(s.uid), static_cast<gid_t>(s.uid)) != 0) {
+      *step = "giving the worker its TMPDIR";
+      return errno;
+    }
   }
   // The run's folders read-only (the root's libraries, the binary and its build), whoever the
   // worker runs as: each bound onto itself, then its mount made read-only. (Not the whole

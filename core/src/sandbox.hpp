@@ -10,6 +10,8 @@
 //   - when the host runs as root: the worker runs as a user of its own (an unused uid, one per
 //     worker), so it can neither signal, trace nor read the memory of the host or any other
 //     worker, nor write the run's files; no_new_privs; and it is not dumpable;
+//   - a filesystem view from an allow-list (landlock.hpp): it reads the system's trees and the
+//     run's, and writes only its private HOME and /dev;
 //   - a system call filter (syscall_filter.hpp), last before exec: no ptrace, process_vm_*,
 //     mount, unshare, bpf, perf_event_open, io_uring, ... for it or anything it starts.
 // What cannot apply here (not root, no cgroup to write) is said once by probe_sandbox() and
@@ -41,6 +43,9 @@ struct SandboxSpec {
   std::vector<std::string> hidden_dirs;   // mounted over by an empty tmpfs (the log directory)
   std::vector<std::string> hidden_files;  // bound over by an empty file (other plugin libraries)
   std::vector<std::string> readonly_dirs;  // read-only in its view (the custom-ops root, the binary's folder)
+  // Its filesystem view (landlock.hpp): what it may read and run from, besides the system's
+  // trees; it writes only its HOME and /dev.
+  std::vector<std::string> landlock_read;
 };
 
 // The cgroup of one worker: made before the worker starts, its processes frozen, thawed and
@@ -87,11 +92,14 @@ struct PreparedSandbox {
   const char* group_file = nullptr;
   const char* home_dir = nullptr;          // a tmpfs of its own mounted there, with these options
   const char* home_options = nullptr;
+  const char* home_tmp = nullptr;          // made in it, the worker's: its TMPDIR (worker_home.hpp)
   long uid = -1;                 // >= 0: become this user (and group)
   bool drop_capabilities = false;  // stay uid 0 but without any capability, for good (exec included)
   std::vector<unsigned> groups;  // supplementary groups kept (the GPU device nodes')
   long host_pid = 0;             // the host: the relay outside a PID namespace dies with it
   bool syscall_filter = false;   // install syscall_filter.hpp's filter last (prepared already)
+  bool landlock = false;         // its filesystem view (landlock.hpp), after its user is set
+  std::vector<const char*> landlock_read, landlock_write;
 };
 // Whether a user other than the owner can reach `path` (every folder above it searchable, the
 // file itself readable): a worker running as a user of its own must read the binary, the root

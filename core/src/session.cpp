@@ -18,6 +18,7 @@
 #include "executor.hpp"
 #include "interrupt.hpp"
 #include "job_runner.hpp"
+#include "landlock.hpp"
 #include "parallel.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
@@ -251,6 +252,7 @@ class SessionRun {
       run_.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
                               {"namespaces", walls.namespaces}, {"own_user", walls.drop_user},
                               {"syscall_filter", syscall_filter_supported() ? nlohmann::json(refused_syscalls()) : nlohmann::json()},
+                              {"landlock_abi", landlock_supported() ? nlohmann::json(landlock_abi()) : nlohmann::json()},
                               {"off", walls.off}};
     }
     run_.shard = {o_.shard_index, o_.shard_count};

@@ -114,8 +114,12 @@ Expected<WorkerHome> WorkerHome::make(long uid, bool view) {
     // Its own tmpfs in its view; the folder here only the place it is mounted on.
     const long owner = uid >= 0 ? uid : static_cast<long>(geteuid());
     h.mount_options_ = fmt::format("mode=0700,uid={},gid={},size=4g", owner, uid >= 0 ? uid : static_cast<long>(getegid()));
-  } else if (uid >= 0 && chown(h.home_.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(uid)) != 0) {
-    return make_error(fmt::format("giving the worker's home {} to uid {}: {}", h.home_, uid, std::strerror(errno)));
+  } else {
+    if (mkdir(h.tmp().c_str(), 0700) != 0)
+      return make_error(fmt::format("a worker's TMPDIR {}: {}", h.tmp(), std::strerror(errno)));
+    for (const std::string& dir : {h.home_, h.tmp()})
+      if (uid >= 0 && chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(uid)) != 0)
+        return make_error(fmt::format("giving the worker's home {} to uid {}: {}", dir, uid, std::strerror(errno)));
   }
   if (uid >= 0 && view) {
     // The host's entries first (root, the device nodes' groups), then the worker's own.
@@ -138,7 +142,9 @@ std::vector<std::string> WorkerHome::environment(char** host_env) const {
   };
   for (char** e = host_env; e && *e; ++e) {
     bool replaced = false;
-    for (const char* name : {"HOME", "USER", "LOGNAME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"})
+    // (The host's shared Python scratch too: a worker's Triton cache goes in its TMPDIR.)
+    for (const char* name : {"HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+                             "BACKENDBENCH_PYTHON_SCRATCH"})
       replaced = replaced || named(*e, name);
     if (!replaced) env.emplace_back(*e);
   }
@@ -146,6 +152,7 @@ std::vector<std::string> WorkerHome::environment(char** host_env) const {
   env.push_back("USER=" + user_);
   env.push_back("LOGNAME=" + user_);
   env.push_back("XDG_CACHE_HOME=" + home_ + "/.cache");
+  env.push_back("TMPDIR=" + tmp());
   return env;
 }
 

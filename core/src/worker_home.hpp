@@ -8,7 +8,7 @@
 //     folder on the host's disk stays empty); elsewhere a fresh folder owned by its user. The
 //     folder is removed when the worker ends, without following a link the worker left in it
 //     (a host running as root never deletes through one);
-//   - USER, LOGNAME, HOME and XDG_CACHE_HOME in its environment, whatever the host's (an empty
+//   - USER, LOGNAME, HOME, TMPDIR (in its HOME) and XDG_CACHE_HOME in its environment, whatever the host's (an empty
 //     environment included); the host's other XDG folders are not passed on;
 //   - where it has a mount namespace and a user of its own: /etc/passwd and /etc/group as the
 //     host's, plus an entry for its uid and group (bound over them in its view only).
@@ -36,6 +36,8 @@ class WorkerHome {
   static Expected<WorkerHome> make(long uid, bool view);
 
   const std::string& home() const { return home_; }
+  // Its TMPDIR, in its home (made there: by the host, or in its view once the tmpfs is mounted).
+  std::string tmp() const { return home_.empty() ? std::string() : home_ + "/tmp"; }
   const std::string& user() const { return user_; }
   const std::string& passwd_file() const { return passwd_; }  // "" when none
   const std::string& group_file() const { return group_; }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -89,11 +90,11 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   for (const char* impl : {"scale__scale_thread", "scale__scale_child", "scale__scale_chdir", "scale__scale_setenv", "scale__scale_killhost"})
     for (const auto& t : e2e::tests_of(results, impl)) EXPECT_EQ(t["verdict"], verdict_of(results, impl, c)) << t.dump();
 
-  // Exactly one verdict per (implementation, case): 43 implementations x 3 cases, also in the stream.
-  EXPECT_EQ(results["tests"].size(), 129u);
+  // Exactly one verdict per (implementation, case): 45 implementations x 3 cases, also in the stream.
+  EXPECT_EQ(results["tests"].size(), 135u);
   int streamed = 0;
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl")) streamed += line["event"] == "test";
-  EXPECT_EQ(streamed, 129);
+  EXPECT_EQ(streamed, 135);
   // The host ignored the signals a plugin sent it, and said so; where each worker runs as a
   // user of its own or in a PID namespace of its own, its signals do not even reach the host.
   if (!results["host"]["sandbox"]["own_user"].get<bool>() && !pid_namespace)
@@ -130,7 +131,9 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
                                           "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet",
                                           "scale__scale_killothers", "scale__scale_killparent",
                                           // refused ptrace by the system call filter, it computes (else ERROR)
-                                          "scale__scale_trace"};
+                                          "scale__scale_trace",
+                                          // refused writing outside its HOME by its filesystem view, it computes (else ERROR)
+                                          "scale__scale_plant"};
   for (const auto& i : scores["implementations"]) {
     if (i["speedup"].is_null()) continue;
     EXPECT_TRUE(work_now.count(i["impl"])) << i.dump();
@@ -157,7 +160,7 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
     const std::string root = e2e::fixture_root("hostile"), dir = logs.string();
-    // scale_hang sorts after 15 implementations (abort ... half, codepatch among them): it blocks
+    // scale_hang sorts after 16 implementations (abort ... half, codepatch, elsewhere among them): it blocks
     // for a minute per case.
     execl(BB_BINARY, BB_BINARY, "--custom-ops-root", root.c_str(), "--log-dir", dir.c_str(), "--test-timeout", "60",
           "--correctness-only", static_cast<char*>(nullptr));
@@ -165,13 +168,13 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
   }
   // Wait until the tests before the hang have been streamed.
   int finished = 0;
-  for (int i = 0; i < 600 && finished < 45; ++i) {
+  for (int i = 0; i < 600 && finished < 48; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     finished = 0;
     std::ifstream in(logs / "results.jsonl");
     for (std::string line; std::getline(in, line);) finished += line.find("\"event\":\"test\"") != std::string::npos;
   }
-  ASSERT_EQ(finished, 45) << "the run did not reach the hanging plugin";
+  ASSERT_EQ(finished, 48) << "the run did not reach the hanging plugin";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -184,7 +187,7 @@ TEST(Hostile, SigkillKeepsEveryFinishedTestInTheStream) {
       ++tests;
       EXPECT_TRUE(l.contains("verdict"));
     }
-  EXPECT_EQ(tests, 45);
+  EXPECT_EQ(tests, 48);
   EXPECT_EQ(lines.back()["impl"], "scale__scale_half");
   EXPECT_FALSE(std::filesystem::exists(logs / "results.json"));  // never finished
 
@@ -403,6 +406,55 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
 // The workers' system call filter (core/src/syscall_filter.hpp): a plugin that traces another
 // process (its own exec'd child: the one a worker can reach) is refused, and computes honestly;
 // with the filter turned off the same plugin traces it, and host.sandbox says the filter is off.
+// The worker's filesystem view (landlock.hpp), attack first: scale_elsewhere loads a copy of
+// the reference from outside the run (one planted in /var/tmp for this test, or a build tree's
+// beside the binary) and hands it every call; scale_plant creates files in /tmp, /var/tmp and
+// /etc. With the view: the copy cannot be read (ERROR, "no copy ... readable") and nothing can be
+// written outside the worker's HOME (PASS, computed); with BACKENDBENCH_SANDBOX_OFF=landlock:
+// the borrowed reference passes and the planted files are made (ERROR naming them).
+TEST(Adversarial, AWorkerReadsAndWritesOnlyWhatItsFilesystemViewAllows) {
+  const std::filesystem::path elsewhere = "/var/tmp/backendbench_elsewhere";
+  std::error_code ec;
+  std::filesystem::create_directories(elsewhere, ec);
+  std::filesystem::permissions(elsewhere, std::filesystem::perms(0755), ec);
+  std::filesystem::copy_file(std::filesystem::path(e2e::fixture_root("hostile")) / "scale" / "scale_reference.so", elsewhere / "scale_reference.so",
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::filesystem::permissions(elsewhere / "scale_reference.so", std::filesystem::perms(0755), ec);
+  const auto run_with = [](const std::string& env, const std::filesystem::path& logs) {
+    return e2e::shell(fmt::format("{} {} --custom-ops-root {} --impls scale_elsewhere,scale_plant --correctness-only --log-dir {}", env,
+                                  e2e::sh_quote(BB_BINARY), e2e::sh_quote(e2e::fixture_root("hostile")), e2e::sh_quote(logs.string())));
+  };
+  const auto on_logs = e2e::temp_dir("view_on"), off_logs = e2e::temp_dir("view_off");
+  const auto on = run_with("", on_logs);
+  const auto off = run_with("BACKENDBENCH_SANDBOX_OFF=landlock", off_logs);
+  std::filesystem::remove_all(elsewhere, ec);
+  const auto on_results = e2e::read_json(on_logs / "results.json");
+  if (on_results["host"]["sandbox"]["landlock_abi"].is_null()) GTEST_SKIP() << "no Landlock here: " << on_results["host"]["sandbox"].dump();
+  EXPECT_EQ(on.exit_code, 1) << on.output;
+  for (const auto& t : e2e::tests_of(on_results, "scale__scale_elsewhere")) {
+    EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+    EXPECT_NE(t["message"].get<std::string>().find("no copy of scale_reference.so readable outside the run"), std::string::npos) << t.dump();
+  }
+  std::string refused;
+  for (const auto& t : e2e::tests_of(on_results, "scale__scale_plant")) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    refused += t.value("output", "");
+  }
+  for (const char* dir : {"/tmp/", "/var/tmp/"})
+    EXPECT_NE(refused.find(fmt::format("{}backendbench_planted_", dir)), std::string::npos) << refused;
+  EXPECT_NE(refused.find("Permission denied"), std::string::npos) << refused;
+
+  const auto off_results = e2e::read_json(off_logs / "results.json");
+  EXPECT_TRUE(off_results["host"]["sandbox"]["landlock_abi"].is_null());
+  EXPECT_NE(off_results["host"]["sandbox"]["off"].dump().find("the filesystem view"), std::string::npos) << off_results["host"]["sandbox"].dump();
+  for (const auto& t : e2e::tests_of(off_results, "scale__scale_elsewhere")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  for (const auto& t : e2e::tests_of(off_results, "scale__scale_plant")) {
+    EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+    EXPECT_NE(t["message"].get<std::string>().find("wrote outside the run: /tmp/backendbench_planted_"), std::string::npos) << t.dump();
+  }
+}
+
 TEST(Adversarial, TracingAnotherProcessIsRefusedByTheSystemCallFilter) {
   const auto run_with = [](const std::string& env, const std::filesystem::path& logs) {
     return e2e::shell(fmt::format("{} {} --custom-ops-root {} --impls scale_trace --correctness-only --log-dir {}", env,

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "executor.hpp"
+#include "landlock.hpp"
 #include "message_channel.hpp"
 #include "syscall_filter.hpp"
 #include "plugin_library.hpp"
@@ -94,6 +95,7 @@ void say(int sock, const nlohmann::json& j) { (void)send_packet(sock, j.dump());
   int err = enter_sandbox_before_exec(spec.walls, &step);
   if (err == 0) err = enter_pid_namespace_before_exec(spec.walls, &step);
   if (err == 0) err = drop_to_user_before_exec(spec.walls, &step);
+  if (err == 0 && spec.walls.landlock) err = install_landlock_before_exec(spec.walls.landlock_read, spec.walls.landlock_write, &step);
   if (err == 0 && spec.walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
   if (err != 0) fail_in_child(step, std::strerror(err));
   if (auto why = python_become_worker(spec.environment); !why.empty()) fail_in_child("the worker's environment", why);
@@ -222,7 +224,10 @@ int serve(int sock, const std::vector<std::string>& packages, char* role, bool l
       continue;
     }
     if (!(*spec)->walls.readonly_dirs.empty())  // walls asked for: the interpreter's packages among them
-      for (const auto& dir : packages) (*spec)->walls.readonly_dirs.push_back(dir.c_str());
+      for (const auto& dir : packages) {
+        (*spec)->walls.readonly_dirs.push_back(dir.c_str());
+        if ((*spec)->walls.landlock) (*spec)->walls.landlock_read.push_back(dir.c_str());
+      }
     python_before_fork();
     const pid_t pid = fork_as_hosts_child();
     if (pid == 0) {
