@@ -43,8 +43,8 @@ class WorkerHome {
   const std::string& group_file() const { return group_; }
   // The tmpfs's options for the worker's view ("" : the folder itself is the home).
   const std::string& mount_options() const { return mount_options_; }
-  // `host_env` with HOME, USER, LOGNAME and XDG_CACHE_HOME set to this worker's (and the host's
-  // other XDG_*_HOME and XDG_RUNTIME_DIR left out), as NAME=value strings.
+  // `host_env` with HOME, USER, LOGNAME, TMPDIR and XDG_CACHE_HOME set to this worker's (and the
+  // host's other XDG_*_HOME, XDG_RUNTIME_DIR and Python scratch left out), as NAME=value strings.
   std::vector<std::string> environment(char** host_env) const;
   // Removes the home and the files (the worker has ended).
   void remove();
