@@ -1,8 +1,9 @@
 #include "landlock.hpp"
 
+#include "sandbox_off.hpp"
+
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #if defined(__linux__)
@@ -43,14 +44,8 @@ struct __attribute__((packed)) PathBeneathAttr {
   int32_t parent_fd;
 };
 
-// BACKENDBENCH_SANDBOX_OFF=...,landlock,... (sandbox.cpp reads the same list for its walls).
-bool turned_off() {
-  const char* env = std::getenv("BACKENDBENCH_SANDBOX_OFF");
-  return env && (std::string(",") + env + ",").find(",landlock,") != std::string::npos;
-}
-
 int probe_abi() {
-  if (turned_off()) return 0;
+  if (sandbox_part_off("landlock")) return 0;
   const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
   return abi > 0 ? static_cast<int>(abi) : 0;
 }

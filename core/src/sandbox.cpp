@@ -1,5 +1,6 @@
 #include "sandbox.hpp"
 #include "landlock.hpp"
+#include "sandbox_off.hpp"
 #include "syscall_filter.hpp"
 
 #include <cstdlib>
@@ -50,14 +51,8 @@ int set_readonly(const char* path, bool readonly) {
 
 namespace {
 
-// BACKENDBENCH_SANDBOX_OFF=a,b turns parts off by name (diagnosis): ns, net, ipc, pid, ro, user (and
-// seccomp, landlock: syscall_filter.cpp, landlock.cpp).
-bool turned_off(const char* part) {
-  const char* env = getenv("BACKENDBENCH_SANDBOX_OFF");
-  if (!env) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list.find(std::string(",") + part + ",") != std::string::npos;
-}
+// Parts turned off by name (sandbox_off.hpp): ns, net, ipc, pid, ro, user here.
+bool turned_off(const char* part) { return sandbox_part_off(part); }
 // CLONE_NEWPID takes effect for the caller's children: enter_pid_namespace_before_exec forks the
 // namespace's first process (its init: the exec'd supervisor) and stays outside as its relay.
 const bool kPidNamespace = !turned_off("pid");

@@ -1,5 +1,7 @@
 #include "syscall_filter.hpp"
 
+#include "sandbox_off.hpp"
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
@@ -71,17 +73,10 @@ sock_filter g_program[kMaxProgram];
 sock_fprog g_fprog{0, g_program};
 bool g_prepared = false;
 
-bool off() {
-  const char* env = std::getenv("BACKENDBENCH_SANDBOX_OFF");
-  if (!env) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list.find(",seccomp,") != std::string::npos;
-}
-
 }  // namespace
 
 bool syscall_filter_supported() {
-  static const bool supported = !off() && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+  static const bool supported = !sandbox_part_off("seccomp") && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
   return supported;
 }
 
