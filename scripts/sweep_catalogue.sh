@@ -23,6 +23,8 @@ if [ -d "$build/test_roots/gpu/scale" ]; then
   for so in "$build"/test_roots/gpu/scale/scale_cuda_*.so; do [ -e "$so" ] && cp "$so" "$out/root/scale/"; done
 fi
 
+# The Python implementations on CUDA (streams of their own: python_witness.cpp), SKIPPED without a device.
+cp "$build"/test_roots/gpu_python/scale/scale_py_*.py "$out/root/scale/" 2>/dev/null
 cuda=no
 if ls "$out"/root/scale/scale_cuda_*.so > /dev/null 2>&1 && command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then cuda=yes; fi
 

@@ -302,9 +302,12 @@ class IsolatedExecutor final : public Executor {
         home_tmp_ = home_.tmp();
         walls.home_tmp = home_tmp_.c_str();
       }
-      // It reads the system's and the run's trees, and writes its HOME and /dev alone.
+      // It reads the system's and the run's trees, and writes its HOME, /dev and /proc alone
+      // (CUDA's driver names its threads through /proc/self/task/<tid>/comm and fails to start
+      // where it cannot; what else there is writable is its own, its user's and PID namespace's).
       for (const auto& d : walls_.spec.landlock_read) walls.landlock_read.push_back(d.c_str());
-      walls.landlock_write = {home_.home().c_str(), "/dev"};
+      walls.landlock_write = {home_.home().c_str(), "/dev", "/proc"};
+      for (const auto& d : landlock_extra_dirs(true)) walls.landlock_write.push_back(d.c_str());
       writable_now_ = std::exchange(writable_next_, {});
       if (!writable_now_.empty()) walls.landlock_write.push_back(writable_now_.c_str());
     }

@@ -249,6 +249,7 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   for (const auto& d : {std::filesystem::weakly_canonical(o.root, ec), std::filesystem::weakly_canonical(o.worker_binary, ec)})
     if (!d.empty() && d != "/") w.spec.landlock_read.push_back(d.string());
   for (const auto& d : runtime_plugin_dirs()) w.spec.landlock_read.push_back(d);
+  for (const auto& d : landlock_extra_dirs(false)) w.spec.landlock_read.push_back(d);
   for (const auto& d : python_site_dirs()) w.spec.landlock_read.push_back(d);
   for (const auto& d : python_package_dirs()) w.spec.landlock_read.push_back(d);
   for (const char* var : {"LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH"})

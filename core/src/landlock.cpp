@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #if defined(__linux__)
@@ -96,6 +98,23 @@ const std::vector<std::string>& landlock_system_dirs() {
   return dirs;
 }
 
+const std::vector<std::string>& landlock_extra_dirs(bool write) {
+  static const auto parse = [](const char* var) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    const char* value = std::getenv(var);
+    for (std::string_view rest = value ? value : ""; !rest.empty();) {
+      const auto colon = rest.find(':');
+      const std::filesystem::path dir{std::string(rest.substr(0, colon))};
+      if (!dir.empty()) out.push_back(std::filesystem::absolute(dir, ec).string());
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return out;
+  };
+  static const std::vector<std::string> read = parse("BACKENDBENCH_WORKER_READ"), written = parse("BACKENDBENCH_WORKER_WRITE");
+  return write ? written : read;
+}
+
 int install_landlock_before_exec(const std::vector<const char*>& read, const std::vector<const char*>& write, const char** step) {
   const int abi = landlock_abi();
   if (abi <= 0) return 0;
@@ -138,6 +157,7 @@ const std::vector<std::string>& landlock_system_dirs() {
   static const std::vector<std::string> none;
   return none;
 }
+const std::vector<std::string>& landlock_extra_dirs(bool) { return landlock_system_dirs(); }
 int install_landlock_before_exec(const std::vector<const char*>&, const std::vector<const char*>&, const char**) { return 0; }
 
 #endif

@@ -6,9 +6,12 @@
 // reads only the system's trees (/usr, /lib*, /bin, /sbin, /etc, /opt, /proc, /sys, /dev, /run)
 // and the run's (the custom-ops root, the binary's folder, the Python packages it imports, the
 // folders of LD_LIBRARY_PATH and PYTHONPATH), and writes only its private HOME (its TMPDIR is
-// in it) and /dev (the GPU's device nodes, /dev/shm). Installed in the worker's first process
+// in it), /dev (the GPU's device nodes, /dev/shm) and /proc (its threads' names: CUDA's driver
+// does not start without). Installed in the worker's first process
 // after its user is set, before the system call filter; it holds for everything the worker
-// starts. BACKENDBENCH_SANDBOX_OFF=landlock turns it off (host.sandbox then says so).
+// starts. BACKENDBENCH_SANDBOX_OFF=landlock turns it off (host.sandbox then says so);
+// BACKENDBENCH_WORKER_READ and BACKENDBENCH_WORKER_WRITE (folders, colon-separated) widen it where a
+// machine's drivers or tools live elsewhere.
 #pragma once
 
 #include <string>
@@ -22,6 +25,8 @@ bool landlock_supported();
 
 // The trees every worker may read and run from (those that exist).
 const std::vector<std::string>& landlock_system_dirs();
+// The folders BACKENDBENCH_WORKER_READ (or, `write`, BACKENDBENCH_WORKER_WRITE) names, made absolute.
+const std::vector<std::string>& landlock_extra_dirs(bool write);
 
 // Async-signal-safe, in the child before exec: restricts the process to reading (and running)
 // beneath `read` and reading and writing beneath `write` (paths that do not exist are left out).

@@ -166,6 +166,9 @@ SandboxSupport probe() {
   if (!syscall_filter_supported())
     s.off.push_back(turned_off("seccomp") ? "the system call filter (ptrace, mount, bpf, ...): BACKENDBENCH_SANDBOX_OFF=seccomp"
                                           : "the system call filter (ptrace, mount, bpf, ...): this kernel or build has no seccomp");
+  if (turned_off("witness"))
+    s.off.push_back("a Python call's inputs held as poison while its stream is held (work on a stream of its own reads them): "
+                    "BACKENDBENCH_SANDBOX_OFF=witness");
   return s;
 }
 

@@ -420,3 +420,31 @@ TEST(Gpu, TheFirstImplementationsWorkersStartWithThePlanUnlessThePeaksAreMeasure
   EXPECT_EQ(timed_slot.value("worker_starts", -1), 2) << tr["workers"].dump();
   EXPECT_EQ(timed_slot.value("started_ahead", -1), 1) << tr["workers"].dump();
 }
+
+// Python work off the given stream (python_witness.cpp): on a torch.cuda.Stream() of its own, a
+// Triton launch under one, an ExternalStream made through the driver: ERROR, never timed. Three
+// honest shapes beside them PASS: on the given stream; a copy of an intermediate, whose block
+// already held this call's bytes when the call began (the second call of --check-determinism); a
+// side stream joined both ways.
+TEST(Gpu, PythonWorkOffTheGivenStreamIsAnError) {
+  const auto logs = e2e::temp_dir("gpu_python_logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("gpu_python"), "--log-dir", logs.string(), "--test-timeout", "30",
+                           "--check-determinism"});
+  auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  for (const auto& t : e2e::tests_of(r, "scale__scale_py_good"))
+    if (t.value("message", "").find("No module named") != std::string::npos) GTEST_SKIP() << t["message"];
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  for (const char* impl : {"scale__scale_py_good", "scale__scale_py_clone", "scale__scale_py_forkjoin"}) {
+    EXPECT_EQ(e2e::tests_of(r, impl).size(), 3u) << impl;
+    for (const auto& t : e2e::tests_of(r, impl)) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  }
+  for (const char* impl : {"scale__scale_py_stream", "scale__scale_py_triton_stream", "scale__scale_py_external"}) {
+    EXPECT_EQ(e2e::tests_of(r, impl).size(), 3u) << impl;
+    for (const auto& t : e2e::tests_of(r, impl)) {
+      EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+      EXPECT_NE(t.value("message", "").find("ran outside the stream it was given"), std::string::npos) << t.dump();
+      EXPECT_FALSE(t.contains("timing")) << t.dump();
+    }
+  }
+}

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "parallel.hpp"
+#include "sandbox_off.hpp"
 
 namespace bb {
 
@@ -143,8 +144,13 @@ BoundCall::BoundCall(const std::string& op, const ConcreteCase& c, CallBuffers& 
 BoundCall::~BoundCall() {
   if (ex_.rt && !lost_)
     for (auto& m : mirrors_)
-      for (void* p : {m.dev, m.poison, m.pristine, m.snapshot})
+      for (void* p : {m.dev, m.poison, m.pristine, m.snapshot, m.held})
         if (p) ex_.rt->api().free(p);
+  if (ex_.rt && !lost_) {
+    for (const auto& r : returned_)
+      if (r.copy) ex_.rt->api().free(r.copy);
+    if (side_stream_) ex_.rt->api().stream_destroy(side_stream_);
+  }
 }
 
 bool BoundCall::has_device_check() const {
@@ -299,14 +305,24 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
       if (api.memcpy_d2h(before.back().data(), m.dev, m.host->raw_size()) != 0) return run(fn);
     }
   }
-  if (api.stream_synchronize(ex_.stream) != 0) return run(fn);
+  // A Python call's inputs hold poison until the held stream runs (python_witness.cpp).
+  const bool python = python_ && on_device && !sandbox_part_off("witness") && hold_inputs();
+  auto unwitnessed = [&] {
+    if (python) unhold_inputs();
+    return run(fn);
+  };
+  if (api.stream_synchronize(ex_.stream) != 0) return unwitnessed();
   uint32_t ticket = 0;
-  if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return run(fn);
+  if (api.block_stream_ticket(ex_.stream, kWitnessHoldMs, &ticket) != 0) return unwitnessed();
+  if (python && !queue_input_restore()) {
+    api.release_stream();
+    return unwitnessed();
+  }
   HoldWatch hold_watch(api, watch);
   const int rc = launch(fn);
-  const std::string collected = rc == BB_OK ? collect() : "";
   const bool released = hold_watch.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for work elsewhere to show
+  if (python && rc == BB_OK) keep_returned();
   bool changed = false;
   for (size_t k = 0; k < mirrors_.size() && !changed; ++k) {
     auto& m = mirrors_[k];
@@ -320,17 +336,24 @@ CallOutcome BoundCall::run_witnessed(bb_kernel_fn fn, bool watch) {
       changed = std::memcmp(now.get(), before[k].data(), m.host->raw_size()) != 0;
     }
   }
+  if (python && rc == BB_OK && !changed) changed = returned_changed_while_held();
+  const std::string collected = rc == BB_OK ? collect() : "";
   api.release_stream();
   CallOutcome out = finish_device();
   if (out.error.empty()) out.error = collected;
   int timed_out = 0;
   api.ticket_timed_out(ticket, &timed_out);
   if (out.error.empty() && rc != BB_OK) returned_error(rc, out);
-  if (out.error.empty() && changed && !timed_out && !released) {
+  const bool held_throughout = !timed_out && !released;
+  // What it returned was its result already while the stream was held: made from the poison
+  // off the stream, unless the same call made again gives the same bytes (python_witness.cpp).
+  if (out.error.empty() && !changed && held_throughout && python && rc == BB_OK && returned_while_held())
+    changed = made_from_held_inputs(fn);
+  if (out.error.empty() && changed && held_throughout) {
     out.outside = true;
     api.synchronize();  // let it finish before anything else touches the buffers
   }
-  out.held_too_long = timed_out != 0 || released;
+  out.held_too_long = !held_throughout;
   return out;
 }
 

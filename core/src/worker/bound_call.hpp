@@ -146,7 +146,26 @@ class BoundCall {
     size_t bytes = 0;           // of each device allocation (the guarded region, in whole 256-byte units)
     void* pristine = nullptr;   // an input's copy of the case's values (keep_pristine)
     void* snapshot = nullptr;   // what it held before a witnessed call
+    void* held = nullptr;       // an input's values while a witnessed Python call's stream is held (the mirror holds poison)
   };
+  // A witnessed Python call (python_witness.cpp): the inputs poisoned until the held stream runs,
+  // what the call returned kept as it was while held, and a call whose result existed then made
+  // again on the inputs it was given. False where a step cannot be done.
+  bool hold_inputs();
+  void unhold_inputs();
+  bool queue_input_restore();
+  void keep_returned();
+  bool returned_changed_while_held() const;
+  bool returned_while_held();
+  bool made_from_held_inputs(bb_kernel_fn fn);
+  struct Returned {
+    void* copy = nullptr;       // device memory of the output's size
+    const void* from = nullptr; // what the call returned, this call (null: nothing kept)
+    void* to = nullptr;         // the output it is copied into
+    size_t bytes = 0;
+  };
+  std::vector<Returned> returned_;  // per output
+  void* side_stream_ = nullptr;  // for the copies made while the call's stream is held
   bool has_device_check() const;
   bool pristine_ = false;
   const bb_python_bridge* python_ = nullptr;
