@@ -1,6 +1,7 @@
 #include "sandbox.hpp"
 #include "landlock.hpp"
 #include "sandbox_off.hpp"
+#include "worker/code_seal.hpp"
 #include "syscall_filter.hpp"
 
 #include <cstdlib>
@@ -166,6 +167,9 @@ SandboxSupport probe() {
   if (!syscall_filter_supported())
     s.off.push_back(turned_off("seccomp") ? "the system call filter (ptrace, mount, bpf, ...): BACKENDBENCH_SANDBOX_OFF=seccomp"
                                           : "the system call filter (ptrace, mount, bpf, ...): this kernel or build has no seccomp");
+  if (!code_seal_supported())
+    s.off.push_back(turned_off("mseal") ? "the worker's own code and RELRO sealed (mseal: no mprotect to patch them): BACKENDBENCH_SANDBOX_OFF=mseal"
+                                        : "the worker's own code and RELRO sealed (mseal: no mprotect to patch them): this kernel has no mseal (Linux 6.10)");
   if (turned_off("witness"))
     s.off.push_back("a Python call's inputs held as poison while its stream is held (work on a stream of its own reads them): "
                     "BACKENDBENCH_SANDBOX_OFF=witness");

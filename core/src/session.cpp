@@ -28,6 +28,7 @@
 #include "measure/cpu_pin.hpp"
 #include "provenance.hpp"
 #include "sandbox.hpp"
+#include "worker/code_seal.hpp"
 #include "syscall_filter.hpp"
 #include "scheduler.hpp"
 #include "worker_stock.hpp"
@@ -253,6 +254,7 @@ class SessionRun {
                               {"namespaces", walls.namespaces}, {"own_user", walls.drop_user},
                               {"syscall_filter", syscall_filter_supported() ? nlohmann::json(refused_syscalls()) : nlohmann::json()},
                               {"landlock_abi", landlock_supported() ? nlohmann::json(landlock_abi()) : nlohmann::json()},
+                              {"code_sealed", code_seal_supported()},
                               {"off", walls.off}};
     }
     run_.shard = {o_.shard_index, o_.shard_count};

@@ -134,14 +134,18 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
                                           "scale__scale_trace",
                                           // refused writing outside its HOME by its filesystem view, it computes (else ERROR)
                                           "scale__scale_plant"};
+  // Refused mprotect and /proc/self/mem where the worker's code is sealed and it runs as its own
+  // user, it computes (else IMPLAUSIBLE: Adversarial.TheWorkersCodeIsSealedAgainstMprotect).
+  const bool sealed = results["host"]["sandbox"].value("code_sealed", false) && results["host"]["sandbox"].value("own_user", false);
   for (const auto& i : scores["implementations"]) {
     if (i["speedup"].is_null()) continue;
-    EXPECT_TRUE(work_now.count(i["impl"])) << i.dump();
+    EXPECT_TRUE(work_now.count(i["impl"]) || (sealed && i["impl"] == "scale__scale_codepatch")) << i.dump();
     EXPECT_LT(i["speedup"].get<double>(), 3.0) << i.dump();
   }
   // A clock forged through a GOT slot or rewritten code: the worker's own code is checked.
-  for (const char* impl : {"scale__scale_clock", "scale__scale_codepatch"})
-    EXPECT_EQ(verdict_of(results, impl, "performance/big"), "IMPLAUSIBLE") << message_of(results, impl, "performance/big");
+  EXPECT_EQ(verdict_of(results, "scale__scale_clock", "performance/big"), "IMPLAUSIBLE") << message_of(results, "scale__scale_clock", "performance/big");
+  EXPECT_EQ(verdict_of(results, "scale__scale_codepatch", "performance/big"), sealed ? "PASS" : "IMPLAUSIBLE")
+      << message_of(results, "scale__scale_codepatch", "performance/big");
 }
 
 TEST(Hostile, NoIsolateRunsInProcess) {
@@ -388,10 +392,17 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   EXPECT_EQ(verdict_of(results, "scale__scale_clock", perf), "IMPLAUSIBLE");
   EXPECT_NE(message_of(results, "scale__scale_clock", perf).find("the GOT slot of clock_gettime"), std::string::npos)
       << message_of(results, "scale__scale_clock", perf);
-  EXPECT_EQ(verdict_of(results, "scale__scale_codepatch", perf), "IMPLAUSIBLE");
-  EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("the code of"), std::string::npos)
-      << message_of(results, "scale__scale_codepatch", perf);
-  EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("libstdc++"), std::string::npos);
+  // Where the worker's code is sealed and it runs as its own user, neither mprotect nor
+  // /proc/self/mem lets it patch (Adversarial.TheWorkersCodeIsSealedAgainstMprotect): it computes.
+  const nlohmann::json sandbox = results["host"]["sandbox"];
+  if (sandbox.value("code_sealed", false) && sandbox.value("own_user", false)) {
+    EXPECT_EQ(verdict_of(results, "scale__scale_codepatch", perf), "PASS");
+  } else {
+    EXPECT_EQ(verdict_of(results, "scale__scale_codepatch", perf), "IMPLAUSIBLE");
+    EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("the code of"), std::string::npos)
+        << message_of(results, "scale__scale_codepatch", perf);
+    EXPECT_NE(message_of(results, "scale__scale_codepatch", perf).find("libstdc++"), std::string::npos);
+  }
   // An escaped daemon that rewrites the results once the host is gone: killed with its worker's
   // cgroup, and the log directory is not writable (nor visible) from the worker anyway.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -399,8 +410,11 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   for (const auto& t : e2e::tests_of(results, "scale__scale_escape")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl"))
     if (line.value("impl", "") == "scale__scale_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
+  // Each is caught, or kept from its attack and honest (sigslow; codepatch where sealed).
+  const bool codepatch_kept_out = sandbox.value("code_sealed", false) && sandbox.value("own_user", false);
   for (const auto& i : results["scores"]["implementations"])
-    if (i["impl"] != "scale__scale_sigslow") EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
+    if (i["impl"] != "scale__scale_sigslow" && !(codepatch_kept_out && i["impl"] == "scale__scale_codepatch"))
+      EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
 }
 
 // The workers' system call filter (core/src/syscall_filter.hpp): a plugin that traces another
@@ -484,4 +498,38 @@ TEST(Adversarial, TracingAnotherProcessIsRefusedByTheSystemCallFilter) {
     EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
     EXPECT_NE(t["message"].get<std::string>().find("traced another process: ptrace attached to its child"), std::string::npos) << t.dump();
   }
+}
+
+// The worker's own code sealed (worker/code_seal.hpp), attack first: scale_codepatch makes
+// libstdc++'s steady_clock::now writable with mprotect to patch a jump into it. With
+// BACKENDBENCH_SANDBOX_OFF=mseal it patches, and the hash of the worker's code after the test finds
+// it (IMPLAUSIBLE); sealed, mprotect is refused, and so is its fallback, /proc/self/mem, where the
+// worker runs as its own user (undumpable: its /proc files are root's): it computes, PASS.
+TEST(Adversarial, TheWorkersCodeIsSealedAgainstMprotect) {
+  const auto run_with = [](const std::string& env, const std::filesystem::path& logs) {
+    return e2e::shell(fmt::format("{} {} --custom-ops-root {} --impls scale_codepatch --log-dir {} --test-timeout 8", env, e2e::sh_quote(BB_BINARY),
+                                  e2e::sh_quote(e2e::fixture_root("hostile")), e2e::sh_quote(logs.string())));
+  };
+  const auto said_in = [](const nlohmann::json& results) {
+    std::string said;
+    for (const auto& t : e2e::tests_of(results, "scale__scale_codepatch")) said += t.value("output", "");
+    return said;
+  };
+  const std::string perf = "performance/big";
+  const auto on_logs = e2e::temp_dir("seal_on"), off_logs = e2e::temp_dir("seal_off");
+  const auto on = run_with("", on_logs);
+  const auto on_results = e2e::read_json(on_logs / "results.json");
+  if (!on_results["host"]["sandbox"].value("code_sealed", false)) GTEST_SKIP() << "no mseal here: " << on_results["host"]["sandbox"].dump();
+  EXPECT_NE(said_in(on_results).find("mprotect refused (Operation not permitted)"), std::string::npos) << said_in(on_results) << on.output;
+  if (on_results["host"]["sandbox"].value("own_user", false)) {
+    EXPECT_NE(said_in(on_results).find("could not write through /proc/self/mem: Permission denied"), std::string::npos) << said_in(on_results);
+    for (const auto& t : e2e::tests_of(on_results, "scale__scale_codepatch")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  }
+  const auto off = run_with("BACKENDBENCH_SANDBOX_OFF=mseal", off_logs);
+  const auto off_results = e2e::read_json(off_logs / "results.json");
+  EXPECT_FALSE(off_results["host"]["sandbox"].value("code_sealed", true));
+  EXPECT_NE(off_results["host"]["sandbox"]["off"].dump().find("BACKENDBENCH_SANDBOX_OFF=mseal"), std::string::npos);
+  EXPECT_NE(said_in(off_results).find("patched through mprotect"), std::string::npos) << said_in(off_results) << off.output;
+  EXPECT_EQ(verdict_of(off_results, "scale__scale_codepatch", perf), "IMPLAUSIBLE") << off.output;
+  EXPECT_NE(message_of(off_results, "scale__scale_codepatch", perf).find("the code of"), std::string::npos);
 }

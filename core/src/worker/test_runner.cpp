@@ -11,6 +11,7 @@
 
 #include "executor.hpp"
 #include "worker/call_guard.hpp"
+#include "worker/code_seal.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
 #include "device.hpp"
@@ -337,10 +338,19 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
 
 void TestRunner::capture_integrity(const std::string& device) {
   if (!watch_integrity_ || integrity_.captured()) return;
-  // Before any plugin code is in the process: the device's runtime and driver load first, so
-  // that they are watched too.
-  if (device != "cpu") (void)DeviceRuntime::get(device);
-  integrity_ = WorkerIntegrity::capture(interpreter_objects());
+  // Before any plugin code is in the process: what the worker loaded itself sealed (not what a
+  // warm interpreter loaded: the plugin's side), then the device's runtime and driver loaded,
+  // so that they are watched too, and our runtime plugin sealed (code_seal.hpp).
+  const auto& interpreter = interpreter_objects();
+  seal_loaded_code([&](const std::string& name) { return !interpreter.count(name); });
+  if (device != "cpu") {
+    (void)DeviceRuntime::get(device);
+    seal_loaded_code([](const std::string& name) {
+      const auto base = name.substr(name.find_last_of('/') + 1);
+      return base.rfind("backendbench_cuda", 0) == 0 || base.rfind("backendbench_hip", 0) == 0;
+    });
+  }
+  integrity_ = WorkerIntegrity::capture(interpreter);
 }
 
 Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
