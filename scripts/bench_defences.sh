@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the walls of issue 39 cost a run: the same commands with every wall up, then with the
-# system call filter, the filesystem view and both turned off (BACKENDBENCH_SANDBOX_OFF), each
+# system call filter, the filesystem view, the seal of the worker's code and all three turned
+# off (BACKENDBENCH_SANDBOX_OFF), each
 # timed by hyperfine (RUNS runs after one warm-up), in one call so that the ratios compare.
 # Commands: the shipped ops --correctness-only, the ported BackendBench-py myop suite (timed),
 # and one op's loop (timed: --ops myop --impls IMPL, myop_cpp by default; myop_cuda_vec on a GPU).
@@ -29,6 +30,7 @@ for what in "shipped ops, --correctness-only|--custom-ops-root $build/custom_ops
     -n "every wall" "$bb $args" \
     -n "no system call filter" "env BACKENDBENCH_SANDBOX_OFF=seccomp $bb $args" \
     -n "no filesystem view" "env BACKENDBENCH_SANDBOX_OFF=landlock $bb $args" \
-    -n "neither" "env BACKENDBENCH_SANDBOX_OFF=seccomp,landlock $bb $args" > /dev/null
+    -n "no code seal" "env BACKENDBENCH_SANDBOX_OFF=mseal $bb $args" \
+    -n "none of them" "env BACKENDBENCH_SANDBOX_OFF=seccomp,landlock,mseal $bb $args" > /dev/null
   cat "$out/table.md"
 done

@@ -533,3 +533,32 @@ TEST(Adversarial, TheWorkersCodeIsSealedAgainstMprotect) {
   EXPECT_EQ(verdict_of(off_results, "scale__scale_codepatch", perf), "IMPLAUSIBLE") << off.output;
   EXPECT_NE(message_of(off_results, "scale__scale_codepatch", perf).find("the code of"), std::string::npos);
 }
+
+// Result caches keyed by the inputs' content on a compute-bound op (issue 39 item 1, attack
+// first: test/fixtures/content_cache/): right on every call, so every check passes; faster than
+// any honest kernel wherever a block's timed calls repeat one input. What they gain is measured
+// by scripts/bench_content_cache.sh (docs/RELIABILITY.md, limits); this test holds the fixtures
+// to being right on every case and the honest implementations to about 1.0x.
+TEST(Adversarial, ContentCachesOnAComputeBoundOpAreRightOnEveryCall) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("content_cache"), "--log-dir", logs.string(), "--test-timeout", "30"});
+  const auto r = e2e::read_json(logs / "results.json");
+  std::vector<std::string> impls = {"poly__poly_good", "poly__poly_hashcache", "poly__poly_sampledkey"};
+  bool torch = true;
+  for (const auto& t : e2e::tests_of(r, "poly__poly_torch"))
+    torch = torch && t.value("message", "").find("No module named 'torch'") == std::string::npos &&
+            t.value("message", "").find("no Python bridge") == std::string::npos;
+  if (torch) impls.insert(impls.end(), {"poly__poly_torch", "poly__poly_torchcache"});
+  EXPECT_EQ(run.exit_code, torch ? 0 : 2) << run.out << run.err;
+  for (const auto& impl : impls) {
+    const auto tests = e2e::tests_of(r, impl);
+    EXPECT_EQ(tests.size(), 3u) << impl;
+    for (const auto& t : tests) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  }
+  for (const auto& i : r["scores"]["implementations"])
+    if (i["impl"] == "poly__poly_good") {
+      ASSERT_FALSE(i["speedup"].is_null()) << i.dump();
+      EXPECT_GT(i["speedup"].get<double>(), 0.67) << i.dump();
+      EXPECT_LT(i["speedup"].get<double>(), 1.5) << i.dump();
+    }
+}
