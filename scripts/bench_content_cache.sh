@@ -21,6 +21,8 @@ r = json.load(open(sys.argv[1]))
 for i in sorted(r["scores"]["implementations"], key=lambda i: i["impl"]):
     s = i.get("speedup")
     verdicts = sorted({t["verdict"] for t in r["tests"] if t["impl"] == i["impl"]})
-    print(f"  {i['impl']:24} {'-' if s is None else f'{s:8.2f}x [{i.get(\"speedup_low\", 0):.2f}, {i.get(\"speedup_high\", 0):.2f}]'}  {' '.join(verdicts)}")
+    lo, hi = i.get("speedup_low") or 0, i.get("speedup_high") or 0
+    figure = "-" if s is None else f"{s:8.2f}x [{lo:.2f}, {hi:.2f}]"
+    print(f"  {i['impl']:24} {figure}  {' '.join(verdicts)}")
 PY
 done
