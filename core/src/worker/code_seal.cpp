@@ -68,4 +68,9 @@ int seal_loaded_code(const std::function<bool(const std::string&)>& seal) {
   return sealed;
 }
 
+bool is_dynamic_loader(const std::string& name) {
+  const auto base = name.substr(name.find_last_of('/') + 1);
+  return base.rfind("ld-linux", 0) == 0 || base.rfind("ld64.so", 0) == 0 || base.rfind("ld.so", 0) == 0;
+}
+
 }  // namespace bb

@@ -342,7 +342,7 @@ void TestRunner::capture_integrity(const std::string& device) {
   // warm interpreter loaded: the plugin's side), then the device's runtime and driver loaded,
   // so that they are watched too, and our runtime plugin sealed (code_seal.hpp).
   const auto& interpreter = interpreter_objects();
-  seal_loaded_code([&](const std::string& name) { return !interpreter.count(name); });
+  seal_loaded_code([&](const std::string& name) { return !interpreter.count(name) && !is_dynamic_loader(name); });
   if (device != "cpu") {
     (void)DeviceRuntime::get(device);
     seal_loaded_code([](const std::string& name) {
