@@ -157,7 +157,10 @@ const std::vector<std::string>& landlock_system_dirs() {
   static const std::vector<std::string> none;
   return none;
 }
-const std::vector<std::string>& landlock_extra_dirs(bool) { return landlock_system_dirs(); }
+const std::vector<std::string>& landlock_extra_dirs(bool) {
+  static const std::vector<std::string> none;
+  return none;
+}
 int install_landlock_before_exec(const std::vector<const char*>&, const std::vector<const char*>&, const char**) { return 0; }
 
 #endif
