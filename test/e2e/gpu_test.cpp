@@ -81,10 +81,18 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   // believed (the host judges the buffers), the reference is not readable from the worker.
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_borrow")) EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
-  // The device timer forged through the runtime plugin's GOT: the worker's own check finds the slot.
-  EXPECT_EQ(verdict_of(r, "scale__scale_cuda_clock", "performance/big"), "IMPLAUSIBLE");
-  EXPECT_NE(message_of(r, "scale__scale_cuda_clock", "performance/big").find("the GOT slot of cudaEvent"), std::string::npos)
-      << message_of(r, "scale__scale_cuda_clock", "performance/big");
+  // The device timer forged through the runtime plugin's GOT: where the worker's code and RELRO
+  // are sealed (mseal), the slot cannot be made writable and the fixture computes honestly (PASS,
+  // no forged speedup); elsewhere the worker's own check finds the rewritten slot.
+  if (r["host"]["sandbox"].value("code_sealed", false)) {
+    EXPECT_EQ(verdict_of(r, "scale__scale_cuda_clock", "performance/big"), "PASS") << message_of(r, "scale__scale_cuda_clock", "performance/big");
+    for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_clock"))
+      if (t.contains("speedup")) EXPECT_LT(t["speedup"].get<double>(), 3.0) << t.dump();
+  } else {
+    EXPECT_EQ(verdict_of(r, "scale__scale_cuda_clock", "performance/big"), "IMPLAUSIBLE");
+    EXPECT_NE(message_of(r, "scale__scale_cuda_clock", "performance/big").find("the GOT slot of cudaEvent"), std::string::npos)
+        << message_of(r, "scale__scale_cuda_clock", "performance/big");
+  }
   // An escaped daemon that would rewrite the results once the host is gone: killed with its
   // worker's cgroup; the log directory is not visible from the worker anyway.
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_escape")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
