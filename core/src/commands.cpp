@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <cstdlib>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -55,6 +56,7 @@ std::optional<int> parse_command(CLI::App& app, const CommandContext& ctx) {
 int worker_command(CLI::App&, const CommandContext& ctx) { return worker_main(ctx.argc >= 2 ? std::atol(ctx.argv[1]) : 0); }
 
 int zygote_command(CLI::App&, const CommandContext& ctx) {
+  if (ctx.argc >= 4 && std::string_view(ctx.argv[1]) == "keep") return python_kept_main(ctx.argv[2], std::atof(ctx.argv[3]), ctx.argv[0]);
   return python_zygote_main(ctx.argc >= 2 ? std::atol(ctx.argv[1]) : 0, ctx.argc >= 1 ? ctx.argv[0] : nullptr);
 }
 

@@ -132,6 +132,8 @@ class IsolatedExecutor final : public Executor {
     pid_ = -1;  // left unreaped: the host's exit hands it to init
     if (output_fd_ >= 0) close(output_fd_);
     output_fd_ = -1;
+    if (status_fd_ >= 0) close(status_fd_);
+    status_fd_ = -1;
   }
 
   void set_walls(WorkerWalls walls) override { walls_ = std::move(walls); }
@@ -194,8 +196,7 @@ class IsolatedExecutor final : public Executor {
       if (rc < 0 && errno == EINTR) continue;
       if (rc == 0) {
         // The worker may be gone while something it left behind holds the socket open.
-        int status = 0;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) return died(out, status);
+        if (const auto status = reap(false)) return died(out, *status);
         continue;
       }
       if (output_fd_ >= 0 && (p[1].revents & (POLLIN | POLLHUP))) read_output();
@@ -334,7 +335,7 @@ class IsolatedExecutor final : public Executor {
       auto forked = PythonZygote::get().spawn(spawn_request(walls, env, limits_.memory_bytes), sock[1], output[1], kInterpreterWait, python_file);
       trace_line({{"side", "start"}, {"what", "python_fork"}, {"ok", static_cast<bool>(forked)}, {"error", forked ? std::string() : forked.error().message},
                   {"s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
-      if (forked) return adopt(static_cast<pid_t>(*forked), sock, output);
+      if (forked) return adopt(static_cast<pid_t>(forked->pid), sock, output, forked->status_fd);
       // A worker the interpreter forked before it failed to answer would hold copies of these:
       // the worker started cold gets channels of its own.
       close_all();
@@ -386,9 +387,11 @@ class IsolatedExecutor final : public Executor {
   }
 
   // The worker's process started (forked here, or by the warm interpreter as this process's
-  // child): the host's ends of its socket and its output pipe kept.
-  bool adopt(pid_t pid, const int sock[2], const int output[2]) {
-    setpgid(pid, pid);  // also here: whichever runs first
+  // child, or by a kept interpreter's server, which says on `status_fd` how it ended): the host's
+  // ends of its socket and its output pipe kept.
+  bool adopt(pid_t pid, const int sock[2], const int output[2], int status_fd = -1) {
+    status_fd_ = status_fd;
+    setpgid(pid, pid);  // also here: whichever runs first (a child of this process's only)
     close(sock[1]);
     close(output[1]);
     fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK);
@@ -440,7 +443,7 @@ class IsolatedExecutor final : public Executor {
     int status = waited.value_or(0);
     close_protocol();
     drain_output(200);
-    if (pid_ > 0 && !waited) waitpid(pid_, &status, 0);
+    if (pid_ > 0 && !waited) status = reap(true).value_or(SIGKILL);
     reap_group();
     out.status = ExecOutcome::Status::crashed;
     out.detail = describe_status(status);
@@ -452,20 +455,36 @@ class IsolatedExecutor final : public Executor {
       freeze(false);
       kill(-pid_, SIGKILL);
       kill(pid_, SIGKILL);
-      int status = 0;
-      waitpid(pid_, &status, 0);
+      reap(true);
     }
     close_protocol();
     reap_group();
+  }
+
+  // How the worker ended, once it has (its wait status), waiting for it with `block`: from
+  // waitpid where it is this process's child, else from the pipe its parent (a kept
+  // interpreter's server) writes the status to; a pipe closed without one reads as SIGKILL.
+  std::optional<int> reap(bool block) {
+    int status = 0;
+    if (status_fd_ < 0) {
+      if (pid_ > 0 && waitpid(pid_, &status, block ? 0 : WNOHANG) == pid_) return status;
+      return std::nullopt;
+    }
+    pollfd p{status_fd_, POLLIN, 0};
+    const bool ready = poll(&p, 1, block ? 10000 : 0) > 0;
+    if (!ready && !block) return std::nullopt;
+    const ssize_t n = ready ? read(status_fd_, &status, sizeof status) : 0;
+    close(status_fd_);
+    status_fd_ = -1;
+    return n == static_cast<ssize_t>(sizeof status) ? status : SIGKILL;
   }
 
   void stop() {
     if (pid_ <= 0) return;
     freeze(false);
     close_protocol();  // the end of the socket: the worker leaves its loop
-    int status = 0;
     for (int i = 0; i < 200; ++i) {  // up to 2 s, then force
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      if (reap(false)) {
         reap_group();
         return;
       }
@@ -474,7 +493,7 @@ class IsolatedExecutor final : public Executor {
     freeze(false);
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
+    reap(true);
     reap_group();
   }
 
@@ -489,6 +508,8 @@ class IsolatedExecutor final : public Executor {
     pid_ = -1;
     if (output_fd_ >= 0) close(output_fd_);
     output_fd_ = -1;
+    if (status_fd_ >= 0) close(status_fd_);
+    status_fd_ = -1;
   }
 
   void close_protocol() {
@@ -501,6 +522,7 @@ class IsolatedExecutor final : public Executor {
   WorkerLimits limits_;
   pid_t pid_ = -1;
   int sock_ = -1, output_fd_ = -1;
+  int status_fd_ = -1;  // adopt(): where a kept interpreter's server says how the worker ended
   std::unique_ptr<LineReader> reader_;
   CapturedOutput output_;
   WorkerWalls walls_;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "message_channel.hpp"
+#include "python_kept_interpreter.hpp"
 #include "syscall_filter.hpp"
 #include "trace.hpp"
 
@@ -136,6 +137,11 @@ void PythonZygote::give_up(std::string why) {
   error_ = std::move(why);
   ready_ = false;
   started_ = false;
+  if (keeping_) {  // it serves other runs: this one lets it go
+    if (sock_ >= 0) close(sock_);
+    sock_ = -1;
+    return;
+  }
   if (pid_ > 0) {
     kill(static_cast<pid_t>(-pid_), SIGKILL);
     waitpid(static_cast<pid_t>(pid_), nullptr, 0);
@@ -169,6 +175,25 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
     env_text.emplace_back(*e);
   }
   env_text.emplace_back("LD_BIND_NOW=1");  // as every worker: its own objects bound at load
+  binary_ = binary;
+  environment_ = env_text;
+  memory_bytes_ = memory_bytes;
+  if (const auto refused = kept_interpreter_refused(); keep_warm_seconds() > 0 && !refused.empty()) {
+    kept_ = {{"error", refused}};
+  } else if (keep_warm_seconds() > 0) {
+    if (connect_kept()) {
+      started_ = true;
+      trace_line({{"side", "start"}, {"what", "warm_interpreter"}, {"kept", kept_},
+                  {"fork_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+      return;
+    }
+    close(sv[0]);
+    close(sv[1]);
+    if (!interpreter_socket(sv)) {
+      error_ = fmt::format("no socket for the warm interpreter: {}", std::strerror(errno));
+      return;
+    }
+  }
   std::vector<char*> env;
   for (auto& e : env_text) env.push_back(e.data());
   env.push_back(nullptr);
@@ -202,6 +227,21 @@ void PythonZygote::start(const std::string& binary, std::size_t memory_bytes) {
               {"fork_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
 }
 
+bool PythonZygote::connect_kept() {
+  auto c = connect_kept_interpreter(binary_, environment_, memory_bytes_, keep_warm_seconds());
+  if (!c) {
+    kept_ = {{"error", c.error().message}};
+    keeping_ = false;
+    return false;
+  }
+  if (sock_ >= 0) close(sock_);
+  sock_ = c->sock;
+  pid_ = c->pid;
+  keeping_ = true;
+  kept_ = {{"pid", c->pid}, {"started", c->started}, {"socket", c->socket_path}};
+  return true;
+}
+
 bool PythonZygote::wait_ready(double wait_seconds) {
   if (ready_) return true;
   if (!error_.empty()) return false;
@@ -209,8 +249,20 @@ bool PythonZygote::wait_ready(double wait_seconds) {
     error_ = "the warm interpreter was not started";
     return false;
   }
-  const bool answered = readable_within(sock_, wait_seconds);
+  const auto asked = std::chrono::steady_clock::now();
+  bool answered = readable_within(sock_, wait_seconds);
   auto reply = answered ? receive_packet(sock_) : std::nullopt;
+  // A kept interpreter that has just ended (idle, or what its imports rest on changed: "stale")
+  // makes way for a new one, once.
+  for (int again = 0; keeping_ && again < 2; ++again) {
+    const auto j = reply ? nlohmann::json::parse(reply->first, nullptr, false) : nlohmann::json();
+    if (reply && !(j.is_object() && j.contains("stale"))) break;
+    const std::string why = reply ? "what its imports rest on changed: " + j.value("stale", std::string()) : "it ended before it answered";
+    if (!connect_kept()) break;
+    kept_["replaced"] = why;
+    answered = readable_within(sock_, wait_seconds);
+    reply = answered ? receive_packet(sock_) : std::nullopt;
+  }
   if (!reply) {
     give_up(answered ? "the warm interpreter ended while importing (see a Python worker started cold for why)"
                      : fmt::format("the warm interpreter was not ready after {:.0f} s", wait_seconds));
@@ -223,7 +275,11 @@ bool PythonZygote::wait_ready(double wait_seconds) {
     return false;
   }
   import_s_ = j.value("import_s", 0.0);
-  trace_line({{"side", "start"}, {"what", "warm_interpreter_ready"}, {"import_s", import_s_}, {"objects", j.value("objects", 0)}});
+  if (keeping_) {
+    for (const char* key : {"runs", "age_s"}) kept_[key] = j["kept"].value(key, 0.0);
+    kept_["ready_wait_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  }
+  trace_line({{"side", "start"}, {"what", "warm_interpreter_ready"}, {"import_s", import_s_}, {"objects", j.value("objects", 0)}, {"kept", kept_}});
   ready_ = true;
   return true;
 }
@@ -286,14 +342,35 @@ void PythonZygote::preload(const std::vector<std::string>& files, double wait_se
   }
 }
 
-Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd) {
+nlohmann::json PythonZygote::ask_fork(int sock, const nlohmann::json& request, int protocol_fd, int output_fd, int* status_fd, bool* sent) {
+  *status_fd = -1;
+  std::vector<int> fds{protocol_fd, output_fd};
+  int status_pipe[2] = {-1, -1};
+  if (keeping_) {
+    if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+      *sent = false;
+      return nullptr;
+    }
+    fds.push_back(status_pipe[1]);
+  }
+  *sent = send_packet(sock, request.dump(), fds);
+  const int saved = errno;
+  if (status_pipe[1] >= 0) close(status_pipe[1]);
+  auto j = *sent ? answer(sock, 30) : nlohmann::json();
+  if (j.is_object() && j.value("pid", -1L) > 0) *status_fd = status_pipe[0];
+  else if (status_pipe[0] >= 0) close(status_pipe[0]);
+  errno = saved;
+  return j;
+}
+
+Expected<PythonZygote::Forked> PythonZygote::spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd) {
   std::lock_guard lock(lib.mutex);
-  auto fail = [&](std::string why) -> Expected<long> {
+  auto fail = [&](std::string why) -> Expected<Forked> {
     lib.error = std::move(why);
     lib.ready = false;
     if (lib.pid > 0) {
       kill(static_cast<pid_t>(lib.pid), SIGKILL);
-      waitpid(static_cast<pid_t>(lib.pid), nullptr, 0);
+      waitpid(static_cast<pid_t>(lib.pid), nullptr, 0);  // (a kept interpreter's server reaps its own)
       lib.pid = -1;
     }
     trace_line({{"side", "start"}, {"what", "library_interpreter_failed"}, {"modules", lib.modules}, {"error", lib.error}});
@@ -313,19 +390,22 @@ Expected<long> PythonZygote::spawn_from_library(Library& lib, const nlohmann::js
     lib.import_s = ready.value("import_s", 0.0);
     trace_line({{"side", "start"}, {"what", "library_interpreter_ready"}, {"modules", lib.modules}, {"import_s", lib.import_s}});
   }
-  if (!send_packet(lib.sock, request.dump(), {protocol_fd, output_fd})) {
+  Forked forked;
+  bool sent = false;
+  const auto j = ask_fork(lib.sock, request, protocol_fd, output_fd, &forked.status_fd, &sent);
+  if (!sent) {
     if (errno == EMSGSIZE) return make_error("the worker's environment does not fit a request to the warm interpreter");
     return fail(fmt::format("it is gone: {}", std::strerror(errno)));
   }
-  const auto j = answer(lib.sock, 30);
   if (j.is_null()) return fail("it stopped answering");
-  const long pid = j.value("pid", -1L);
-  if (pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
+  forked.pid = j.value("pid", -1L);
+  if (forked.pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
   ++lib.forks;
-  return pid;
+  return forked;
 }
 
-Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file) {
+Expected<PythonZygote::Forked> PythonZygote::spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds,
+                                                   const std::string& file) {
   if (!file.empty()) {
     Library* lib = nullptr;
     {
@@ -334,11 +414,11 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
     }
     if (lib) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto pid = spawn_from_library(*lib, request, protocol_fd, output_fd);
-      if (pid) {
+      auto forked = spawn_from_library(*lib, request, protocol_fd, output_fd);
+      if (forked) {
         std::lock_guard lock(mutex_);
         count_fork(t0);
-        return pid;
+        return forked;
       }
       // Else from the warm interpreter: the worker imports its modules itself (and says what fails).
     }
@@ -346,22 +426,24 @@ Expected<long> PythonZygote::spawn(const nlohmann::json& request, int protocol_f
   std::lock_guard lock(mutex_);
   if (!wait_ready(wait_seconds)) return make_error(error_);
   const auto t0 = std::chrono::steady_clock::now();
-  if (!send_packet(sock_, request.dump(), {protocol_fd, output_fd})) {
+  Forked forked;
+  bool sent = false;
+  const auto j = ask_fork(sock_, request, protocol_fd, output_fd, &forked.status_fd, &sent);
+  if (!sent) {
     if (errno == EMSGSIZE) return make_error("the worker's environment does not fit a request to the warm interpreter");  // this one only
     give_up(fmt::format("the warm interpreter is gone: {}", std::strerror(errno)));
     return make_error(error_);
   }
   // It answers at once (a fork); one that does not is stopped or dead, and no longer asked. (A
   // worker it forked before that is this process's child, left to end on its closed socket.)
-  const auto j = answer(sock_, 30);
   if (j.is_null()) {
     give_up("the warm interpreter stopped answering");
     return make_error(error_);
   }
-  const long pid = j.value("pid", -1L);
-  if (pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
+  forked.pid = j.value("pid", -1L);
+  if (forked.pid <= 0) return make_error(j.value("error", std::string("no worker forked")));
   count_fork(t0);
-  return pid;
+  return forked;
 }
 
 void PythonZygote::count_fork(std::chrono::steady_clock::time_point asked) {
@@ -376,6 +458,7 @@ nlohmann::json PythonZygote::summary() const {
   if (pid_ <= 0 && error_.empty()) return nullptr;
   if (!ready_ && !error_.empty()) return {{"error", error_}, {"import_s", import_s_}, {"forks", forks_}};
   nlohmann::json out = {{"import_s", import_s_}, {"forks", forks_}, {"fork_s_max", fork_max_}, {"fork_s_sum", fork_sum_}};
+  if (!kept_.is_null()) out["kept"] = kept_;
   for (const auto& lib : libraries_) {
     std::lock_guard lib_lock(lib->mutex);
     nlohmann::json l = {{"modules", lib->modules}, {"files", lib->files.size()}, {"forks", lib->forks}};

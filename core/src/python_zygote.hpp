@@ -72,12 +72,19 @@ class PythonZygote {
   static constexpr std::size_t kMaxLibraries = 8;
 
   // A worker forked from it, with `protocol_fd` and `output_fd` (not taken) as its socket and its
-  // stdout/stderr: its pid, a child of this process; or why not (the caller starts it cold).
+  // stdout/stderr: its pid, a child of this process (of a kept interpreter's server where the run
+  // uses one: then with the pipe that says how it ended); or why not (the caller starts it cold).
   // Waits up to `wait_seconds` for the interpreter's imports on the first call. With `file`
   // (the .py file the worker serves): from its library interpreter where it has one whose
   // imports are done (never waited for: a worker asked for earlier imports for itself, as does
   // every worker of one that failed).
-  Expected<long> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file = "");
+  struct Forked {
+    long pid = -1;
+    // Where the worker is no child of this process (a kept interpreter's): the read end of a pipe
+    // where its parent writes its wait status (an int) when it ends, and closes it; else -1.
+    int status_fd = -1;
+  };
+  Expected<Forked> spawn(const nlohmann::json& request, int protocol_fd, int output_fd, double wait_seconds, const std::string& file = "");
 
   // For the run's phases: {"import_s", "forks", "fork_s_max", "fork_s_sum", "libraries": [{
   // "modules", "files", "import_s", "forks" | "error"}]} or {"error"}; null where it was never
@@ -98,14 +105,26 @@ class PythonZygote {
     int forks = 0;
     std::vector<std::string> modules, files;
   };
-  Expected<long> spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd);
+  Expected<Forked> spawn_from_library(Library& lib, const nlohmann::json& request, int protocol_fd, int output_fd);
+  // One request to fork a worker on `sock`: the worker's descriptors and, for a kept
+  // interpreter, the write end of its status pipe beside it; null where no answer came.
+  nlohmann::json ask_fork(int sock, const nlohmann::json& request, int protocol_fd, int output_fd, int* status_fd, bool* sent);
   // A worker forked, asked for at `asked` (its time, in the summary's figures); under mutex_.
   void count_fork(std::chrono::steady_clock::time_point asked);
   std::vector<std::unique_ptr<Library>> libraries_;  // grown under mutex_ only before any spawn reads it
   std::map<std::string, Library*> library_for_;      // by .py file
 
-  // Kills it (and reaps it): from now on every Python worker starts cold, saying `why`.
+  // Kills it (and reaps it): from now on every Python worker starts cold, saying `why`. (A kept
+  // one, serving other runs too, is only let go.)
   void give_up(std::string why);
+  // A kept interpreter (python_kept_interpreter.hpp) connected to, or a new one started: true
+  // where one answers on sock_.
+  bool connect_kept();
+  bool keeping_ = false;  // sock_ is a kept interpreter's server
+  nlohmann::json kept_;  // {"runs", "age_s", "pid", "started"} once ready; "error": why the run has its own
+  std::string binary_;
+  std::vector<std::string> environment_;
+  std::size_t memory_bytes_ = 0;
 
   std::atomic<bool> started_{false};  // read without the lock: a start never waits for another's fork
   mutable std::mutex mutex_;
@@ -121,5 +140,7 @@ class PythonZygote {
 // The interpreter's side (worker/python_zygote_process.cpp): `binary __zygote HOST_PID`;
 // `role`, its argv's "__zygote", renamed "__worker" in each worker.
 int python_zygote_main(long host_pid, char* role);
+// A kept one (python_kept_interpreter.hpp): `binary __zygote keep SOCKET IDLE_SECONDS`.
+int python_kept_main(const std::string& socket_path, double idle_seconds, char* role);
 
 }  // namespace bb

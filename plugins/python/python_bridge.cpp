@@ -98,6 +98,8 @@ def become_worker(environment):
     for name, value in wanted.items():
         if os.environ.get(name) != value:
             os.environ[name] = value
+    import tempfile
+    tempfile.tempdir = None  # its TMPDIR, not the one the interpreter found first (a kept one's: another run's)
     private_triton_cache()
 
 def preload():

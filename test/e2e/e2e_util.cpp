@@ -23,6 +23,8 @@ Run run_program(const std::vector<std::string>& args, double timeout_s) {
   Run run;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return run;
+  // No interpreter kept warm past a test (python_kept_interpreter.hpp) unless the test asks.
+  setenv("BACKENDBENCH_KEEP_WARM", "0", 0);
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], STDOUT_FILENO);

@@ -5,8 +5,11 @@
 
 #include <cstdlib>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <thread>
 #include <set>
 
 #include "e2e_util.hpp"
@@ -360,6 +363,7 @@ TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
   EXPECT_EQ(seen.find("answered"), std::string::npos) << "a worker reached the interpreter's socket: " << seen;
   EXPECT_EQ(seen.find("OPENED"), std::string::npos) << "a worker opened the interpreter's memory: " << seen;
   EXPECT_EQ(seen.find("packages=WRITTEN"), std::string::npos) << "a worker wrote beside PyTorch's files: " << seen;
+  EXPECT_EQ(seen.find("token READ"), std::string::npos) << "a worker read a kept interpreter's token: " << seen;
   // Its process is out of sight in the worker's PID namespace. (Without one, a worker run as uid
   // 0 without capabilities can kill it, as any process of its uid: the Python workers after it
   // then start cold. docs/RELIABILITY.md.)
@@ -372,6 +376,81 @@ TEST(PythonImpl, AWorkerCannotReachTheInterpreterItWasForkedFrom) {
     if (line.value("what", "") == "python_fork") (line.value("ok", false) ? forks : failed_forks) += 1;
   EXPECT_GE(forks, 3) << "the three implementations' workers";
   EXPECT_EQ(failed_forks, 0) << "every Python worker forked from the interpreter, the ones after the breach among them";
+}
+
+// An interpreter kept warm between runs (python_kept_interpreter.hpp). The first run starts it
+// and waits for its imports; the next runs of the same binary and environment are served by it,
+// nothing imported on their wall, with the same verdicts (a worker's crash told through the pipe
+// its server writes the wait status to). No worker reaches it: the breach fixture, run under it,
+// finds neither its folder nor its token. What its imports rest on changed (a file written into
+// a folder on PYTHONPATH), the next run starts a new one. Idle, it ends and takes its socket away.
+TEST(PythonImpl, AnInterpreterKeptWarmServesTheNextRunsAndNoWorker) {
+  const auto site = e2e::temp_dir("kept_site");
+  const char* old_path = std::getenv("PYTHONPATH");
+  const std::string saved_path = old_path ? old_path : "";
+  setenv("PYTHONPATH", site.c_str(), 1);
+  setenv("BACKENDBENCH_KEEP_WARM", "5", 1);
+  struct Restore {
+    bool had;
+    std::string path;
+    ~Restore() {
+      setenv("BACKENDBENCH_KEEP_WARM", "0", 1);
+      if (had) setenv("PYTHONPATH", path.c_str(), 1);
+      else unsetenv("PYTHONPATH");
+    }
+  } restore{old_path != nullptr, saved_path};
+  const std::vector<std::string> args{"--custom-ops-root", e2e::fixture_root("python"), "--impls", "scale_torch,scale_crash", "--correctness-only"};
+  auto kept_of = [](const nlohmann::json& r) { return r["phases"]["python_interpreter"].value("kept", nlohmann::json::object()); };
+
+  const auto first = traced_run(args);
+  if (auto why = python_unavailable(first.results); !why.empty()) GTEST_SKIP() << why;
+  const auto k1 = kept_of(first.results);
+  if (k1.contains("error")) GTEST_SKIP() << "no interpreter kept here: " << k1.dump();
+  EXPECT_TRUE(k1.value("started", false)) << k1.dump();
+  EXPECT_EQ(k1.value("runs", -1), 0) << k1.dump();
+  EXPECT_EQ(verdicts(first.results, "scale__scale_torch"), "PASS PASS PASS ");
+  EXPECT_EQ(verdicts(first.results, "scale__scale_crash"), "CRASH CRASH CRASH ");
+  EXPECT_NE(first.run.out.find("(kept warm for the next run)"), std::string::npos) << first.run.out;
+
+  const auto second = traced_run(args);
+  const auto k2 = kept_of(second.results);
+  EXPECT_FALSE(k2.value("started", true)) << k2.dump();
+  EXPECT_EQ(k2.value("runs", -1), 1) << k2.dump();
+  EXPECT_EQ(k2.value("pid", -1), k1.value("pid", -2)) << "the same interpreter";
+  EXPECT_LT(k2.value("ready_wait_s", 99.0), 0.5 * k1.value("ready_wait_s", 0.0)) << "no import waited for: " << k1.dump() << k2.dump();
+  EXPECT_EQ(verdicts(second.results, "scale__scale_torch"), "PASS PASS PASS ");
+  for (const auto& t : e2e::tests_of(second.results, "scale__scale_crash")) {
+    EXPECT_EQ(t["verdict"], "CRASH") << t.dump();
+    EXPECT_NE(t.value("message", "").find("SIGSEGV"), std::string::npos) << "how it ended, from its server: " << t.dump();
+  }
+  EXPECT_NE(second.run.out.find("an interpreter kept warm from an earlier run"), std::string::npos) << second.run.out;
+
+  const auto breach = traced_run({"--custom-ops-root", e2e::fixture_root("python_interpreter"), "--correctness-only", "-j", "1"});
+  EXPECT_EQ(kept_of(breach.results).value("pid", -1), k1.value("pid", -2)) << kept_of(breach.results).dump();
+  const auto b = e2e::tests_of(breach.results, "scale__scale_breach");
+  ASSERT_FALSE(b.empty());
+  const std::string seen = b.front().value("output", "");
+  ASSERT_NE(seen.find("kept="), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("token READ"), std::string::npos) << "a worker read the kept interpreter's token: " << seen;
+  EXPECT_EQ(seen.find("answered"), std::string::npos) << "a worker was answered: " << seen;
+  EXPECT_EQ(verdicts(breach.results, "scale__scale_torch"), "PASS PASS PASS ");
+
+  { std::ofstream(site / "installed.py") << "# a package installed after the interpreter imported\n"; }
+  const auto third = traced_run(args);
+  const auto k3 = kept_of(third.results);
+  EXPECT_TRUE(k3.value("started", false)) << k3.dump();
+  EXPECT_NE(k3.value("replaced", "").find("changed"), std::string::npos) << k3.dump();
+  EXPECT_NE(k3.value("pid", -1), k1.value("pid", -1)) << k3.dump();
+  EXPECT_EQ(verdicts(third.results, "scale__scale_torch"), "PASS PASS PASS ");
+
+  // Idle for its 5 s, it ends: its socket is gone.
+  const fs::path socket = k3.value("socket", "");
+  bool gone = false;
+  for (int i = 0; i < 150 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gone = !fs::exists(socket);
+  }
+  EXPECT_TRUE(gone) << socket << " still there 15 s after its last run";
 }
 
 // The plan imports every Python file of the sweep at once, side by side (a kernel library can

@@ -57,9 +57,14 @@ std::string time_breakdown(const RunRecord& s) {
   if (const auto py = s.phases.find("python_interpreter"); py != s.phases.end() && py->is_object()) {
     if (py->contains("error"))
       parts += fmt::format("; Python workers started cold ({})", py->value("error", std::string()));
+    else if (const auto kept = py->value("kept", nlohmann::json::object()); py->value("forks", 0) > 0 && kept.value("runs", 0) > 0)
+      parts += fmt::format("; Python workers: an interpreter kept warm from an earlier run (PyTorch imported {:.0f} s ago; run {} it serves), "
+                           "then {} forked from it ({:.0f} ms each at most)",
+                           kept.value("age_s", 0.0), kept.value("runs", 0) + 1, py->value("forks", 0), 1000 * py->value("fork_s_max", 0.0));
     else if (py->value("forks", 0) > 0)
-      parts += fmt::format("; Python workers: PyTorch imported once in {:.1f}, then {} forked from it ({:.0f} ms each at most)",
-                           py->value("import_s", 0.0), py->value("forks", 0), 1000 * py->value("fork_s_max", 0.0));
+      parts += fmt::format("; Python workers: PyTorch imported once in {:.1f}, then {} forked from it ({:.0f} ms each at most){}",
+                           py->value("import_s", 0.0), py->value("forks", 0), 1000 * py->value("fork_s_max", 0.0),
+                           kept.contains("pid") ? " (kept warm for the next run)" : "");
   }
   return fmt::format("where the time went, in seconds{}; tests (summed over workers): {}", before, parts);
 }
