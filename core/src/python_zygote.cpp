@@ -276,7 +276,9 @@ bool PythonZygote::wait_ready(double wait_seconds) {
   }
   import_s_ = j.value("import_s", 0.0);
   if (keeping_) {
-    for (const char* key : {"runs", "age_s"}) kept_[key] = j["kept"].value(key, 0.0);
+    const auto kept = j.value("kept", nlohmann::json::object());
+    kept_["runs"] = kept.value("runs", 0);
+    kept_["age_s"] = kept.value("age_s", 0.0);
     kept_["ready_wait_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
   }
   trace_line({{"side", "start"}, {"what", "warm_interpreter_ready"}, {"import_s", import_s_}, {"objects", j.value("objects", 0)}, {"kept", kept_}});
