@@ -120,7 +120,7 @@ pid_t fork_as_hosts_child() {
 pid_t fork_own_child() { return static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr)); }
 
 // The children of a kept interpreter's server: each one's pidfd (readable once it ended) and,
-// for a worker, the pipe its host reads the wait status from (python_zygote.hpp: ForkedWorker).
+// for a worker, the pipe its host reads the wait status from (python_zygote.hpp: Forked).
 struct OwnChildren {
   struct Child {
     pid_t pid;
