@@ -1,6 +1,7 @@
 // Python implementations (issue 22): .py files of an op's folder, imported by the worker that
 // serves them (plugins/python), checked and timed as libraries are, beside them.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -271,6 +272,11 @@ TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
       argv.insert(argv.end(), {"--python", python});
     auto run = e2e::run_program(argv);
     const auto r = e2e::read_json(logs / "results.json");
+    // The empty environment keeps the run's interpreter warm for the next run, as a user's would
+    // (docs/PYTHON.md); the test leaves none behind.
+    const auto none = nlohmann::json::object();
+    const auto kept = r.value("phases", none).value("python_interpreter", none).value("kept", none);
+    if (const long pid = kept.value("pid", 0L); kept.value("started", false) && pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
     for (const auto& t : e2e::tests_of(r, "scale__scale_whoami")) {
       const std::string m = t.value("message", "");
       if (m.find("no Python bridge") != std::string::npos) GTEST_SKIP() << "built without python3-dev";
