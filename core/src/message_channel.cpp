@@ -69,6 +69,11 @@ Received receive_into(int sock, char* data, std::size_t capacity) {
 }
 }  // namespace
 
+void make_room_for_packets(int sock) {
+  const int bytes = static_cast<int>(2 * kMaxPacket);
+  if (setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
 bool send_packet(int sock, const std::string& text, const std::vector<int>& fds) {
   if (fds.size() > 4 || text.size() > kMaxPacket) {
     errno = EMSGSIZE;

@@ -20,6 +20,9 @@ bool send_line(int sock, const std::string& line, int fd = -1);
 // One message (up to kMaxPacket bytes) and copies of `fds`. False when the peer is gone.
 inline constexpr std::size_t kMaxPacket = 1 << 20;
 bool send_packet(int sock, const std::string& text, const std::vector<int>& fds = {});
+// Room in `sock`'s send buffer for a whole packet (a worker's environment can be large): forced
+// where this process may, else as much as the system's limit allows.
+void make_room_for_packets(int sock);
 // The next message and the descriptors that came with it (close-on-exec); nullopt at the end of
 // the stream or on an error.
 std::optional<std::pair<std::string, std::vector<UniqueFd>>> receive_packet(int sock);

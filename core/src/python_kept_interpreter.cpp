@@ -106,9 +106,7 @@ int try_connect(const std::string& path, const std::string& token_path, long* pe
     close(sock);
     return -1;
   }
-  // Room for a whole spawn request (a worker's environment can be large).
-  const int bytes = static_cast<int>(2 * kMaxPacket);
-  if (setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  make_room_for_packets(sock);  // a whole spawn request
   ucred peer{};
   socklen_t len = sizeof peer;
   if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != geteuid()) {  // not one of ours

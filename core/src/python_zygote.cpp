@@ -120,14 +120,10 @@ bool readable_within(int fd, double seconds) {
     if (rc == 0 || errno != EINTR) return false;
   }
 }
-// A socket for one interpreter's requests, with room for a whole request (a worker's environment
-// can be large): forced where the host may, else as much as the system's limit allows.
+// A socket for one interpreter's requests, with room for a whole request.
 bool interpreter_socket(int sv[2]) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
-  for (int k = 0; k < 2; ++k) {
-    const int bytes = static_cast<int>(2 * kMaxPacket);
-    if (setsockopt(sv[k], SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(sv[k], SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
-  }
+  for (int k = 0; k < 2; ++k) make_room_for_packets(sv[k]);
   return true;
 }
 
