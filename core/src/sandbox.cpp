@@ -173,6 +173,9 @@ SandboxSupport probe() {
   if (turned_off("witness"))
     s.off.push_back("a Python call's inputs held as poison while its stream is held (work on a stream of its own reads them): "
                     "BACKENDBENCH_SANDBOX_OFF=witness");
+  if (turned_off("fresh"))
+    s.off.push_back("fresh inputs for every timed sample of a CPU case, made by the host just before it (a content cache never hits): "
+                    "BACKENDBENCH_SANDBOX_OFF=fresh");
   return s;
 }
 

@@ -13,8 +13,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "blob_cache.hpp"
+#include "fresh_inputs.hpp"
+#include "sandbox_off.hpp"
 #include "measure/clock_audit.hpp"
 #include "device_check.hpp"
 #include "init.hpp"
@@ -829,6 +832,32 @@ class TestDriver {
     return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
   }
 
+  // The buffers a timed sample on fresh inputs left (fresh_inputs.hpp), against the reference's
+  // for the same inputs, made here from the sample's seeds: "" when right. No judgement without
+  // the reference is never a pass (failed_ is set).
+  std::string judge_fresh(const FreshInputs::Kept& kept) {
+    auto t0 = Clock::now();
+    auto in = inputs_blob(kept.salt, secret_, false);
+    if (!in) {
+      failed_ = finish(Verdict::error, "fresh inputs: " + in.error().message);
+      return "";
+    }
+    w_.impl->freeze(true);  // the reference runs alone
+    if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
+    w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
+    auto want = reference_buffers(&*in);
+    if (!want) {
+      failed_ = finish(Verdict::error, "reference: " + want.error().message);
+      return "";
+    }
+    trace_host("fresh_reference", t0);
+    t0 = Clock::now();
+    std::string why;
+    if (auto j = judge_call(*c_, CallBuffersView(*c_, kept.buffers), *in, CallBuffersView(*c_, *want))) why = j->message;
+    trace_host("fresh_compare", t0);
+    return why;
+  }
+
   // One block of one side (paired_timer.hpp's callback).
   Expected<Measurement> block(bool baseline, const TimingOptions& options) {
     Executor& side = baseline ? *w_.baseline : *w_.impl;
@@ -859,8 +888,34 @@ class TestDriver {
     const bool on_cpu = req_.device == "cpu";
     const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
     const double host_wait_before = on_cpu ? own_thread_wait() : 0;
-    ExecOutcome out = side.execute({{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_}},
-                                   block_timeout(options));
+    if (fresh_) {  // fresh inputs for every sample, made here (fresh_inputs.hpp)
+      if (!fresh_->attached(baseline))
+        if (std::string e = fresh_->attach(baseline, side, session, limits_.call_timeout); !e.empty()) {
+          if (baseline) return make_error("baseline: fresh inputs: " + e);
+          failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
+          return make_error("block");
+        }
+      std::optional<std::size_t> check;  // the sample whose buffers are judged: the host's secret
+      if (!baseline && req_.check) check = fresh_draw_() % std::max<std::size_t>(1, fresh_samples_);
+      fresh_->begin(baseline, (baseline ? base_blocks_ : impl_blocks_).size(), check);
+    }
+    ExecOutcome out = side.execute(
+        {{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_ && !fresh_}},
+        block_timeout(options));
+    std::optional<FreshInputs::Kept> fresh_kept;
+    if (fresh_) {
+      FreshInputs::Served served = fresh_->end(baseline);
+      r_.phases.seconds["fresh_inputs_s"] += served.make_seconds;
+      if (!served.error.empty() && out.status == ExecOutcome::Status::ok) {
+        if (baseline) return make_error("baseline: fresh inputs: " + served.error);
+        failed_ = finish(Verdict::error, "while timing: fresh inputs: " + served.error);
+        return make_error("block");
+      }
+      if (!baseline) {
+        fresh_samples_ = served.samples;
+        fresh_kept = std::move(served.kept);
+      }
+    }
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
@@ -895,7 +950,19 @@ class TestDriver {
       return make_error("block");
     }
     const auto checking = Clock::now();
-    if (!baseline && req_.check && (device_case_ || (expected_ && !expected_->empty()))) {
+    if (!baseline && req_.check && fresh_) {
+      if (!fresh_kept) {
+        failed_ = finish(Verdict::fail, fmt::format("wrong while timed: block {} kept no buffers of its samples on fresh inputs for the host", impl_blocks_.size() + 1));
+        return make_error("block");
+      }
+      const std::string why = judge_fresh(*fresh_kept);
+      if (failed_) return make_error("block");
+      if (!why.empty()) {
+        failed_ = finish(Verdict::fail, fmt::format("wrong while timed: sample {} of block {}, on fresh inputs: {}", fresh_kept->sample + 1,
+                                                    impl_blocks_.size() + 1, why));
+        return make_error("block");
+      }
+    } else if (!baseline && req_.check && (device_case_ || (expected_ && !expected_->empty()))) {
       auto judge_home = [&](UniqueFd home) -> std::string {
         auto in = host_inputs();
         if (!in) {
@@ -965,6 +1032,16 @@ class TestDriver {
     std::random_device rd;
     secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
     std::mt19937_64 draw(secret_);
+    fresh_draw_.seed(draw());
+    // Fresh inputs for every timed sample of a CPU case (fresh_inputs.hpp): where some input can
+    // vary, in cold timing, with its outputs checked. The inputs that cannot vary say so.
+    if (req_.device == "cpu" && req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh")) {
+      const std::vector<std::string> repeating = repeating_inputs(*c_);
+      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir(), secret_);
+      if (!repeating.empty())
+        fresh_note_ = fmt::format("inputs repeat: {} keep{} {} values in every timed call (constant, arange or a file)", fmt::join(repeating, ", "),
+                                  repeating.size() == 1 ? "s" : "", repeating.size() == 1 ? "its" : "their");
+    }
     BlockStop stop = block_stop(req_.timing);
     while (req_.check && checked_before_.size() < static_cast<std::size_t>(std::min<std::size_t>(kCheckedCalls, stop.min_blocks - 1)))
       checked_before_.insert(1 + draw() % (stop.min_blocks - 1));
@@ -1063,6 +1140,7 @@ class TestDriver {
     t.notes = meas.notes;
     if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
     if (!pin_note_.empty()) t.notes.push_back(pin_note_);
+    if (!fresh_note_.empty()) t.notes.push_back(fresh_note_);
     r_.performance.timing = t;
     const double med = meas.stats.median;
     if (med > 0 && c_->flops) r_.performance.tflops = *c_->flops / med / 1e12;
@@ -1104,6 +1182,10 @@ class TestDriver {
   bool device_case_ = false;  // plan_checks
   bool watch_tried_ = false;
   int checked_calls_ = 0;
+  std::unique_ptr<FreshInputs> fresh_;  // fresh inputs for every timed sample (measure())
+  std::mt19937_64 fresh_draw_;          // which sample of a block is judged
+  std::size_t fresh_samples_ = 4;       // the implementation's last block's samples
+  std::string fresh_note_;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
   double host_wait_ = 0;  // this thread's run-queue wait in the last block (CPU timing)
 };

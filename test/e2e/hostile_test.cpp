@@ -129,6 +129,8 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
   const std::set<std::string> work_now = {"scale__scale_good", "scale__scale_spam", "scale__scale_listed", "scale__scale_already",
                                           "scale__scale_notpoison", "scale__scale_patchref", "scale__scale_pagetrap",
                                           "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet",
+                                          // every timed sample on fresh inputs: they find no repeat to exploit
+                                          "scale__scale_burst", "scale__scale_denormal",
                                           "scale__scale_killothers", "scale__scale_killparent",
                                           // refused ptrace by the system call filter, it computes (else ERROR)
                                           "scale__scale_trace",
@@ -334,10 +336,12 @@ TEST(Adversarial, NoneIsScoredAsCorrect) {
   EXPECT_EQ(verdict_of(results, "scale__scale_lazy", perf), "FAIL");
   EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("wrong while timed"), std::string::npos);
   EXPECT_NE(message_of(results, "scale__scale_lazy", perf).find("still poisoned"), std::string::npos);
-  // Replays results by input address: other values in the same buffers, at a point among the
-  // timed blocks only the host knows, get the old result.
+  // Replays results by input address: other values in the same buffers (a timed sample's fresh
+  // inputs, or a checked call's among the blocks) get the old result.
   EXPECT_EQ(verdict_of(results, "scale__scale_ptrcache", perf), "FAIL");
-  EXPECT_NE(message_of(results, "scale__scale_ptrcache", perf).find("wrong while timed: a call on"), std::string::npos);
+  const std::string ptrcache = message_of(results, "scale__scale_ptrcache", perf);
+  EXPECT_TRUE(ptrcache.find("wrong while timed: a call on") != std::string::npos || ptrcache.find(", on fresh inputs: ") != std::string::npos)
+      << ptrcache;
   // Looks for the reference's result in its own process's memory: it is not there (computed
   // after the call, wiped after the comparison), so the output stays poisoned. (Before that
   // order this fixture passed every case.)
@@ -370,15 +374,17 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   auto results = e2e::read_json(logs / "results.json");
   const std::string perf = "performance/big";
   EXPECT_EQ(verdict_of(results, "scale__scale_good", perf), "PASS");
-  // Skips work when calls come back to back: the last timed call of a block is checked.
-  EXPECT_EQ(verdict_of(results, "scale__scale_burst", perf), "FAIL");
-  EXPECT_NE(message_of(results, "scale__scale_burst", perf).find("wrong while timed"), std::string::npos);
+  // Skips work when calls come back to back, and leaves denormals in an input whose values repeat
+  // for the baseline: every timed sample's inputs are new, made by the host between two samples,
+  // so neither finds what it waits for, and each computes (a speedup of about 1.0).
+  for (const char* impl : {"scale__scale_burst", "scale__scale_denormal"}) {
+    EXPECT_EQ(verdict_of(results, impl, perf), "PASS") << message_of(results, impl, perf);
+    for (const auto& t : e2e::tests_of(results, impl))
+      if (t["case"] == perf && t.contains("speedup")) EXPECT_LT(t["speedup"].get<double>(), 1.5) << t.dump();
+  }
   // A cache keyed by a few sampled inputs: a checked call on inputs with a few elements changed.
   EXPECT_EQ(verdict_of(results, "scale__scale_samplecache", perf), "FAIL");
   EXPECT_NE(message_of(results, "scale__scale_samplecache", perf).find("a few elements changed"), std::string::npos);
-  // Leaves denormals in the shared input for the baseline: the inputs are checked after each block.
-  EXPECT_EQ(verdict_of(results, "scale__scale_denormal", perf), "FAIL");
-  EXPECT_NE(message_of(results, "scale__scale_denormal", perf).find("input 'x'"), std::string::npos);
   // A reply forged inside the worker: the host judges the buffers, not the worker's word.
   for (const auto& t : e2e::tests_of(results, "scale__scale_reply")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   // Borrows the reference from its folder: the worker cannot read it.
@@ -410,10 +416,11 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   for (const auto& t : e2e::tests_of(results, "scale__scale_escape")) EXPECT_EQ(t["verdict"], "UNWRITTEN") << t.dump();
   for (const auto& line : e2e::read_jsonl(logs / "results.jsonl"))
     if (line.value("impl", "") == "scale__scale_escape") EXPECT_EQ(line["verdict"], "UNWRITTEN") << line.dump();
-  // Each is caught, or kept from its attack and honest (sigslow; codepatch where sealed).
+  // Each is caught, or kept from its attack and honest (sigslow, burst, denormal; codepatch where sealed).
   const bool codepatch_kept_out = sandbox.value("code_sealed", false) && sandbox.value("own_user", false);
+  const std::set<std::string> kept_honest = {"scale__scale_sigslow", "scale__scale_burst", "scale__scale_denormal"};
   for (const auto& i : results["scores"]["implementations"])
-    if (i["impl"] != "scale__scale_sigslow" && !(codepatch_kept_out && i["impl"] == "scale__scale_codepatch"))
+    if (!kept_honest.count(i["impl"]) && !(codepatch_kept_out && i["impl"] == "scale__scale_codepatch"))
       EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
 }
 
@@ -535,11 +542,12 @@ TEST(Adversarial, TheWorkersCodeIsSealedAgainstMprotect) {
 }
 
 // Result caches keyed by the inputs' content on a compute-bound op (issue 39 item 1, attack
-// first: test/fixtures/content_cache/): right on every call, so every check passes; faster than
-// any honest kernel wherever a block's timed calls repeat one input. What they gain is measured
-// by scripts/bench_content_cache.sh (docs/RELIABILITY.md, limits); this test holds the fixtures
-// to being right on every case and the honest implementations to about 1.0x.
-TEST(Adversarial, ContentCachesOnAComputeBoundOpAreRightOnEveryCall) {
+// first: test/fixtures/content_cache/): right on every call, so every check passes. Where a
+// block's timed calls repeat one input (BACKENDBENCH_SANDBOX_OFF=fresh) they are faster than any
+// honest kernel (78-116x on the VM: docs/RELIABILITY.md); with every timed sample on inputs the
+// host made for it just before (fresh_inputs.hpp), no key ever hits: they compute, and read about
+// as fast as the honest implementation (scripts/bench_content_cache.sh measures both).
+TEST(Adversarial, ContentCachesGainNothingWhereEveryTimedSampleHasFreshInputs) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("content_cache"), "--log-dir", logs.string(), "--test-timeout", "30"});
   const auto r = e2e::read_json(logs / "results.json");
@@ -550,22 +558,36 @@ TEST(Adversarial, ContentCachesOnAComputeBoundOpAreRightOnEveryCall) {
             t.value("message", "").find("no Python bridge") == std::string::npos;
   if (torch) impls.insert(impls.end(), {"poly__poly_torch", "poly__poly_torchcache"});
   EXPECT_TRUE(run.exit_code == (torch ? 0 : 2) || run.exit_code == 1) << run.out << run.err;
-  // Right on every case. A cache's timed case may read IMPLAUSIBLE where the machine is busy
-  // (its calls are short against the flush and poison around each sample, and the host's clock
-  // audit sees the difference from its baseline's blocks): never FAIL, never an error.
   for (const auto& impl : impls) {
     const auto tests = e2e::tests_of(r, impl);
     EXPECT_EQ(tests.size(), 3u) << impl;
-    for (const auto& t : tests) {
-      const bool cache = impl.find("cache") != std::string::npos || impl.find("sampledkey") != std::string::npos;
-      if (cache && t["case"] == "performance/big" && t["verdict"] == "IMPLAUSIBLE") continue;
-      EXPECT_EQ(t["verdict"], "PASS") << t.dump();
-    }
+    for (const auto& t : tests) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
   }
+  std::map<std::string, double> speedup;
   for (const auto& i : r["scores"]["implementations"])
-    if (i["impl"] == "poly__poly_good") {
-      ASSERT_FALSE(i["speedup"].is_null()) << i.dump();
-      EXPECT_GT(i["speedup"].get<double>(), 0.67) << i.dump();
-      EXPECT_LT(i["speedup"].get<double>(), 1.5) << i.dump();
-    }
+    if (!i["speedup"].is_null()) speedup[i["impl"]] = i["speedup"].get<double>();
+  ASSERT_TRUE(speedup.count("poly__poly_good")) << r["scores"].dump();
+  EXPECT_GT(speedup["poly__poly_good"], 0.67);
+  EXPECT_LT(speedup["poly__poly_good"], 1.5);
+  for (const char* cache : {"poly__poly_hashcache", "poly__poly_sampledkey"}) {
+    ASSERT_TRUE(speedup.count(cache)) << cache;
+    EXPECT_LT(speedup[cache], 1.5) << cache << ": it computes every sample, and hashes besides";
+  }
+  if (torch) {
+    ASSERT_TRUE(speedup.count("poly__poly_torch") && speedup.count("poly__poly_torchcache"));
+    EXPECT_LT(speedup["poly__poly_torchcache"], 1.5 * speedup["poly__poly_torch"]) << "12-13x against 1.5x where inputs repeat";
+  }
+  EXPECT_GT(r["phases"]["tests"].value("fresh_inputs_s", 0.0), 0.0) << r["phases"].dump();
+
+  // The attack, where each block's timed calls repeat the case's inputs: the caches win.
+  const auto off_logs = e2e::temp_dir("fresh_off");
+  const auto off = e2e::shell(fmt::format("BACKENDBENCH_SANDBOX_OFF=fresh {} --custom-ops-root {} --impls poly_hashcache,poly_sampledkey "
+                                          "--test-timeout 30 --log-dir {}",
+                                          e2e::sh_quote(BB_BINARY), e2e::sh_quote(e2e::fixture_root("content_cache")), e2e::sh_quote(off_logs.string())));
+  const auto o = e2e::read_json(off_logs / "results.json");
+  EXPECT_NE(o["host"]["sandbox"]["off"].dump().find("BACKENDBENCH_SANDBOX_OFF=fresh"), std::string::npos) << o["host"]["sandbox"].dump();
+  for (const auto& i : o["scores"]["implementations"]) {
+    ASSERT_FALSE(i["speedup"].is_null()) << i.dump() << off.output;
+    EXPECT_GT(i["speedup"].get<double>(), 5.0) << i.dump();
+  }
 }

@@ -14,6 +14,9 @@
 //                  element), a wrong one 2 * x + 1, an unwritten one leaves the poison; an
 //                  identity target copies x, as the real identity reference does. block also
 //                  reports a measurement of constant samples (Answer::sample_seconds).
+//   pace        -> fresh inputs for every sample of the session's blocks from then on: each
+//                  sample's kernel runs on the inputs the host wrote to the stage, and its
+//                  buffers go back there (fresh_inputs_protocol.hpp)
 //   end         -> the session ends
 // The host judges those buffers as it judges a real worker's (output_checks.hpp): PASS and FAIL
 // come from the comparison, never from the fake's say-so.
@@ -30,6 +33,8 @@
 // one, whose sessions are gone, as a real worker's are).
 #pragma once
 
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,8 +56,10 @@
 #include "cases.hpp"
 #include "dtype.hpp"
 #include "executor.hpp"
+#include "fresh_inputs_protocol.hpp"
 #include "host_buffer.hpp"
 #include "manifest.hpp"
+#include "message_channel.hpp"
 #include "measure/measurement.hpp"
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
@@ -79,6 +86,7 @@ struct Answer {
   std::string printed;             // what the worker printed while serving it (stdout and stderr)
   Kernel kernel = Kernel::right;
   double sample_seconds = 0;       // block: the time per call it reports (0: the FakeWorkers default)
+  bool replays = false;            // block: every sample answered from the case's inputs, whatever the host wrote (a cache)
 
   static Answer crash(std::string detail = "killed by signal SIGSEGV (Segmentation fault)") {
     Answer a;
@@ -174,7 +182,11 @@ class FakeExecutor final : public bb::Executor {
     std::string device;
     bb::SealedBlob inputs;   // the case's inputs, as the host sent them
     bb::SealedBlob buffers;  // after the last call or block
+    bb::UniqueFd pacing;     // fresh inputs for every timed sample ("pace": fresh_inputs_protocol.hpp)
+    std::shared_ptr<uint8_t> stage;
   };
+  std::string pace(Session& s, int fd);
+  std::string paced_block(Session& s, std::size_t samples, const Answer& a);
   void end_process(const char* why);
   bb::ExecOutcome answer_modelled(const std::string& cmd, const Json& request, int fd, const Answer& a);
   bb::ExecOutcome call(Session& s, const Json& request, int fd, const Answer& a, bool block);
@@ -559,6 +571,11 @@ inline bb::ExecOutcome FakeExecutor::answer_modelled(const std::string& cmd, con
     out.reply = Json::object();
     return out;
   }
+  if (cmd == "pace" && it != sessions_.end()) {
+    out.reply = bb::CallReply{}.to_json();
+    if (std::string e = pace(it->second, fd); !e.empty()) return error("fresh inputs: " + e);
+    return out;
+  }
   if (cmd != "call" && cmd != "block" && cmd != "buffers") {
     out.reply = {{"error", "unknown command '" + cmd + "'"}};
     return out;
@@ -614,11 +631,53 @@ inline bb::ExecOutcome FakeExecutor::call(Session& s, const Json& request, int f
     m.samples.assign(n, t);
     m.host_samples.assign(n, t);
     m.wall_time = static_cast<double>(n + 1) * t;
+    if (s.pacing)  // each sample on the host's fresh inputs, as a worker's (worker/fresh_stage.hpp)
+      if (std::string e = paced_block(s, n, a); !e.empty()) {
+        out.reply = detail::call_reply(Answer::failing("fresh inputs: " + e));
+        return out;
+      }
     out.reply["measurement"] = bb::to_json(m);
     out.seconds = m.wall_time + 1e-6;  // the host's clock agrees with the worker's
   }
   if (return_buffers) out.fd = bb::UniqueFd(dup(s.buffers.fd()));
   return out;
+}
+
+inline std::string FakeExecutor::pace(Session& s, int fd) {
+  if (fd < 0) return "no pacing socket came with the request";
+  bb::UniqueFd pacing(dup(fd));
+  auto packet = bb::receive_packet(pacing.get());
+  if (!packet || packet->second.size() != 1) return "the stage did not come over the pacing socket";
+  const bb::FreshStageLayout l = bb::fresh_stage_layout(*s.c);
+  void* p = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
+  if (p == MAP_FAILED) return "the stage could not be mapped";
+  s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [n = l.total](uint8_t* q) { munmap(q, n); });
+  s.pacing = std::move(pacing);
+  return "";
+}
+
+// `samples` calls of the session's kernel, each on the inputs the host wrote to the stage just
+// before it, each one's buffers written back to the stage after it.
+inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, const Answer& a) {
+  const bb::FreshStageLayout l = bb::fresh_stage_layout(*s.c);
+  uint8_t* stage = s.stage.get();
+  for (std::size_t i = 0; i <= samples; ++i) {
+    const char tell = i == 0 ? bb::kFreshReady : i == samples ? bb::kFreshLast : bb::kFreshDone;
+    if (send(s.pacing.get(), &tell, 1, MSG_NOSIGNAL) != 1) return "the host's pacing socket is gone";
+    if (i == samples) return "";
+    char go = 0;
+    if (recv(s.pacing.get(), &go, 1, 0) != 1 || go != bb::kFreshGo) return "no go from the host";
+    auto inputs = bb::SealedBlob::create(l.inputs.total, [&](uint8_t* q) { std::memcpy(q, stage, l.inputs.total); });
+    if (!inputs) return inputs.error().message;
+    auto buffers = detail::call_buffers(*s.c, a.replays ? s.inputs : *inputs, s.target, a.kernel);
+    if (!buffers) return buffers.error().message;
+    std::memcpy(stage + l.buffers_at, buffers->data(), l.buffers.total);
+    if (a.replays)  // the inputs it was given stay as they were: only its outputs are the case's
+      for (std::size_t i = 0; i < s.c->inputs.size(); ++i)
+        std::memcpy(stage + l.buffers_at + l.buffers.offsets[i] + bb::HostBuffer::kGuardBytes, stage + l.inputs.offsets[i], s.c->inputs[i].nbytes());
+    s.buffers = std::move(*buffers);
+  }
+  return "";
 }
 
 }  // namespace bb_fake

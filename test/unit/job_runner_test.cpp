@@ -387,10 +387,62 @@ TEST_F(JobRunner, AnImplementationWrongWhileTimedGetsNoTime) {
   run_all();
   const auto& r = result("twice__twice_good", kBig);
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::fail);
-  EXPECT_NE(r.outcome.message.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("wrong while timed: sample "), std::string::npos) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find(" of block 1, on fresh inputs: output 'y'"), std::string::npos) << r.outcome.message;
   EXPECT_FALSE(r.performance.timing.has_value());
   EXPECT_FALSE(r.performance.speedup.has_value());
   EXPECT_FALSE(r.performance.gbps.has_value());
+}
+
+// Every timed sample of a CPU case runs on inputs the host made for it alone, just before it
+// (fresh_inputs.hpp): a cache that answers each sample from the case's inputs (right for them,
+// and for every call of a block that repeats them) is judged on one sample, picked in secret,
+// against the reference for that sample's inputs. Attack first: without fresh inputs it passes.
+TEST_F(JobRunner, ACacheAnsweringEveryTimedSampleFromTheCasesInputsFailsOnFreshInputs) {
+  options.performance = true;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  Answer replay;
+  replay.replays = true;
+  fake->on({.cmd = "block", .session = "impl"}, replay);
+  setenv("BACKENDBENCH_SANDBOX_OFF", "fresh", 1);
+  plan();
+  run_all();
+  unsetenv("BACKENDBENCH_SANDBOX_OFF");
+  EXPECT_EQ(result("twice__twice_good", kBig).outcome.verdict, bb::Verdict::pass)
+      << "the attack, where every sample repeats the case's inputs: " << result("twice__twice_good", kBig).outcome.message;
+  EXPECT_TRUE(fake->requests("pace").empty());
+  finished.clear();
+  started.clear();
+  plans.clear();
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find(", on fresh inputs: output 'y'"), std::string::npos) << r.outcome.message;
+  // Both sides were paced, each once: the baseline is timed on fresh inputs too.
+  const auto paced = fake->requests("pace");
+  ASSERT_EQ(paced.size(), 2u);
+  EXPECT_TRUE(std::any_of(paced.begin(), paced.end(), [](const Request& q) { return q.session == "baseline"; }));
+  EXPECT_GT(result("twice__twice_good", kBig).phases.seconds.count("fresh_inputs_s"), 0u);
+}
+
+// An input whose initialiser cannot vary (ones, full, arange, a file) keeps its values in every
+// timed sample; the others are fresh, and the result says which inputs repeat.
+TEST_F(JobRunner, InputsThatCannotVaryRepeatAndTheResultSaysSo) {
+  options.performance = true;
+  std::string yaml = kTwiceManifest;
+  yaml.replace(yaml.find("inputs:\n  - {name: x, dtype: float32, init: randn}"), std::string("inputs:\n  - {name: x, dtype: float32, init: randn}").size(),
+               "inputs:\n  - {name: x, dtype: float32, init: randn}\n  - {name: w, dtype: float32, shape: [4], init: ones}");
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"}, yaml);
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  ASSERT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
+  ASSERT_TRUE(r.performance.timing.has_value());
+  const auto& notes = r.performance.timing->notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.find("inputs repeat: w keeps its values") != std::string::npos; }))
+      << ::testing::PrintToString(notes);
+  EXPECT_EQ(fake->requests("pace").size(), 2u) << "x varies: both sides are paced";
 }
 
 TEST_F(JobRunner, TheBaselinesWorkerIsNotFrozenBeforeTheTestIsTimed) {

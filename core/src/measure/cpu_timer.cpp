@@ -12,7 +12,7 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options,
-                                  const std::function<void()>& reset) {
+                                  const std::function<void()>& reset, const std::function<bool()>& fresh) {
   Measurement m;
   m.mode = options.mode;
   const bool cold = options.mode == TimingMode::cold;
@@ -36,6 +36,7 @@ Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::f
     m.batch = static_cast<std::size_t>(std::ceil(options.min_sample_time / per_call));
 
   auto sample = [&]() -> Expected<Sample> {
+    if (fresh && !fresh()) return make_error("the sample's fresh inputs did not come");
     if (reset) reset();
     if (cold && flush) flush();
     const auto t0 = Clock::now();

@@ -18,8 +18,10 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 // `call` returns 0 on success; a nonzero return stops the measurement with an error. `flush`
 // (cold mode) evicts the call's data from the caches; `reset` (when given) rewrites the call's
 // outputs before every sample and every warm-up call, so that no call finds the previous one's
-// answer in place. Both run outside the timed region, reset first.
+// answer in place. Both run outside the timed region, reset first. `fresh` (when given) runs
+// before them, before every timed sample (not the warm-up): the sample's inputs written afresh
+// (fresh_inputs_protocol.hpp); false stops the measurement with an error.
 Expected<Measurement> measure_cpu(const std::function<int()>& call, const std::function<void()>& flush, const TimingOptions& options,
-                                  const std::function<void()>& reset = {});
+                                  const std::function<void()>& reset = {}, const std::function<bool()>& fresh = {});
 
 }  // namespace bb

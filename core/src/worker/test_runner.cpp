@@ -12,6 +12,7 @@
 #include "executor.hpp"
 #include "worker/call_guard.hpp"
 #include "worker/code_seal.hpp"
+#include "worker/fresh_stage.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
 #include "device.hpp"
@@ -178,6 +179,7 @@ struct TestRunner::Session {
   std::unique_ptr<CallBuffers> buffers;
   std::unique_ptr<BoundCall> bound;
   std::vector<uint8_t> spacer;  // replace_buffers(): held until the next placement
+  std::unique_ptr<FreshStage> fresh;  // the host's fresh inputs for every timed sample ("pace")
   std::vector<const uint8_t*> inputs_of(const SealedBlob& blob) const {
     const BlobLayout l = inputs_layout(*c);
     std::vector<const uint8_t*> p;
@@ -332,6 +334,12 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "block")
     return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
   if (cmd == "export") return export_mirror(*it->second, request);
+  if (cmd == "pace") {  // fresh inputs for every timed sample from now on (fresh_inputs_protocol.hpp)
+    auto stage = std::make_unique<FreshStage>();
+    if (std::string e = stage->attach(std::move(fd), *it->second->c); !e.empty()) return reply_error("fresh inputs: " + e);
+    it->second->fresh = std::move(stage);
+    return Message{CallReply{}.to_json(), {}};
+  }
   if (cmd == "buffers") return buffers(*it->second);
   return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
 }
@@ -535,13 +543,37 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
     if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
     return m;
   }
-  // Cold: every byte the call touches, guards included, leaves the caches before a sample.
+  // Cold: every byte the call touches, guards included, leaves the caches before a sample (and
+  // the stage the host wrote its inputs to).
+  FreshStage* stage = s.fresh && timing.mode == TimingMode::cold ? s.fresh.get() : nullptr;
   auto flush = [&] {
     for (auto* set : {&s.buffers->inputs, &s.buffers->outputs})
       for (auto& buf : *set) evict_from_cpu_caches(buf.raw(), buf.raw_size());
+    if (stage) evict_from_cpu_caches(stage->inputs_data(), stage->inputs_bytes());
   };
-  auto m = measure_cpu([&] { return b.launch(s.fn); }, flush, timing, [&] { b.poison_outputs(); });
+  // Fresh inputs (fresh_inputs_protocol.hpp): the previous sample's buffers go to the host, the
+  // next sample's inputs come from it, all outside the timed region.
+  std::string fresh_error;
+  bool first = true;
+  auto fresh = [&]() -> bool {
+    if (!stage) return true;
+    if (!first)
+      if (std::string e = b.collect(); !e.empty()) {  // a .py call's results, into its outputs
+        fresh_error = e;
+        return false;
+      }
+    fresh_error = stage->next(*s.buffers, first);
+    first = false;
+    if (!fresh_error.empty()) return false;
+    s.buffers->reset(*s.c, stage->inputs());
+    b.save_inplace();  // an in-place target starts every call from these inputs
+    return true;
+  };
+  auto m = measure_cpu([&] { return b.launch(s.fn); }, flush, timing, [&] { b.poison_outputs(); }, fresh);
+  if (!fresh_error.empty()) return make_error("fresh inputs: " + fresh_error);
   if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);
+  if (stage && m && !first)
+    if (std::string e = stage->last(*s.buffers); !e.empty()) return make_error("fresh inputs: " + e);
   return m;
 }
 
