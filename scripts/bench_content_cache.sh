@@ -5,7 +5,7 @@
 # the reference, the honest ones beside the caches (C++ whole-input hash, C++ address and one
 # element in 16, PyTorch whole-input hash).
 #
-#   [RUNS=3] scripts/bench_content_cache.sh [BUILD_DIR]
+#   [RUNS=3] [ARGS="--devices cpu"] scripts/bench_content_cache.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -13,7 +13,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores, git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 for r in $(seq "${RUNS:-3}"); do
-  "$build/backendbench" --custom-ops-root "$build/test_roots/content_cache" --log-dir "$out/r$r" -q > "$out/r$r.txt" 2>&1
+  "$build/backendbench" --custom-ops-root "$build/test_roots/content_cache" ${ARGS:-} --log-dir "$out/r$r" -q > "$out/r$r.txt" 2>&1
   echo "run $r: exit $?"
   python3 - "$out/r$r/results.json" <<'PY'
 import json, sys

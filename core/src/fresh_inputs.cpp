@@ -8,10 +8,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include <fmt/format.h>
 
+#include "dtype.hpp"
 #include "init.hpp"
 #include "message_channel.hpp"
 #include "parallel.hpp"
@@ -36,8 +39,138 @@ std::vector<std::string> repeating_inputs(const ConcreteCase& c) {
   return names;
 }
 
-std::string fresh_salt(bool baseline, std::size_t block, std::size_t sample) {
-  return fmt::format("fresh-{}-{}-{}", baseline ? "baseline" : "impl", block, sample);
+namespace {
+
+// A 32-bit integer hash (Wellons' lowbias32): every bit of the input reaches every bit of the
+// output; cheap enough to vectorise.
+inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+inline float unit(uint32_t h) { return static_cast<float>(h >> 8) * (1.0f / 16777216.0f); }  // [0, 1)
+
+// ln x for x in (0, 1]: the exponent, and 2 atanh(s) for the mantissa m (s = (m - 1) / (m + 1)
+// in [0, 1/3)) to s^9: about 1e-7 relative.
+inline float log_unit(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const float e = static_cast<float>(static_cast<int32_t>(bits >> 23) - 127);
+  const uint32_t mb = (bits & 0x7fffffU) | 0x3f800000U;
+  float m;
+  std::memcpy(&m, &mb, 4);
+  const float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+  const float poly = s * (2.0f + s2 * (2.0f / 3 + s2 * (2.0f / 5 + s2 * (2.0f / 7 + s2 * (2.0f / 9)))));
+  return e * 0.69314718f + poly;
+}
+
+// sin and cos of 2 pi u, u in [0, 1): Taylor polynomials of the half angle (in [-pi/2, pi/2),
+// to degree 11 and 12), then the double angle.
+inline void sincos_turn(float u, float* sn, float* cs) {
+  const float phi = (u - 0.5f) * 3.14159265f, p2 = phi * phi;  // half of 2 pi (u - 1/2)
+  const float sp = phi * (1.0f + p2 * (-1.0f / 6 + p2 * (1.0f / 120 + p2 * (-1.0f / 5040 + p2 * (1.0f / 362880 + p2 * (-1.0f / 39916800))))));
+  const float cp = 1.0f + p2 * (-0.5f + p2 * (1.0f / 24 + p2 * (-1.0f / 720 + p2 * (1.0f / 40320 + p2 * (-1.0f / 3628800 + p2 * (1.0f / 479001600))))));
+  *sn = -2.0f * sp * cp;         // sin(2 pi u) = -sin(2 phi)
+  *cs = -(1.0f - 2.0f * sp * sp);  // cos(2 pi u) = -cos(2 phi)
+}
+
+// Values of `kind` for elements [lo, hi) into `out` (floats), keyed by (k0, k1). On x86-64 a
+// second copy for AVX2 (8 lanes, and 32-bit multiplies SSE2 lacks), picked at load where the CPU
+// has it: the same operations in the same order, so the same values either way.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void fresh_floats(InitKind kind, double a, double b, uint32_t k0, uint32_t k1, std::size_t lo, std::size_t hi, float* out) {
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b), span = static_cast<float>(b - a);
+  const auto hash = [&](std::size_t i) { return mix32(mix32(static_cast<uint32_t>(i) ^ k0) + (k1 ^ static_cast<uint32_t>(i >> 32) * 0x9e3779b9U)); };
+  switch (kind) {
+    case InitKind::uniform:
+      for (std::size_t i = lo; i < hi; ++i) out[i - lo] = fa + span * unit(hash(i));
+      break;
+    case InitKind::randint: {  // [a, b): ceil(a) + floor(h * range / 2^32)
+      const double range = std::max(1.0, std::ceil(b) - std::ceil(a)), scale = range / 4294967296.0;
+      const float base = static_cast<float>(std::ceil(a));
+      if (range <= 16777216.0) {  // in float: 24 random bits per value
+        const float fr = static_cast<float>(range), top = fr - 1.0f;
+        for (std::size_t i = lo; i < hi; ++i) out[i - lo] = base + std::min(top, static_cast<float>(static_cast<int32_t>(unit(hash(i)) * fr)));
+      } else {
+        for (std::size_t i = lo; i < hi; ++i) out[i - lo] = base + static_cast<float>(std::floor(static_cast<double>(hash(i)) * scale));
+      }
+      break;
+    }
+    default: {  // randn: a + b z, z of a Box-Muller pair per two elements (2k, 2k + 1)
+      const auto pair = [&](std::size_t p, float* cs, float* sn) {
+        const float u1 = (static_cast<float>(hash(p) >> 8) + 1.0f) * (1.0f / 16777216.0f);  // (0, 1]
+        const float r = std::sqrt(-2.0f * log_unit(u1));
+        sincos_turn(unit(hash(p + 1)), sn, cs);
+        *cs = fa + fb * r * *cs;
+        *sn = fa + fb * r * *sn;
+      };
+      std::size_t i = lo;
+      float c, z;
+      if (i & 1) {  // the second of a pair
+        pair(i - 1, &c, &z);
+        out[0] = z;
+        ++i;
+      }
+      const std::size_t pairs = (hi - i) / 2;
+      float* o = out + (i - lo);
+      for (std::size_t k = 0; k < pairs; ++k) pair(i + 2 * k, &o[2 * k], &o[2 * k + 1]);
+      i += 2 * pairs;
+      if (i < hi) {  // the first of a pair
+        pair(i, &c, &z);
+        out[i - lo] = c;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
+  const InitKind kind = t.init.kind;
+  if (kind != InitKind::randn && kind != InitKind::uniform && kind != InitKind::randint) return fill_tensor(t, data, seed, dir);
+  const auto n = static_cast<std::size_t>(t.numel());
+  const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for_each_chunk(n, chunk_count(n, std::size_t{1} << 18), [&](std::size_t, std::size_t lo, std::size_t hi) {
+    if (t.dtype == DType::float32) {
+      fresh_floats(kind, t.init.a, t.init.b, k0, k1, lo, hi, static_cast<float*>(data) + lo);
+      return;
+    }
+    float tmp[1024];
+    for (std::size_t at = lo; at < hi; at += 1024) {
+      const std::size_t end = std::min(hi, at + 1024);
+      fresh_floats(kind, t.init.a, t.init.b, k0, k1, at, end, tmp);
+      for (std::size_t i = at; i < end; ++i) store_element(t.dtype, data, i, tmp[i - at]);
+    }
+  });
+  return Ok{};
+}
+
+FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir) : c_(c), dir_(std::move(dir)) {
+  const auto repeating = repeating_inputs(c);
+  for (const auto& t : c.inputs) varies_.push_back(std::find(repeating.begin(), repeating.end(), t.name) == repeating.end());
+}
+
+// Each input's seed: the sample's, mixed with its name (its values independent of the others').
+std::string FreshInputs::make(uint8_t* inputs, uint64_t seed, bool all) const {
+  for (std::size_t i = 0; i < c_.inputs.size(); ++i) {
+    if (!all && !varies_[i]) continue;  // on the stage since attach(): it keeps its values
+    const auto& t = c_.inputs[i];
+    if (auto r = fill_fresh(t, inputs + layout_.inputs.offsets[i], mix_seed(seed, t.name), dir_); !r) return r.error().message;
+  }
+  return "";
+}
+
+Expected<SealedBlob> FreshInputs::inputs_of(uint64_t seed) const {
+  std::string error;
+  auto blob = SealedBlob::create(layout_.inputs.total, [&](uint8_t* p) { error = make(p, seed, true); }, "bb-fresh-inputs");
+  if (!blob) return blob.error();
+  if (!error.empty()) return make_error(error);
+  return blob;
 }
 
 FreshInputs::~FreshInputs() {
@@ -69,29 +202,21 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
   if (s.base) munmap(s.base, layout_.total);
   s.base = static_cast<uint8_t*>(p);
   s.pacing = std::move(mine);
-  return "";
+  return make(s.base, std::random_device{}(), true);  // the inputs that never vary, written once
 }
 
-std::string FreshInputs::make(Side& s, const std::string& salt) {
-  for (std::size_t i = 0; i < c_.inputs.size(); ++i) {
-    const auto& t = c_.inputs[i];
-    if (auto r = fill_tensor(t, s.base + layout_.inputs.offsets[i], mix_seed(secret_, salt + ":" + t.name), dir_); !r)
-      return r.error().message;
-  }
-  return "";
-}
-
-std::optional<FreshInputs::Kept> FreshInputs::keep(Side& s, std::size_t sample, const std::string& salt) {
+std::optional<FreshInputs::Kept> FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
   const uint8_t* from = s.base + layout_.buffers_at;
   auto blob = SealedBlob::create(layout_.buffers.total, [&](uint8_t* p) { parallel_copy(p, from, layout_.buffers.total); }, "bb-fresh-kept");
   if (!blob) return std::nullopt;
-  return Kept{sample, salt, std::move(*blob)};
+  return Kept{sample, seed, std::move(*blob)};
 }
 
-void FreshInputs::serve(Side& s, bool baseline, std::size_t block, std::optional<std::size_t> check) {
+void FreshInputs::serve(Side& s, std::optional<std::size_t> check) {
   Served& out = s.served;
   std::size_t next = 0;  // the sample whose inputs are asked for next
-  std::string previous_salt;
+  uint64_t previous_seed = 0;
+  std::random_device entropy;
   for (;;) {
     pollfd fds[2] = {{s.pacing.get(), POLLIN, 0}, {s.stop_read.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
@@ -111,11 +236,11 @@ void FreshInputs::serve(Side& s, bool baseline, std::size_t block, std::optional
     }
     // The buffers of the sample just ended, where it is the one picked (or the block's last, and
     // none was picked before it).
-    if (done && check && !out.kept && (next - 1 == *check || what == kFreshLast)) out.kept = keep(s, next - 1, previous_salt);
+    if (done && check && !out.kept && (next - 1 == *check || what == kFreshLast)) out.kept = keep(s, next - 1, previous_seed);
     if (what == kFreshLast) return;
     const auto t0 = std::chrono::steady_clock::now();
-    previous_salt = fresh_salt(baseline, block, next);
-    if (std::string e = make(s, previous_salt); !e.empty()) {
+    previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+    if (std::string e = make(s.base, previous_seed, false); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }
@@ -128,7 +253,7 @@ void FreshInputs::serve(Side& s, bool baseline, std::size_t block, std::optional
   shutdown(s.pacing.get(), SHUT_RDWR);  // its worker stops waiting: the block ends in an error
 }
 
-void FreshInputs::begin(bool baseline, std::size_t block, std::optional<std::size_t> check) {
+void FreshInputs::begin(bool baseline, std::optional<std::size_t> check) {
   Side& s = side(baseline);
   if (s.server.joinable()) end(baseline);
   s.served = Served{};
@@ -139,7 +264,7 @@ void FreshInputs::begin(bool baseline, std::size_t block, std::optional<std::siz
   }
   s.stop_read.reset(p[0]);
   s.stop_write.reset(p[1]);
-  s.server = std::thread([this, &s, baseline, block, check] { serve(s, baseline, block, check); });
+  s.server = std::thread([this, &s, check] { serve(s, check); });
 }
 
 FreshInputs::Served FreshInputs::end(bool baseline) {

@@ -1,7 +1,8 @@
 // Fresh inputs for every timed CPU sample, made by the host just before it (issue 39 item 1;
 // the protocol: fresh_inputs_protocol.hpp). While a side's block runs, a thread of the host's
 // answers each "next" of its worker with the next sample's inputs, made from the manifest's
-// initialisers with a seed drawn from the test's secret for that sample alone, and keeps, for one
+// initialisers (fill_fresh) with a seed drawn for that sample alone (std::random_device: no
+// sample's seed tells anything of another's, nor of the test's secret), and keeps, for one
 // sample of the block picked in secret, the buffers the call left: the driver compares them with
 // the reference's for those inputs. A content cache of any key never hits; no later sample's
 // inputs exist while a call runs, so no call can compute several.
@@ -24,13 +25,16 @@ namespace bb {
 // Inputs whose values are the same whatever the seed (constants, arange, files): their names.
 std::vector<std::string> repeating_inputs(const ConcreteCase& c);
 
-// The salt of a sample's seeds: the inputs of sample `sample` of block `block` of a side are
-// made as inputs_blob(salt, secret) makes them (mix_seed(secret, salt + ":" + name) each).
-std::string fresh_salt(bool baseline, std::size_t block, std::size_t sample);
+// Fills `data` (t.nbytes()) with fresh values of t's initialiser (randn, uniform, randint) from
+// `seed`, at memory speed: a counter-based hash per element and, for randn, Box-Muller in float
+// with polynomial logarithm, sine and cosine. Not the manifest's own generator (init.hpp: exact,
+// shared with the device runtimes, and 20-50x slower): the same distribution, other bits. For
+// every other initialiser: fill_tensor's values (they do not vary).
+Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir = {});
 
 class FreshInputs {
  public:
-  FreshInputs(const ConcreteCase& c, std::filesystem::path dir, uint64_t secret) : c_(c), dir_(std::move(dir)), secret_(secret) {}
+  FreshInputs(const ConcreteCase& c, std::filesystem::path dir);
   ~FreshInputs();
   FreshInputs(const FreshInputs&) = delete;
   FreshInputs& operator=(const FreshInputs&) = delete;
@@ -39,14 +43,16 @@ class FreshInputs {
   std::string attach(bool baseline, Executor& worker, const std::string& session, double timeout);
   bool attached(bool baseline) const { return side(baseline).base != nullptr; }
 
-  // Serves the side's block `block` on a thread of its own until end(); keeps the buffers after
+    // Serves the side's next block on a thread of its own until end(); keeps the buffers after
   // sample `check` (or after the block's last, if it has fewer), when given.
-  void begin(bool baseline, std::size_t block, std::optional<std::size_t> check);
+  void begin(bool baseline, std::optional<std::size_t> check);
   struct Kept {
     std::size_t sample = 0;
-    std::string salt;
+    uint64_t seed = 0;   // the sample's inputs: inputs_of(seed)
     SealedBlob buffers;  // buffers_layout(c), as the call left them
   };
+  // The inputs of the sample made from `seed`, again (inputs_layout), for the reference.
+  Expected<SealedBlob> inputs_of(uint64_t seed) const;
   struct Served {
     std::size_t samples = 0;    // inputs made
     double make_seconds = 0;    // the host's time making them
@@ -65,13 +71,13 @@ class FreshInputs {
   };
   Side& side(bool baseline) { return sides_[baseline ? 1 : 0]; }
   const Side& side(bool baseline) const { return sides_[baseline ? 1 : 0]; }
-  void serve(Side& s, bool baseline, std::size_t block, std::optional<std::size_t> check);
-  std::string make(Side& s, const std::string& salt);
-  std::optional<Kept> keep(Side& s, std::size_t sample, const std::string& salt);
+  void serve(Side& s, std::optional<std::size_t> check);
+  std::string make(uint8_t* inputs, uint64_t seed, bool all) const;
+  std::optional<Kept> keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;
   std::filesystem::path dir_;
-  uint64_t secret_;
+  std::vector<bool> varies_;  // per input: whether its values change with the seed
   FreshStageLayout layout_ = fresh_stage_layout(c_);
   Side sides_[2];
 };

@@ -833,11 +833,11 @@ class TestDriver {
   }
 
   // The buffers a timed sample on fresh inputs left (fresh_inputs.hpp), against the reference's
-  // for the same inputs, made here from the sample's seeds: "" when right. No judgement without
+  // for the same inputs, made here again from the sample's seed: "" when right. No judgement without
   // the reference is never a pass (failed_ is set).
   std::string judge_fresh(const FreshInputs::Kept& kept) {
     auto t0 = Clock::now();
-    auto in = inputs_blob(kept.salt, secret_, false);
+    auto in = fresh_->inputs_of(kept.seed);
     if (!in) {
       failed_ = finish(Verdict::error, "fresh inputs: " + in.error().message);
       return "";
@@ -897,7 +897,7 @@ class TestDriver {
         }
       std::optional<std::size_t> check;  // the sample whose buffers are judged: the host's secret
       if (!baseline && req_.check) check = fresh_draw_() % std::max<std::size_t>(1, fresh_samples_);
-      fresh_->begin(baseline, (baseline ? base_blocks_ : impl_blocks_).size(), check);
+      fresh_->begin(baseline, check);
     }
     ExecOutcome out = side.execute(
         {{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_ && !fresh_}},
@@ -1032,12 +1032,12 @@ class TestDriver {
     std::random_device rd;
     secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
     std::mt19937_64 draw(secret_);
-    fresh_draw_.seed(draw());
+    fresh_draw_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());  // apart from the secret: the checked calls' seeds come from it
     // Fresh inputs for every timed sample of a CPU case (fresh_inputs.hpp): where some input can
     // vary, in cold timing, with its outputs checked. The inputs that cannot vary say so.
     if (req_.device == "cpu" && req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh")) {
       const std::vector<std::string> repeating = repeating_inputs(*c_);
-      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir(), secret_);
+      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir());
       if (!repeating.empty())
         fresh_note_ = fmt::format("inputs repeat: {} keep{} {} values in every timed call (constant, arange or a file)", fmt::join(repeating, ", "),
                                   repeating.size() == 1 ? "s" : "", repeating.size() == 1 ? "its" : "their");

@@ -7,6 +7,7 @@
 //   call    {session, witnessed, return_buffers?, generate?|staged?}
 //                                    [+ other inputs (blob)]            ->  {...} + its buffers (blob) where return_buffers
 //   block   {session, timing}                                           ->  {measurement, tampered?} + buffers after the last call (blob)
+//   pace    {session} + a pacing socket                                 ->  {}: every timed CPU sample on the host's fresh inputs (fresh_inputs_protocol.hpp)
 //   audit   {}                                                          ->  {watched, tampered?}: the worker's own code as loaded (worker_integrity.hpp)
 //   end     {session}
 // A worker never judges a call: its buffers go back to the host, which compares them with the

@@ -131,6 +131,8 @@ TEST(Hostile, EveryFixtureGetsItsVerdictAndTheSweepCompletes) {
                                           "scale__scale_hashcache", "scale__scale_memo", "scale__scale_nondet",
                                           // every timed sample on fresh inputs: they find no repeat to exploit
                                           "scale__scale_burst", "scale__scale_denormal",
+                                          // frozen while the baseline runs, its spin is its own: ~1.0x, or IMPLAUSIBLE
+                                          "scale__scale_sigslow",
                                           "scale__scale_killothers", "scale__scale_killparent",
                                           // refused ptrace by the system call filter, it computes (else ERROR)
                                           "scale__scale_trace",
