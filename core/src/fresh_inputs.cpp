@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "dtype.hpp"
+#include "host_buffer.hpp"
 #include "init.hpp"
 #include "message_channel.hpp"
 #include "parallel.hpp"
@@ -156,18 +157,21 @@ FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir) : c_(
 }
 
 // Each input's seed: the sample's, mixed with its name (its values independent of the others').
-std::string FreshInputs::make(uint8_t* inputs, uint64_t seed, bool all) const {
+// The inputs that cannot vary are on the stage already (the worker lays the case's inputs there).
+std::string FreshInputs::make(uint8_t* stage, uint8_t* blob, uint64_t seed) const {
+  const BlobLayout in = inputs_layout(c_);
   for (std::size_t i = 0; i < c_.inputs.size(); ++i) {
-    if (!all && !varies_[i]) continue;  // on the stage since attach(): it keeps its values
     const auto& t = c_.inputs[i];
-    if (auto r = fill_fresh(t, inputs + layout_.inputs.offsets[i], mix_seed(seed, t.name), dir_); !r) return r.error().message;
+    if (stage && !varies_[i]) continue;
+    uint8_t* at = stage ? stage + layout_.offsets[i] + HostBuffer::kGuardBytes : blob + in.offsets[i];
+    if (auto r = fill_fresh(t, at, mix_seed(seed, t.name), dir_); !r) return r.error().message;
   }
   return "";
 }
 
 Expected<SealedBlob> FreshInputs::inputs_of(uint64_t seed) const {
   std::string error;
-  auto blob = SealedBlob::create(layout_.inputs.total, [&](uint8_t* p) { error = make(p, seed, true); }, "bb-fresh-inputs");
+  auto blob = SealedBlob::create(inputs_layout(c_).total, [&](uint8_t* p) { error = make(nullptr, p, seed); }, "bb-fresh-inputs");
   if (!blob) return blob.error();
   if (!error.empty()) return make_error(error);
   return blob;
@@ -202,12 +206,11 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
   if (s.base) munmap(s.base, layout_.total);
   s.base = static_cast<uint8_t*>(p);
   s.pacing = std::move(mine);
-  return make(s.base, std::random_device{}(), true);  // the inputs that never vary, written once
+  return "";
 }
 
 std::optional<FreshInputs::Kept> FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
-  const uint8_t* from = s.base + layout_.buffers_at;
-  auto blob = SealedBlob::create(layout_.buffers.total, [&](uint8_t* p) { parallel_copy(p, from, layout_.buffers.total); }, "bb-fresh-kept");
+  auto blob = SealedBlob::create(layout_.total, [&](uint8_t* p) { parallel_copy(p, s.base, layout_.total); }, "bb-fresh-kept");
   if (!blob) return std::nullopt;
   return Kept{sample, seed, std::move(*blob)};
 }
@@ -240,7 +243,7 @@ void FreshInputs::serve(Side& s, std::optional<std::size_t> check) {
     if (what == kFreshLast) return;
     const auto t0 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-    if (std::string e = make(s.base, previous_seed, false); !e.empty()) {
+    if (std::string e = make(s.base, nullptr, previous_seed); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }

@@ -18,6 +18,7 @@
 
 #include "executor.hpp"
 #include "fresh_inputs_protocol.hpp"
+#include "worker_protocol.hpp"
 #include "sealed_blob.hpp"
 
 namespace bb {
@@ -72,13 +73,15 @@ class FreshInputs {
   Side& side(bool baseline) { return sides_[baseline ? 1 : 0]; }
   const Side& side(bool baseline) const { return sides_[baseline ? 1 : 0]; }
   void serve(Side& s, std::optional<std::size_t> check);
-  std::string make(uint8_t* inputs, uint64_t seed, bool all) const;
+  // Every input that varies, made from the sample's `seed`: at `stage` (buffers_layout: after its
+  // guard), or at `blob` (inputs_layout).
+  std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed) const;
   std::optional<Kept> keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;
   std::filesystem::path dir_;
   std::vector<bool> varies_;  // per input: whether its values change with the seed
-  FreshStageLayout layout_ = fresh_stage_layout(c_);
+  BlobLayout layout_ = buffers_layout(c_);  // the stage's
   Side sides_[2];
 };
 

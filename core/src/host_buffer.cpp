@@ -16,7 +16,9 @@ namespace bb {
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>((i * 0x9d + 0x5b) & 0xff); }
 
-void HostBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+void HostBufferFree::operator()(uint8_t* p) const {
+  if (owned) std::free(p);
+}
 
 // From this size up a buffer starts on a 2 MB page and asks the kernel for transparent huge
 // pages: its first touch (the copy of a case's inputs into it) then takes one page fault per
@@ -43,6 +45,13 @@ HostBuffer::HostBuffer(std::size_t nbytes) : nbytes_(nbytes) {
   for (std::size_t i = 0; i < kGuardBytes; ++i) {
     p[i] = guard_byte(i);
     p[kGuardBytes + nbytes + i] = guard_byte(i + kGuardBytes);
+  }
+}
+
+HostBuffer::HostBuffer(std::size_t nbytes, uint8_t* place) : base_(place, HostBufferFree{false}), nbytes_(nbytes) {
+  for (std::size_t i = 0; i < kGuardBytes; ++i) {
+    place[i] = guard_byte(i);
+    place[kGuardBytes + nbytes + i] = guard_byte(i + kGuardBytes);
   }
 }
 

@@ -9,6 +9,12 @@
 
 namespace bb {
 
+// A HostBuffer's memory: freed where it owns it, left to its owner where it is laid over another's.
+struct HostBufferFree {
+  bool owned = true;
+  void operator()(uint8_t* p) const;
+};
+
 class HostBuffer {
  public:
   static constexpr std::size_t kGuardBytes = 256;  // a multiple of 64: data stays 64-byte aligned
@@ -23,6 +29,9 @@ class HostBuffer {
 
   HostBuffer() = default;
   explicit HostBuffer(std::size_t nbytes);
+  // A buffer laid over `place` (kGuardBytes + nbytes + kGuardBytes bytes, page-aligned, owned
+  // by another: a stage shared with the host, fresh_inputs_protocol.hpp); its guards written.
+  HostBuffer(std::size_t nbytes, uint8_t* place);
 
   // The whole guarded region (guard, data, guard): what a device mirror copies.
   uint8_t* raw() { return base_.get(); }
@@ -48,10 +57,7 @@ class HostBuffer {
   void poison(DType t);
 
  private:
-  struct Free {
-    void operator()(uint8_t* p) const;
-  };
-  std::unique_ptr<uint8_t[], Free> base_;
+  std::unique_ptr<uint8_t[], HostBufferFree> base_;
   std::size_t nbytes_ = 0;
 };
 

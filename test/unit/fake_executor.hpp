@@ -648,33 +648,37 @@ inline std::string FakeExecutor::pace(Session& s, int fd) {
   bb::UniqueFd pacing(dup(fd));
   auto packet = bb::receive_packet(pacing.get());
   if (!packet || packet->second.size() != 1) return "the stage did not come over the pacing socket";
-  const bb::FreshStageLayout l = bb::fresh_stage_layout(*s.c);
-  void* p = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
+  const std::size_t bytes = bb::buffers_layout(*s.c).total;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
   if (p == MAP_FAILED) return "the stage could not be mapped";
-  s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [n = l.total](uint8_t* q) { munmap(q, n); });
+  s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { munmap(q, bytes); });
   s.pacing = std::move(pacing);
   return "";
 }
 
 // `samples` calls of the session's kernel, each on the inputs the host wrote to the stage just
-// before it, each one's buffers written back to the stage after it.
+// before it, each one's buffers left on the stage (a worker's buffers are laid over it). The
+// case's inputs are laid there first, as a worker's block does.
 inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, const Answer& a) {
-  const bb::FreshStageLayout l = bb::fresh_stage_layout(*s.c);
+  const bb::BlobLayout l = bb::buffers_layout(*s.c), in = bb::inputs_layout(*s.c);
   uint8_t* stage = s.stage.get();
-  for (std::size_t i = 0; i <= samples; ++i) {
-    const char tell = i == 0 ? bb::kFreshReady : i == samples ? bb::kFreshLast : bb::kFreshDone;
+  const auto input_at = [&](std::size_t i) { return stage + l.offsets[i] + bb::HostBuffer::kGuardBytes; };
+  for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), s.inputs.data() + in.offsets[i], s.c->inputs[i].nbytes());
+  for (std::size_t k = 0; k <= samples; ++k) {
+    const char tell = k == 0 ? bb::kFreshReady : k == samples ? bb::kFreshLast : bb::kFreshDone;
     if (send(s.pacing.get(), &tell, 1, MSG_NOSIGNAL) != 1) return "the host's pacing socket is gone";
-    if (i == samples) return "";
+    if (k == samples) return "";
     char go = 0;
     if (recv(s.pacing.get(), &go, 1, 0) != 1 || go != bb::kFreshGo) return "no go from the host";
-    auto inputs = bb::SealedBlob::create(l.inputs.total, [&](uint8_t* q) { std::memcpy(q, stage, l.inputs.total); });
-    if (!inputs) return inputs.error().message;
-    auto buffers = detail::call_buffers(*s.c, a.replays ? s.inputs : *inputs, s.target, a.kernel);
+    auto given = bb::SealedBlob::create(in.total, [&](uint8_t* q) {
+      for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(q + in.offsets[i], input_at(i), s.c->inputs[i].nbytes());
+    });
+    if (!given) return given.error().message;
+    auto buffers = detail::call_buffers(*s.c, a.replays ? s.inputs : *given, s.target, a.kernel);
     if (!buffers) return buffers.error().message;
-    std::memcpy(stage + l.buffers_at, buffers->data(), l.buffers.total);
+    std::memcpy(stage, buffers->data(), l.total);
     if (a.replays)  // the inputs it was given stay as they were: only its outputs are the case's
-      for (std::size_t i = 0; i < s.c->inputs.size(); ++i)
-        std::memcpy(stage + l.buffers_at + l.buffers.offsets[i] + bb::HostBuffer::kGuardBytes, stage + l.inputs.offsets[i], s.c->inputs[i].nbytes());
+      for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), given->data() + in.offsets[i], s.c->inputs[i].nbytes());
     s.buffers = std::move(*buffers);
   }
   return "";

@@ -93,6 +93,24 @@ CallBuffers::CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*
   }
 }
 
+CallBuffers::CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data, uint8_t* place) {
+  const BlobLayout l = buffers_layout(c);
+  std::size_t k = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i, ++k) {
+    inputs.emplace_back(c.inputs[i].nbytes(), place + l.offsets[k]);
+    if (i < input_data.size() && input_data[i]) parallel_copy(inputs.back().data(), input_data[i], c.inputs[i].nbytes());
+  }
+  for (const auto& o : c.outputs) {
+    if (o.inplace_input >= 0) {
+      outputs.emplace_back();
+    } else {
+      outputs.emplace_back(o.nbytes(), place + l.offsets[k]);
+      outputs.back().poison(o.dtype);
+    }
+    ++k;
+  }
+}
+
 void CallBuffers::reset(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     parallel_copy(inputs[i].data(), input_data[i], c.inputs[i].nbytes());

@@ -36,6 +36,9 @@ struct CallBuffers {
   // Inputs copied from `input_data` (one pointer per input, c.inputs[i].nbytes() each; none, or
   // null: left as allocated, for inputs made on the device); outputs poisoned.
   CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
+  // The same, each buffer laid over `place` at its offset of buffers_layout(c) (the stage of
+  // fresh inputs the host writes: fresh_inputs_protocol.hpp).
+  CallBuffers(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data, uint8_t* place);
   // Inputs rewritten from `input_data`, outputs poisoned again; guards are rewritten too.
   void reset(const ConcreteCase& c, const std::vector<const uint8_t*>& input_data);
   // An output's bytes in host memory (after BoundCall::download for a device call).

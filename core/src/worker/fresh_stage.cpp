@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "message_channel.hpp"
-#include "parallel.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -24,28 +24,18 @@ std::string FreshStage::attach(UniqueFd pacing, const ConcreteCase& c) {
   if (!pacing) return "no pacing socket came with the request";
   auto packet = receive_packet(pacing.get());
   if (!packet || packet->second.size() != 1) return "the stage did not come over the pacing socket";
-  layout_ = fresh_stage_layout(c);
+  const std::size_t bytes = buffers_layout(c).total;
   struct stat st {};
   const int fd = packet->second[0].get();
-  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < layout_.total)
-    return fmt::format("the stage holds {} bytes, not the {} its case needs", st.st_size, layout_.total);
-  void* p = mmap(nullptr, layout_.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes)
+    return fmt::format("the stage holds {} bytes, not the {} its case needs", st.st_size, bytes);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
   if (base_) munmap(base_, mapped_);
   base_ = static_cast<uint8_t*>(p);
-  mapped_ = layout_.total;
+  mapped_ = bytes;
   pacing_ = std::move(pacing);
   return "";
-}
-
-void FreshStage::put(CallBuffers& b) {
-  std::size_t k = 0;
-  uint8_t* out = base_ + layout_.buffers_at;
-  for (auto* set : {&b.inputs, &b.outputs})
-    for (auto& buf : *set) {
-      if (buf.raw_size()) parallel_copy(out + layout_.buffers.offsets[k], buf.raw(), buf.raw_size());
-      ++k;
-    }
 }
 
 std::string FreshStage::tell(char what) {
@@ -53,8 +43,7 @@ std::string FreshStage::tell(char what) {
   return "";
 }
 
-std::string FreshStage::next(CallBuffers& previous, bool first) {
-  if (!first) put(previous);
+std::string FreshStage::next(bool first) {
   if (std::string e = tell(first ? kFreshReady : kFreshDone); !e.empty()) return e;
   char go = 0;
   for (;;) {
@@ -65,15 +54,6 @@ std::string FreshStage::next(CallBuffers& previous, bool first) {
   }
 }
 
-std::string FreshStage::last(CallBuffers& b) {
-  put(b);
-  return tell(kFreshLast);
-}
-
-std::vector<const uint8_t*> FreshStage::inputs() const {
-  std::vector<const uint8_t*> p;
-  for (std::size_t off : layout_.inputs.offsets) p.push_back(base_ + off);
-  return p;
-}
+std::string FreshStage::last() { return tell(kFreshLast); }
 
 }  // namespace bb

@@ -201,9 +201,21 @@ struct TestRunner::Session {
   // the runtime's).
   static constexpr std::size_t kReplaceMaxBytes = std::size_t{64} << 20;
   // `placed`: it did (the inputs are the case's, the outputs poisoned: no reset is needed).
+  // With fresh inputs (a stage the host writes: fresh_inputs_protocol.hpp), the buffers are laid
+  // over the stage instead, the case's inputs in them for the warm-up.
   std::string replace_buffers(std::mt19937_64& draw, bool& placed) {
     placed = false;
     if (bound->on_device()) return "";
+    if (fresh) {
+      auto staged = std::make_unique<CallBuffers>(*c, inputs_of(pristine), fresh->buffers());
+      auto rebound = std::make_unique<BoundCall>(op, *c, *staged, bound->place());
+      rebound->set_python(python);
+      if (!rebound->setup_error().empty()) return rebound->setup_error();
+      bound = std::move(rebound);
+      buffers = std::move(staged);
+      placed = true;
+      return "";
+    }
     std::size_t bytes = 0;
     for (const auto& t : c->inputs) bytes += t.nbytes();
     for (const auto& t : c->outputs) bytes += t.nbytes();
@@ -543,16 +555,15 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
     if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
     return m;
   }
-  // Cold: every byte the call touches, guards included, leaves the caches before a sample (and
-  // the stage the host wrote its inputs to).
-  FreshStage* stage = s.fresh && timing.mode == TimingMode::cold ? s.fresh.get() : nullptr;
+  // Cold: every byte the call touches, guards included, leaves the caches before a sample.
   auto flush = [&] {
     for (auto* set : {&s.buffers->inputs, &s.buffers->outputs})
       for (auto& buf : *set) evict_from_cpu_caches(buf.raw(), buf.raw_size());
-    if (stage) evict_from_cpu_caches(stage->inputs_data(), stage->inputs_bytes());
   };
-  // Fresh inputs (fresh_inputs_protocol.hpp): the previous sample's buffers go to the host, the
-  // next sample's inputs come from it, all outside the timed region.
+  // Fresh inputs (fresh_inputs_protocol.hpp): the host told that the previous sample has ended,
+  // and the next one's inputs awaited from it, in the buffers themselves (laid over the stage by
+  // replace_buffers), outside the timed region.
+  FreshStage* stage = s.fresh && timing.mode == TimingMode::cold ? s.fresh.get() : nullptr;
   std::string fresh_error;
   bool first = true;
   auto fresh = [&]() -> bool {
@@ -562,10 +573,9 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
         fresh_error = e;
         return false;
       }
-    fresh_error = stage->next(*s.buffers, first);
+    fresh_error = stage->next(first);
     first = false;
     if (!fresh_error.empty()) return false;
-    s.buffers->reset(*s.c, stage->inputs());
     b.save_inplace();  // an in-place target starts every call from these inputs
     return true;
   };
@@ -573,7 +583,7 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
   if (!fresh_error.empty()) return make_error("fresh inputs: " + fresh_error);
   if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);
   if (stage && m && !first)
-    if (std::string e = stage->last(*s.buffers); !e.empty()) return make_error("fresh inputs: " + e);
+    if (std::string e = stage->last(); !e.empty()) return make_error("fresh inputs: " + e);
   return m;
 }
 
