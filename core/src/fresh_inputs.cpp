@@ -17,6 +17,7 @@
 #include "dtype.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
+#include "measure/cpu_pin.hpp"
 #include "message_channel.hpp"
 #include "parallel.hpp"
 
@@ -131,12 +132,12 @@ void fresh_floats(InitKind kind, double a, double b, uint32_t k0, uint32_t k1, s
 
 }  // namespace
 
-Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
+Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir, bool threads) {
   const InitKind kind = t.init.kind;
   if (kind != InitKind::randn && kind != InitKind::uniform && kind != InitKind::randint) return fill_tensor(t, data, seed, dir);
   const auto n = static_cast<std::size_t>(t.numel());
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for_each_chunk(n, chunk_count(n, std::size_t{1} << 18), [&](std::size_t, std::size_t lo, std::size_t hi) {
+  for_each_chunk(n, threads ? chunk_count(n, std::size_t{1} << 18) : 1, [&](std::size_t, std::size_t lo, std::size_t hi) {
     if (t.dtype == DType::float32) {
       fresh_floats(kind, t.init.a, t.init.b, k0, k1, lo, hi, static_cast<float*>(data) + lo);
       return;
@@ -158,13 +159,13 @@ FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir) : c_(
 
 // Each input's seed: the sample's, mixed with its name (its values independent of the others').
 // The inputs that cannot vary are on the stage already (the worker lays the case's inputs there).
-std::string FreshInputs::make(uint8_t* stage, uint8_t* blob, uint64_t seed) const {
+std::string FreshInputs::make(uint8_t* stage, uint8_t* blob, uint64_t seed, bool threads) const {
   const BlobLayout in = inputs_layout(c_);
   for (std::size_t i = 0; i < c_.inputs.size(); ++i) {
     const auto& t = c_.inputs[i];
     if (stage && !varies_[i]) continue;
     uint8_t* at = stage ? stage + layout_.offsets[i] + HostBuffer::kGuardBytes : blob + in.offsets[i];
-    if (auto r = fill_fresh(t, at, mix_seed(seed, t.name), dir_); !r) return r.error().message;
+    if (auto r = fill_fresh(t, at, mix_seed(seed, t.name), dir_, threads); !r) return r.error().message;
   }
   return "";
 }
@@ -215,8 +216,9 @@ std::optional<FreshInputs::Kept> FreshInputs::keep(Side& s, std::size_t sample, 
   return Kept{sample, seed, std::move(*blob)};
 }
 
-void FreshInputs::serve(Side& s, std::optional<std::size_t> check) {
+void FreshInputs::serve(Side& s, std::optional<std::size_t> check, int cpu) {
   Served& out = s.served;
+  const bool pinned = cpu >= 0 && pin_threads({static_cast<long>(gettid())}, cpu);
   std::size_t next = 0;  // the sample whose inputs are asked for next
   uint64_t previous_seed = 0;
   std::random_device entropy;
@@ -243,7 +245,7 @@ void FreshInputs::serve(Side& s, std::optional<std::size_t> check) {
     if (what == kFreshLast) return;
     const auto t0 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-    if (std::string e = make(s.base, nullptr, previous_seed); !e.empty()) {
+    if (std::string e = make(s.base, nullptr, previous_seed, !pinned); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }
@@ -256,7 +258,7 @@ void FreshInputs::serve(Side& s, std::optional<std::size_t> check) {
   shutdown(s.pacing.get(), SHUT_RDWR);  // its worker stops waiting: the block ends in an error
 }
 
-void FreshInputs::begin(bool baseline, std::optional<std::size_t> check) {
+void FreshInputs::begin(bool baseline, std::optional<std::size_t> check, int cpu) {
   Side& s = side(baseline);
   if (s.server.joinable()) end(baseline);
   s.served = Served{};
@@ -267,7 +269,7 @@ void FreshInputs::begin(bool baseline, std::optional<std::size_t> check) {
   }
   s.stop_read.reset(p[0]);
   s.stop_write.reset(p[1]);
-  s.server = std::thread([this, &s, check] { serve(s, check); });
+  s.server = std::thread([this, &s, check, cpu] { serve(s, check, cpu); });
 }
 
 FreshInputs::Served FreshInputs::end(bool baseline) {

@@ -31,7 +31,8 @@ std::vector<std::string> repeating_inputs(const ConcreteCase& c);
 // with polynomial logarithm, sine and cosine. Not the manifest's own generator (init.hpp: exact,
 // shared with the device runtimes, and 20-50x slower): the same distribution, other bits. For
 // every other initialiser: fill_tensor's values (they do not vary).
-Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir = {});
+// `threads`: split a large tensor across the process's cores (else on the calling thread alone).
+Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir = {}, bool threads = true);
 
 class FreshInputs {
  public:
@@ -45,8 +46,10 @@ class FreshInputs {
   bool attached(bool baseline) const { return side(baseline).base != nullptr; }
 
     // Serves the side's next block on a thread of its own until end(); keeps the buffers after
-  // sample `check` (or after the block's last, if it has fewer), when given.
-  void begin(bool baseline, std::optional<std::size_t> check);
+  // sample `check` (or after the block's last, if it has fewer), when given. `cpu` >= 0: the
+  // pairing's one CPU (cpu_pin.hpp), idle while its worker waits for the inputs: the thread runs
+  // there alone, so that no other pairing's timed calls share a core with it.
+  void begin(bool baseline, std::optional<std::size_t> check, int cpu = -1);
   struct Kept {
     std::size_t sample = 0;
     uint64_t seed = 0;   // the sample's inputs: inputs_of(seed)
@@ -72,10 +75,10 @@ class FreshInputs {
   };
   Side& side(bool baseline) { return sides_[baseline ? 1 : 0]; }
   const Side& side(bool baseline) const { return sides_[baseline ? 1 : 0]; }
-  void serve(Side& s, std::optional<std::size_t> check);
+  void serve(Side& s, std::optional<std::size_t> check, int cpu);
   // Every input that varies, made from the sample's `seed`: at `stage` (buffers_layout: after its
   // guard), or at `blob` (inputs_layout).
-  std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed) const;
+  std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed, bool threads = true) const;
   std::optional<Kept> keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;

@@ -897,7 +897,7 @@ class TestDriver {
         }
       std::optional<std::size_t> check;  // the sample whose buffers are judged: the host's secret
       if (!baseline && req_.check) check = fresh_draw_() % std::max<std::size_t>(1, fresh_samples_);
-      fresh_->begin(baseline, check);
+      fresh_->begin(baseline, check, pin_ == Pin::pinned ? pair_cpu_ : -1);
     }
     ExecOutcome out = side.execute(
         {{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_ && !fresh_}},
