@@ -191,37 +191,44 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return fmt::format("socketpair: {}", std::strerror(errno));
   UniqueFd mine(pair[0]), theirs(pair[1]);
+  ExecOutcome out = worker.execute({{"cmd", "pace"}, {"session", session}}, timeout, theirs.get());
+  if (out.status != ExecOutcome::Status::ok || !out.reply.value("error", "").empty())
+    return out.status != ExecOutcome::Status::ok ? "its worker: " + out.detail : out.reply.value("error", "");
+  s.pacing = std::move(mine);
+  s.attached = true;
+  return "";
+}
+
+// A new stage for the side's next block (a memfd: new pages, the block's own placement), sent
+// to its worker, which lays its buffers over it when the block begins. "" or why not.
+std::string FreshInputs::next_stage(Side& s) {
   UniqueFd stage(memfd_create("bb-fresh-stage", MFD_CLOEXEC));
   if (!stage || ftruncate(stage.get(), static_cast<off_t>(layout_.total)) != 0) return fmt::format("the stage: {}", std::strerror(errno));
   void* p = mmap(nullptr, layout_.total, PROT_READ | PROT_WRITE, MAP_SHARED, stage.get(), 0);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
-  if (!send_packet(mine.get(), "stage", {stage.get()})) {
-    munmap(p, layout_.total);
-    return "the stage could not be sent";
-  }
-  ExecOutcome out = worker.execute({{"cmd", "pace"}, {"session", session}}, timeout, theirs.get());
-  if (out.status != ExecOutcome::Status::ok || !out.reply.value("error", "").empty()) {
-    munmap(p, layout_.total);
-    return out.status != ExecOutcome::Status::ok ? "its worker: " + out.detail : out.reply.value("error", "");
-  }
   if (s.base) munmap(s.base, layout_.total);
   s.base = static_cast<uint8_t*>(p);
-  s.pacing = std::move(mine);
+  if (!send_packet(s.pacing.get(), "stage", {stage.get()})) return "the stage could not be sent";
   return "";
 }
 
-std::optional<FreshInputs::Kept> FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
-  auto blob = SealedBlob::create(layout_.total, [&](uint8_t* p) { parallel_copy(p, s.base, layout_.total); }, "bb-fresh-kept");
-  if (!blob) return std::nullopt;
-  return Kept{sample, seed, std::move(*blob)};
+// The buffers sample `sample` left, in place of those kept before (reservoir sampling: after n
+// samples each one is the kept one with odds 1/n, however many the worker chooses to run).
+void FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
+  s.kept_bytes.resize(layout_.total);
+  parallel_copy(s.kept_bytes.data(), s.base, layout_.total);
+  s.kept_sample = sample;
+  s.kept_seed = seed;
+  s.have_kept = true;
 }
 
-void FreshInputs::serve(Side& s, std::optional<std::size_t> check, int cpu) {
+void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   Served& out = s.served;
   const bool pinned = cpu >= 0 && pin_threads({static_cast<long>(gettid())}, cpu);
   std::size_t next = 0;  // the sample whose inputs are asked for next
   uint64_t previous_seed = 0;
   std::random_device entropy;
+  std::mt19937_64 pick((static_cast<uint64_t>(entropy()) << 32) ^ entropy());
   for (;;) {
     pollfd fds[2] = {{s.pacing.get(), POLLIN, 0}, {s.stop_read.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
@@ -239,17 +246,23 @@ void FreshInputs::serve(Side& s, std::optional<std::size_t> check, int cpu) {
       out.error = fmt::format("its worker paced sample {} out of turn (byte {})", next, static_cast<int>(what));
       break;
     }
-    // The buffers of the sample just ended, where it is the one picked (or the block's last, and
-    // none was picked before it).
-    if (done && check && !out.kept && (next - 1 == *check || what == kFreshLast)) out.kept = keep(s, next - 1, previous_seed);
-    if (what == kFreshLast) return;
+    // The buffers of the sample just ended: kept with odds 1 / (its number), in place of the
+    // sample kept before.
     const auto t0 = std::chrono::steady_clock::now();
+    if (done && keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
+    if (what == kFreshLast) {
+      out.host_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
     if (std::string e = make(s.base, nullptr, previous_seed, !pinned); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }
-    out.make_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t2 = std::chrono::steady_clock::now();
+    out.make_seconds += std::chrono::duration<double>(t2 - t1).count();
+    out.host_seconds += std::chrono::duration<double>(t2 - t0).count();
     ++out.samples;
     ++next;
     const char go = kFreshGo;
@@ -258,18 +271,18 @@ void FreshInputs::serve(Side& s, std::optional<std::size_t> check, int cpu) {
   shutdown(s.pacing.get(), SHUT_RDWR);  // its worker stops waiting: the block ends in an error
 }
 
-void FreshInputs::begin(bool baseline, std::optional<std::size_t> check, int cpu) {
+std::string FreshInputs::begin(bool baseline, bool keeping, int cpu) {
   Side& s = side(baseline);
   if (s.server.joinable()) end(baseline);
   s.served = Served{};
+  s.have_kept = false;
+  if (std::string e = next_stage(s); !e.empty()) return e;
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) {
-    s.served.error = fmt::format("pipe: {}", std::strerror(errno));
-    return;
-  }
+  if (pipe2(p, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
   s.stop_read.reset(p[0]);
   s.stop_write.reset(p[1]);
-  s.server = std::thread([this, &s, check, cpu] { serve(s, check, cpu); });
+  s.server = std::thread([this, &s, keeping, cpu] { serve(s, keeping, cpu); });
+  return "";
 }
 
 FreshInputs::Served FreshInputs::end(bool baseline) {
@@ -282,6 +295,11 @@ FreshInputs::Served FreshInputs::end(bool baseline) {
   }
   s.stop_read.reset();
   s.stop_write.reset();
+  if (s.have_kept) {
+    auto blob = SealedBlob::create(layout_.total, [&](uint8_t* p) { std::memcpy(p, s.kept_bytes.data(), layout_.total); }, "bb-fresh-kept");
+    if (blob) s.served.kept = Kept{s.kept_sample, s.kept_seed, std::move(*blob)};
+    else if (s.served.error.empty()) s.served.error = "the kept sample's buffers: " + blob.error().message;
+  }
   return std::move(s.served);
 }
 

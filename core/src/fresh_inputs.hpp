@@ -3,7 +3,8 @@
 // answers each "next" of its worker with the next sample's inputs, made from the manifest's
 // initialisers (fill_fresh) with a seed drawn for that sample alone (std::random_device: no
 // sample's seed tells anything of another's, nor of the test's secret), and keeps, for one
-// sample of the block picked in secret, the buffers the call left: the driver compares them with
+// sample of the block picked in secret (reservoir sampling), the buffers the call left when the
+// worker said it had ended: the driver compares them with
 // the reference's for those inputs. A content cache of any key never hits; no later sample's
 // inputs exist while a call runs, so no call can compute several.
 #pragma once
@@ -41,15 +42,19 @@ class FreshInputs {
   FreshInputs(const FreshInputs&) = delete;
   FreshInputs& operator=(const FreshInputs&) = delete;
 
-  // The side's stage made and sent to its worker's `session` (once per side). "" or why not.
+  // The side's pacing socket sent to its worker's `session` (once per side). "" or why not.
   std::string attach(bool baseline, Executor& worker, const std::string& session, double timeout);
-  bool attached(bool baseline) const { return side(baseline).base != nullptr; }
+  bool attached(bool baseline) const { return side(baseline).attached; }
 
-    // Serves the side's next block on a thread of its own until end(); keeps the buffers after
-  // sample `check` (or after the block's last, if it has fewer), when given. `cpu` >= 0: the
+    // Sends the side's next block its stage (a new one each block: where the buffers lie in memory
+  // is each block's draw), and serves the block on a thread of its own until end(); `keeping`: the buffers of
+  // one of its samples, each as likely as any other whatever their number, come back with
+  // end() (both sides keep, so that both pay the same copies; the driver judges the
+  // implementation's). `cpu` >= 0: the
   // pairing's one CPU (cpu_pin.hpp), idle while its worker waits for the inputs: the thread runs
   // there alone, so that no other pairing's timed calls share a core with it.
-  void begin(bool baseline, std::optional<std::size_t> check, int cpu = -1);
+  // "" or why it could not begin (no block request should follow).
+  std::string begin(bool baseline, bool keeping, int cpu = -1);
   struct Kept {
     std::size_t sample = 0;
     uint64_t seed = 0;   // the sample's inputs: inputs_of(seed)
@@ -60,6 +65,7 @@ class FreshInputs {
   struct Served {
     std::size_t samples = 0;    // inputs made
     double make_seconds = 0;    // the host's time making them
+    double host_seconds = 0;    // the host's time between a sample's end and the next one's go (making, keeping)
     std::optional<Kept> kept;
     std::string error;          // the pacing went wrong ("" when not)
   };
@@ -68,18 +74,24 @@ class FreshInputs {
  private:
   struct Side {
     UniqueFd pacing;
-    uint8_t* base = nullptr;
+    bool attached = false;
+    uint8_t* base = nullptr;  // this block's stage
     std::thread server;
     UniqueFd stop_read, stop_write;
     Served served;
+    std::vector<uint8_t> kept_bytes;  // the buffers kept so far in this block
+    std::size_t kept_sample = 0;
+    uint64_t kept_seed = 0;
+    bool have_kept = false;
   };
   Side& side(bool baseline) { return sides_[baseline ? 1 : 0]; }
   const Side& side(bool baseline) const { return sides_[baseline ? 1 : 0]; }
-  void serve(Side& s, std::optional<std::size_t> check, int cpu);
+  void serve(Side& s, bool keeping, int cpu);
+  std::string next_stage(Side& s);
   // Every input that varies, made from the sample's `seed`: at `stage` (buffers_layout: after its
   // guard), or at `blob` (inputs_layout).
   std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed, bool threads = true) const;
-  std::optional<Kept> keep(Side& s, std::size_t sample, uint64_t seed);
+  void keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;
   std::filesystem::path dir_;

@@ -889,37 +889,36 @@ class TestDriver {
     const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
     const double host_wait_before = on_cpu ? own_thread_wait() : 0;
     if (fresh_) {  // fresh inputs for every sample, made here (fresh_inputs.hpp)
-      if (!fresh_->attached(baseline))
-        if (std::string e = fresh_->attach(baseline, side, session, limits_.call_timeout); !e.empty()) {
-          if (baseline) return make_error("baseline: fresh inputs: " + e);
-          failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
-          return make_error("block");
-        }
-      std::optional<std::size_t> check;  // the sample whose buffers are judged: the host's secret
-      if (!baseline && req_.check) check = fresh_draw_() % std::max<std::size_t>(1, fresh_samples_);
-      fresh_->begin(baseline, check, pin_ == Pin::pinned ? pair_cpu_ : -1);
+      std::string e = fresh_->attached(baseline) ? "" : fresh_->attach(baseline, side, session, limits_.call_timeout);
+      if (e.empty()) e = fresh_->begin(baseline, req_.check, pin_ == Pin::pinned ? pair_cpu_ : -1);
+      if (!e.empty()) {
+        if (baseline) return make_error("baseline: fresh inputs: " + e);
+        failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
+        return make_error("block");
+      }
     }
     ExecOutcome out = side.execute(
         {{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_ && !fresh_}},
         block_timeout(options));
     std::optional<FreshInputs::Kept> fresh_kept;
+    double block_seconds = out.seconds;  // the worker's: the clock audit's
     if (fresh_) {
       FreshInputs::Served served = fresh_->end(baseline);
       r_.phases.seconds["fresh_inputs_s"] += served.make_seconds;
+      // While the host makes a sample's inputs its worker waits, idle: that is the host's time, not
+      // the worker's (and a side whose threads share the host's cores would slow it unevenly).
+      block_seconds = std::max(0.0, out.seconds - served.host_seconds);
       if (!served.error.empty() && out.status == ExecOutcome::Status::ok) {
         if (baseline) return make_error("baseline: fresh inputs: " + served.error);
         failed_ = finish(Verdict::error, "while timing: fresh inputs: " + served.error);
         return make_error("block");
       }
-      if (!baseline) {
-        fresh_samples_ = served.samples;
-        fresh_kept = std::move(served.kept);
-      }
+      if (!baseline) fresh_kept = std::move(served.kept);
     }
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
-    if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
+    if (first_unpinned && block_seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / block_seconds;
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       if (baseline) {
@@ -983,8 +982,8 @@ class TestDriver {
         return make_error("block");
       }
     }
-    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, waited, m});
-    trace_block(baseline, m, out.seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
+    (baseline ? base_blocks_ : impl_blocks_).push_back({block_seconds, waited, m});
+    trace_block(baseline, m, block_seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
                 out.reply.value("steps", nlohmann::json::object()));
     return m;
   }
@@ -1032,7 +1031,6 @@ class TestDriver {
     std::random_device rd;
     secret_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
     std::mt19937_64 draw(secret_);
-    fresh_draw_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());  // apart from the secret: the checked calls' seeds come from it
     // Fresh inputs for every timed sample of a CPU case (fresh_inputs.hpp): where some input can
     // vary, in cold timing, with its outputs checked. The inputs that cannot vary say so.
     if (req_.device == "cpu" && req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh")) {
@@ -1183,8 +1181,6 @@ class TestDriver {
   bool watch_tried_ = false;
   int checked_calls_ = 0;
   std::unique_ptr<FreshInputs> fresh_;  // fresh inputs for every timed sample (measure())
-  std::mt19937_64 fresh_draw_;          // which sample of a block is judged
-  std::size_t fresh_samples_ = 4;       // the implementation's last block's samples
   std::string fresh_note_;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
   double host_wait_ = 0;  // this thread's run-queue wait in the last block (CPU timing)

@@ -378,9 +378,16 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
   EXPECT_EQ(verdict_of(results, "scale__scale_good", perf), "PASS");
   // Skips work when calls come back to back, and leaves denormals in an input whose values repeat
   // for the baseline: every timed sample's inputs are new, made by the host between two samples,
-  // so neither finds what it waits for, and each computes (a speedup of about 1.0).
+  // so the second never finds what it waits for, and computes (a speedup of about 1.0); the first
+  // computes where the host takes over 60 us between samples, and where it does not, a sample it
+  // skipped is the one judged sooner or later (FAIL).
   for (const char* impl : {"scale__scale_burst", "scale__scale_denormal"}) {
-    EXPECT_EQ(verdict_of(results, impl, perf), "PASS") << message_of(results, impl, perf);
+    const std::string v = verdict_of(results, impl, perf), m = message_of(results, impl, perf);
+    if (std::string(impl) == "scale__scale_burst" && v == "FAIL") {
+      EXPECT_NE(m.find("wrong while timed: sample "), std::string::npos) << m;
+      continue;
+    }
+    EXPECT_EQ(v, "PASS") << m;
     for (const auto& t : e2e::tests_of(results, impl))
       if (t["case"] == perf && t.contains("speedup")) EXPECT_LT(t["speedup"].get<double>(), 1.5) << t.dump();
   }

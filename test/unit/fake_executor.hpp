@@ -87,6 +87,7 @@ struct Answer {
   Kernel kernel = Kernel::right;
   double sample_seconds = 0;       // block: the time per call it reports (0: the FakeWorkers default)
   bool replays = false;            // block: every sample answered from the case's inputs, whatever the host wrote (a cache)
+  std::size_t honest_samples = 0;  // block: ... but for its first samples, which compute
 
   static Answer crash(std::string detail = "killed by signal SIGSEGV (Segmentation fault)") {
     Answer a;
@@ -645,22 +646,20 @@ inline bb::ExecOutcome FakeExecutor::call(Session& s, const Json& request, int f
 
 inline std::string FakeExecutor::pace(Session& s, int fd) {
   if (fd < 0) return "no pacing socket came with the request";
-  bb::UniqueFd pacing(dup(fd));
-  auto packet = bb::receive_packet(pacing.get());
-  if (!packet || packet->second.size() != 1) return "the stage did not come over the pacing socket";
-  const std::size_t bytes = bb::buffers_layout(*s.c).total;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
-  if (p == MAP_FAILED) return "the stage could not be mapped";
-  s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { munmap(q, bytes); });
-  s.pacing = std::move(pacing);
+  s.pacing = bb::UniqueFd(dup(fd));
   return "";
 }
 
-// `samples` calls of the session's kernel, each on the inputs the host wrote to the stage just
-// before it, each one's buffers left on the stage (a worker's buffers are laid over it). The
+// `samples` calls of the session's kernel, each on the inputs the host wrote to the block's stage
+// just before it, each one's buffers left on the stage (a worker's buffers are laid over it). The
 // case's inputs are laid there first, as a worker's block does.
 inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, const Answer& a) {
   const bb::BlobLayout l = bb::buffers_layout(*s.c), in = bb::inputs_layout(*s.c);
+  auto packet = bb::receive_packet(s.pacing.get());  // the block's stage
+  if (!packet || packet->second.size() != 1) return "the block's stage did not come over the pacing socket";
+  void* p = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
+  if (p == MAP_FAILED) return "the stage could not be mapped";
+  s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [n = l.total](uint8_t* q) { munmap(q, n); });
   uint8_t* stage = s.stage.get();
   const auto input_at = [&](std::size_t i) { return stage + l.offsets[i] + bb::HostBuffer::kGuardBytes; };
   for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), s.inputs.data() + in.offsets[i], s.c->inputs[i].nbytes());
@@ -674,10 +673,11 @@ inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, co
       for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(q + in.offsets[i], input_at(i), s.c->inputs[i].nbytes());
     });
     if (!given) return given.error().message;
-    auto buffers = detail::call_buffers(*s.c, a.replays ? s.inputs : *given, s.target, a.kernel);
+    const bool replays = a.replays && k >= a.honest_samples;
+    auto buffers = detail::call_buffers(*s.c, replays ? s.inputs : *given, s.target, a.kernel);
     if (!buffers) return buffers.error().message;
     std::memcpy(stage, buffers->data(), l.total);
-    if (a.replays)  // the inputs it was given stay as they were: only its outputs are the case's
+    if (replays)  // the inputs it was given stay as they were: only its outputs are the case's
       for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), given->data() + in.offsets[i], s.c->inputs[i].nbytes());
     s.buffers = std::move(*buffers);
   }

@@ -426,6 +426,24 @@ TEST_F(JobRunner, ACacheAnsweringEveryTimedSampleFromTheCasesInputsFailsOnFreshI
   EXPECT_GT(result("twice__twice_good", kBig).phases.seconds.count("fresh_inputs_s"), 0u);
 }
 
+// The sample judged is any of a block's, each as likely (reservoir sampling): a worker runs as
+// many samples as it likes, and one that computes its block's first sample and answers the rest
+// from the case's inputs is judged on one of the rest two times in three, block after block.
+TEST_F(JobRunner, TheSampleJudgedIsAnyOfTheBlocksSamplesHoweverManyTheWorkerRuns) {
+  options.performance = true;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  Answer first_only;
+  first_only.replays = true;
+  first_only.honest_samples = 1;
+  fake->on({.cmd = "block", .session = "impl"}, first_only);
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find(", on fresh inputs: output 'y'"), std::string::npos) << r.outcome.message;
+  EXPECT_EQ(r.outcome.message.find("sample 1 of"), std::string::npos) << "its first sample computed: " << r.outcome.message;
+}
+
 // An input whose initialiser cannot vary (ones, full, arange, a file) keeps its values in every
 // timed sample; the others are fresh, and the result says which inputs repeat.
 TEST_F(JobRunner, InputsThatCannotVaryRepeatAndTheResultSaysSo) {

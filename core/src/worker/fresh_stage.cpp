@@ -22,19 +22,23 @@ FreshStage::~FreshStage() {
 
 std::string FreshStage::attach(UniqueFd pacing, const ConcreteCase& c) {
   if (!pacing) return "no pacing socket came with the request";
-  auto packet = receive_packet(pacing.get());
-  if (!packet || packet->second.size() != 1) return "the stage did not come over the pacing socket";
-  const std::size_t bytes = buffers_layout(c).total;
+  pacing_ = std::move(pacing);
+  bytes_ = buffers_layout(c).total;
+  return "";
+}
+
+std::string FreshStage::next_stage() {
+  auto packet = receive_packet(pacing_.get());
+  if (!packet || packet->second.size() != 1) return "the block's stage did not come over the pacing socket";
   struct stat st {};
   const int fd = packet->second[0].get();
-  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes)
-    return fmt::format("the stage holds {} bytes, not the {} its case needs", st.st_size, bytes);
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes_)
+    return fmt::format("the stage holds {} bytes, not the {} its case needs", st.st_size, bytes_);
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
   if (base_) munmap(base_, mapped_);
   base_ = static_cast<uint8_t*>(p);
-  mapped_ = bytes;
-  pacing_ = std::move(pacing);
+  mapped_ = bytes_;
   return "";
 }
 

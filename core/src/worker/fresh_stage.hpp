@@ -18,9 +18,12 @@ class FreshStage {
   FreshStage(const FreshStage&) = delete;
   FreshStage& operator=(const FreshStage&) = delete;
 
-  // Takes the pacing socket, receives the stage over it and maps it. "" or why not.
+  // Takes the pacing socket. "" or why not.
   std::string attach(UniqueFd pacing, const ConcreteCase& c);
-  bool attached() const { return base_ != nullptr; }
+  // At a block's start: the block's stage, a new memfd the host sent over the pacing socket,
+  // mapped in place of the last block's (where its buffers lie in memory is each block's draw, as
+  // replace_buffers makes it without fresh inputs). "" or why not.
+  std::string next_stage();
   // Where the call's buffers go (buffers_layout of the case).
   uint8_t* buffers() const { return base_; }
 
@@ -35,7 +38,7 @@ class FreshStage {
 
   UniqueFd pacing_;
   uint8_t* base_ = nullptr;
-  std::size_t mapped_ = 0;
+  std::size_t mapped_ = 0, bytes_ = 0;
 };
 
 }  // namespace bb

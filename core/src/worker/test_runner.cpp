@@ -202,11 +202,13 @@ struct TestRunner::Session {
   static constexpr std::size_t kReplaceMaxBytes = std::size_t{64} << 20;
   // `placed`: it did (the inputs are the case's, the outputs poisoned: no reset is needed).
   // With fresh inputs (a stage the host writes: fresh_inputs_protocol.hpp), the buffers are laid
-  // over the stage instead, the case's inputs in them for the warm-up.
+  // over the block's stage instead (a new memfd each block: its pages are the block's draw), the
+  // case's inputs in them for the warm-up.
   std::string replace_buffers(std::mt19937_64& draw, bool& placed) {
     placed = false;
     if (bound->on_device()) return "";
     if (fresh) {
+      if (std::string e = fresh->next_stage(); !e.empty()) return "fresh inputs: " + e;
       auto staged = std::make_unique<CallBuffers>(*c, inputs_of(pristine), fresh->buffers());
       auto rebound = std::make_unique<BoundCall>(op, *c, *staged, bound->place());
       rebound->set_python(python);
