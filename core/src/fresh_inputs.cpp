@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -89,18 +90,16 @@ void fresh_floats(InitKind kind, double a, double b, uint32_t k0, uint32_t k1, s
   const float fa = static_cast<float>(a), fb = static_cast<float>(b), span = static_cast<float>(b - a);
   const auto hash = [&](std::size_t i) { return mix32(mix32(static_cast<uint32_t>(i) ^ k0) + (k1 ^ static_cast<uint32_t>(i >> 32) * 0x9e3779b9U)); };
   switch (kind) {
-    case InitKind::uniform:
-      for (std::size_t i = lo; i < hi; ++i) out[i - lo] = fa + span * unit(hash(i));
+    case InitKind::uniform: {  // [a, b): a float product may round up to b itself
+      const float top = fb > fa ? std::nextafter(fb, fa) : fa;
+      for (std::size_t i = lo; i < hi; ++i) out[i - lo] = std::min(top, fa + span * unit(hash(i)));
       break;
-    case InitKind::randint: {  // [a, b): ceil(a) + floor(h * range / 2^32)
-      const double range = std::max(1.0, std::ceil(b) - std::ceil(a)), scale = range / 4294967296.0;
-      const float base = static_cast<float>(std::ceil(a));
-      if (range <= 16777216.0) {  // in float: 24 random bits per value
-        const float fr = static_cast<float>(range), top = fr - 1.0f;
-        for (std::size_t i = lo; i < hi; ++i) out[i - lo] = base + std::min(top, static_cast<float>(static_cast<int32_t>(unit(hash(i)) * fr)));
-      } else {
-        for (std::size_t i = lo; i < hi; ++i) out[i - lo] = base + static_cast<float>(std::floor(static_cast<double>(hash(i)) * scale));
-      }
+    }
+    case InitKind::randint: {  // [a, b): ceil(a) + floor(u * range), u of 24 bits
+      const double range = std::max(1.0, std::ceil(b) - std::ceil(a));
+      const float base = static_cast<float>(std::ceil(a));  // |a|, |b| <= 2^24 (fill_fresh): exact in float
+      const float fr = static_cast<float>(range), top = fr - 1.0f;
+      for (std::size_t i = lo; i < hi; ++i) out[i - lo] = base + std::min(top, static_cast<float>(static_cast<int32_t>(unit(hash(i)) * fr)));
       break;
     }
     default: {  // randn: a + b z, z of a Box-Muller pair per two elements (2k, 2k + 1)
@@ -135,6 +134,12 @@ void fresh_floats(InitKind kind, double a, double b, uint32_t k0, uint32_t k1, s
 Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir, bool threads) {
   const InitKind kind = t.init.kind;
   if (kind != InitKind::randn && kind != InitKind::uniform && kind != InitKind::randint) return fill_tensor(t, data, seed, dir);
+  // Integers a float holds exactly only up to 2^24: wider ones come from the manifest's exact
+  // generator (slower, as fresh).
+  constexpr double kExact = 16777216.0;
+  if (kind == InitKind::randint &&
+      (std::abs(std::ceil(t.init.a)) > kExact || std::abs(std::ceil(t.init.b)) > kExact || std::ceil(t.init.b) - std::ceil(t.init.a) > kExact))
+    return fill_tensor(t, data, seed, dir);
   const auto n = static_cast<std::size_t>(t.numel());
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for_each_chunk(n, threads ? chunk_count(n, std::size_t{1} << 18) : 1, [&](std::size_t, std::size_t lo, std::size_t hi) {
@@ -194,6 +199,9 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
   ExecOutcome out = worker.execute({{"cmd", "pace"}, {"session", session}}, timeout, theirs.get());
   if (out.status != ExecOutcome::Status::ok || !out.reply.value("error", "").empty())
     return out.status != ExecOutcome::Status::ok ? "its worker: " + out.detail : out.reply.value("error", "");
+  // A worker that reads nothing more (no stage, no go) cannot hold the host: its sends time out.
+  const timeval limit{5, 0};
+  setsockopt(mine.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
   s.pacing = std::move(mine);
   s.attached = true;
   return "";
@@ -202,8 +210,10 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
 // A new stage for the side's next block (a memfd: new pages, the block's own placement), sent
 // to its worker, which lays its buffers over it when the block begins. "" or why not.
 std::string FreshInputs::next_stage(Side& s) {
-  UniqueFd stage(memfd_create("bb-fresh-stage", MFD_CLOEXEC));
+  UniqueFd stage(memfd_create("bb-fresh-stage", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!stage || ftruncate(stage.get(), static_cast<off_t>(layout_.total)) != 0) return fmt::format("the stage: {}", std::strerror(errno));
+  // Its size sealed: a worker that shrank it would have the host's writes fault (SIGBUS).
+  if (fcntl(stage.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return fmt::format("the stage's seals: {}", std::strerror(errno));
   void* p = mmap(nullptr, layout_.total, PROT_READ | PROT_WRITE, MAP_SHARED, stage.get(), 0);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
   if (s.base) munmap(s.base, layout_.total);
@@ -216,7 +226,7 @@ std::string FreshInputs::next_stage(Side& s) {
 // samples each one is the kept one with odds 1/n, however many the worker chooses to run).
 void FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
   s.kept_bytes.resize(layout_.total);
-  parallel_copy(s.kept_bytes.data(), s.base, layout_.total);
+  std::memcpy(s.kept_bytes.data(), s.base, layout_.total);  // on this thread alone: other cores may be timing
   s.kept_sample = sample;
   s.kept_seed = seed;
   s.have_kept = true;
@@ -224,7 +234,7 @@ void FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
 
 void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   Served& out = s.served;
-  const bool pinned = cpu >= 0 && pin_threads({static_cast<long>(gettid())}, cpu);
+  if (cpu >= 0) pin_threads({static_cast<long>(gettid())}, cpu);
   std::size_t next = 0;  // the sample whose inputs are asked for next
   uint64_t previous_seed = 0;
   std::random_device entropy;
@@ -236,7 +246,17 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
       out.error = fmt::format("poll: {}", std::strerror(errno));
       break;
     }
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) return;  // stopped: the block's reply came
+    // Stopped (the block's reply came), whatever the worker still sends.
+    if ((fds[1].revents & (POLLIN | POLLHUP)) && !(fds[0].revents & POLLIN)) return;
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      char what = 0;  // what it sent before its reply ('l') is still read; then no more
+      if (recv(s.pacing.get(), &what, 1, MSG_DONTWAIT) == 1 && what == kFreshLast && next > 0) {
+        if (keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
+        out.saw_last = true;
+      }
+      return;
+    }
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char what = 0;
     const ssize_t n = recv(s.pacing.get(), &what, 1, 0);
     if (n < 0 && errno == EINTR) continue;
@@ -252,11 +272,14 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     if (done && keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
     if (what == kFreshLast) {
       out.host_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.saw_last = true;
       return;
     }
     const auto t1 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-    if (std::string e = make(s.base, nullptr, previous_seed, !pinned); !e.empty()) {
+    // On this thread alone, pinned or not: a thread of the host's on another core could share it
+    // with another pairing's timed calls.
+    if (std::string e = make(s.base, nullptr, previous_seed, false); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }
@@ -266,7 +289,10 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     ++out.samples;
     ++next;
     const char go = kFreshGo;
-    if (send(s.pacing.get(), &go, 1, MSG_NOSIGNAL) != 1) return;
+    if (send(s.pacing.get(), &go, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {  // a worker that does not read its go
+      out.error = fmt::format("its worker did not take the go of sample {}", next);
+      break;
+    }
   }
   shutdown(s.pacing.get(), SHUT_RDWR);  // its worker stops waiting: the block ends in an error
 }

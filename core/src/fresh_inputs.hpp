@@ -66,6 +66,7 @@ class FreshInputs {
     std::size_t samples = 0;    // inputs made
     double make_seconds = 0;    // the host's time making them
     double host_seconds = 0;    // the host's time between a sample's end and the next one's go (making, keeping)
+    bool saw_last = false;      // the worker said its block's last sample had ended
     std::optional<Kept> kept;
     std::string error;          // the pacing went wrong ("" when not)
   };

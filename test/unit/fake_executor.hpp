@@ -88,6 +88,7 @@ struct Answer {
   double sample_seconds = 0;       // block: the time per call it reports (0: the FakeWorkers default)
   bool replays = false;            // block: every sample answered from the case's inputs, whatever the host wrote (a cache)
   std::size_t honest_samples = 0;  // block: ... but for its first samples, which compute
+  std::size_t unpaced_samples = 0;  // block: samples it reports beyond those the host paced (run on inputs of its own)
 
   static Answer crash(std::string detail = "killed by signal SIGSEGV (Segmentation fault)") {
     Answer a;
@@ -633,7 +634,7 @@ inline bb::ExecOutcome FakeExecutor::call(Session& s, const Json& request, int f
     m.host_samples.assign(n, t);
     m.wall_time = static_cast<double>(n + 1) * t;
     if (s.pacing)  // each sample on the host's fresh inputs, as a worker's (worker/fresh_stage.hpp)
-      if (std::string e = paced_block(s, n, a); !e.empty()) {
+      if (std::string e = paced_block(s, n - std::min(n - 1, a.unpaced_samples), a); !e.empty()) {
         out.reply = detail::call_reply(Answer::failing("fresh inputs: " + e));
         return out;
       }

@@ -74,6 +74,13 @@ TEST(FillFresh, GivesTheInitialisersDistributionAndNewValuesForEverySeed) {
   const auto h = values(tensor(bb::InitKind::randn, 0, 1, 4096, bb::DType::float16), 5);
   const auto f = values(tensor(bb::InitKind::randn, 0, 1, 4096), 5);
   for (std::size_t i = 0; i < h.size(); ++i) ASSERT_NEAR(h[i], f[i], 2e-3 * std::max(1.0, std::abs(f[i])));
+  // Bounds: uniform never reaches b in float; integers wider than a float holds come from the
+  // manifest's exact generator, inside [a, b) and varied.
+  for (double x : values(tensor(bb::InitKind::uniform, 0.0, 1.0, n), 9)) ASSERT_LT(x, 1.0);
+  const auto wide = values(tensor(bb::InitKind::randint, 1e8, 1e8 + 10, 4096, bb::DType::int64), 3);
+  std::set<double> wide_seen(wide.begin(), wide.end());
+  EXPECT_EQ(wide_seen.size(), 10u);
+  for (double x : wide) ASSERT_TRUE(x >= 1e8 && x < 1e8 + 10) << x;
   // An initialiser that cannot vary gives the manifest's values.
   const auto ones = values(tensor(bb::InitKind::ones, 0, 0, 5), 3);
   EXPECT_EQ(ones, std::vector<double>(5, 1.0));

@@ -444,6 +444,21 @@ TEST_F(JobRunner, TheSampleJudgedIsAnyOfTheBlocksSamplesHoweverManyTheWorkerRuns
   EXPECT_EQ(r.outcome.message.find("sample 1 of"), std::string::npos) << "its first sample computed: " << r.outcome.message;
 }
 
+// Every sample a worker reports must be one the host paced: a worker that paces one sample and
+// reports others besides (run between, on inputs of its own: a cache's hits) is IMPLAUSIBLE.
+TEST_F(JobRunner, SamplesTheHostDidNotPaceAreImplausible) {
+  options.performance = true;
+  root.add_op("twice", {"twice_good.so", "twice_reference.so"});
+  Answer extra;
+  extra.unpaced_samples = 2;
+  fake->on({.cmd = "block", .session = "impl"}, extra);
+  plan();
+  run_all();
+  const auto& r = result("twice__twice_good", kBig);
+  EXPECT_EQ(r.outcome.verdict, bb::Verdict::implausible) << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("the host made inputs for 1"), std::string::npos) << r.outcome.message;
+}
+
 // An input whose initialiser cannot vary (ones, full, arange, a file) keeps its values in every
 // timed sample; the others are fresh, and the result says which inputs repeat.
 TEST_F(JobRunner, InputsThatCannotVaryRepeatAndTheResultSaysSo) {

@@ -17,7 +17,8 @@
 namespace bb {
 
 FreshStage::~FreshStage() {
-  if (base_) munmap(base_, mapped_);
+  if (base_) munmap(base_, bytes_);
+  if (previous_) munmap(previous_, bytes_);
 }
 
 std::string FreshStage::attach(UniqueFd pacing, const ConcreteCase& c) {
@@ -36,10 +37,18 @@ std::string FreshStage::next_stage() {
     return fmt::format("the stage holds {} bytes, not the {} its case needs", st.st_size, bytes_);
   void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
-  if (base_) munmap(base_, mapped_);
+  if (previous_) {  // the last swap did not happen: the stage it brought is nobody's
+    if (base_) munmap(base_, bytes_);
+  } else {
+    previous_ = base_;
+  }
   base_ = static_cast<uint8_t*>(p);
-  mapped_ = bytes_;
   return "";
+}
+
+void FreshStage::release_previous() {
+  if (previous_) munmap(previous_, bytes_);
+  previous_ = nullptr;
 }
 
 std::string FreshStage::tell(char what) {

@@ -21,9 +21,11 @@ class FreshStage {
   // Takes the pacing socket. "" or why not.
   std::string attach(UniqueFd pacing, const ConcreteCase& c);
   // At a block's start: the block's stage, a new memfd the host sent over the pacing socket,
-  // mapped in place of the last block's (where its buffers lie in memory is each block's draw, as
+  // mapped beside the last block's (where its buffers lie in memory is each block's draw, as
   // replace_buffers makes it without fresh inputs). "" or why not.
   std::string next_stage();
+  // The last block's stage let go, once nothing is laid over it any more.
+  void release_previous();
   // Where the call's buffers go (buffers_layout of the case).
   uint8_t* buffers() const { return base_; }
 
@@ -37,8 +39,9 @@ class FreshStage {
   std::string tell(char what);
 
   UniqueFd pacing_;
-  uint8_t* base_ = nullptr;
-  std::size_t mapped_ = 0, bytes_ = 0;
+  uint8_t* base_ = nullptr;      // this block's stage
+  uint8_t* previous_ = nullptr;  // the stage the session's buffers may still lie over
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace bb

@@ -215,6 +215,7 @@ struct TestRunner::Session {
       if (!rebound->setup_error().empty()) return rebound->setup_error();
       bound = std::move(rebound);
       buffers = std::move(staged);
+      fresh->release_previous();  // nothing lies over the last block's stage now
       placed = true;
       return "";
     }
