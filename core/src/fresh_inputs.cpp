@@ -129,6 +129,34 @@ void fresh_floats(InitKind kind, double a, double b, uint32_t k0, uint32_t k1, s
   }
 }
 
+// float -> half precision bits, rounded to nearest even (overflow to infinity, NaN kept a NaN,
+// subnormals by a float addition that rounds them): branch-free, so that the loop vectorises.
+inline uint16_t to_half(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  const uint32_t sign = f & 0x80000000U;
+  f ^= sign;
+  const uint32_t magic_bits = 126U << 23;  // 0.5f: a subnormal half's bits appear in the low mantissa
+  float small;
+  std::memcpy(&small, &f, 4);
+  float magic;
+  std::memcpy(&magic, &magic_bits, 4);
+  small += magic;
+  uint32_t sb;
+  std::memcpy(&sb, &small, 4);
+  const uint32_t subnormal = sb - magic_bits;
+  const uint32_t normal = (f + ((15U - 127U) << 23) + 0xfffU + ((f >> 13) & 1U)) >> 13;
+  const uint32_t big = f > (255U << 23) ? 0x7e00U : 0x7c00U;
+  const uint32_t h = f >= (143U << 23) ? big : f < (113U << 23) ? subnormal : normal;
+  return static_cast<uint16_t>(h | (sign >> 16));
+}
+// float -> bfloat16 bits, rounded to nearest even (the values made here are finite).
+inline uint16_t to_bfloat16(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  return static_cast<uint16_t>((f + 0x7fffU + ((f >> 16) & 1U)) >> 16);
+}
+
 }  // namespace
 
 Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir, bool threads) {
@@ -148,10 +176,17 @@ Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std:
       return;
     }
     float tmp[1024];
+    auto* half = static_cast<uint16_t*>(data);
     for (std::size_t at = lo; at < hi; at += 1024) {
       const std::size_t end = std::min(hi, at + 1024);
       fresh_floats(kind, t.init.a, t.init.b, k0, k1, at, end, tmp);
-      for (std::size_t i = at; i < end; ++i) store_element(t.dtype, data, i, tmp[i - at]);
+      if (t.dtype == DType::float16) {
+        for (std::size_t i = at; i < end; ++i) half[i] = to_half(tmp[i - at]);
+      } else if (t.dtype == DType::bfloat16) {
+        for (std::size_t i = at; i < end; ++i) half[i] = to_bfloat16(tmp[i - at]);
+      } else {
+        for (std::size_t i = at; i < end; ++i) store_element(t.dtype, data, i, tmp[i - at]);
+      }
     }
   });
   return Ok{};

@@ -102,7 +102,9 @@ TEST(Paired, AnImplementationAgainstItselfReadsOneOnEveryCudaCase) {
 namespace {
 // The timed tests of a short run of `impl` against scale_good (the paired root's baseline).
 // `clock_on_smallest`: its 4096-float case may read IMPLAUSIBLE by the host's clock (and is then
-// not among those returned).
+// not among those returned): an unpinned pairing's tiny case on the 2-core VM, 5-15 us calls
+// against some 90 us of eviction and fresh inputs around each sample, whose wake-ups cross cores
+// unevenly (docs/RELIABILITY.md, limits).
 std::vector<nlohmann::json> timed_against_good(const std::string& impl, bool clock_on_smallest = false) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", impl, "--timeout", "0.3", "--log-dir", logs.string()});
@@ -159,8 +161,9 @@ TEST(Paired, AnImplementationRunningAThreadOfItsOwnIsTimedOnEveryCpu) {
 
 TEST(Paired, AnImplementationThatLeavesItsCpuEndsThePinningOfBothSides) {
   // It gives itself every CPU in its first pinned block: found before the next, the pinning of
-  // both sides ends, and the timing notes say why.
-  for (const auto& t : timed_against_good("scale_wander")) {
+  // both sides ends, and the timing notes say why. (Unpinned, its 4096-float case may read
+  // IMPLAUSIBLE by the host's clock on the 2-core VM, as scale_pool's below.)
+  for (const auto& t : timed_against_good("scale_wander", true)) {
     EXPECT_FALSE(t["timing"].contains("pinned_cpu")) << t.dump();
     bool said = false;
     for (const auto& n : t["timing"]["notes"]) said = said || n.get<std::string>().find("changed its CPU affinity while timed") != std::string::npos;
