@@ -303,10 +303,8 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     }
     // The buffers of the sample just ended: kept with odds 1 / (its number), in place of the
     // sample kept before.
-    const auto t0 = std::chrono::steady_clock::now();
     if (done && keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
     if (what == kFreshLast) {
-      out.host_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       out.saw_last = true;
       return;
     }
@@ -318,9 +316,7 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
       out.error = "inputs: " + e;
       break;
     }
-    const auto t2 = std::chrono::steady_clock::now();
-    out.make_seconds += std::chrono::duration<double>(t2 - t1).count();
-    out.host_seconds += std::chrono::duration<double>(t2 - t0).count();
+    out.make_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     ++out.samples;
     ++next;
     const char go = kFreshGo;

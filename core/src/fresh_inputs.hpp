@@ -2,14 +2,13 @@
 // the protocol: fresh_inputs_protocol.hpp). While a side's block runs, a thread of the host's
 // answers each "next" of its worker with the next sample's inputs, made from the manifest's
 // initialisers (fill_fresh) with a seed drawn for that sample alone (std::random_device: no
-// sample's seed tells anything of another's, nor of the test's secret), and keeps, for one
-// sample of the block picked in secret (reservoir sampling), the buffers the call left when the
-// worker said it had ended: the driver compares them with
-// the reference's for those inputs. A content cache of any key never hits; no later sample's
-// inputs exist while a call runs, so no call can compute several.
+// sample's seed tells anything of another's, nor of the test's secret), and keeps the buffers
+// one sample of the block left, picked in secret (reservoir sampling), taken when the worker
+// said it had ended: the driver compares them with the reference's for those inputs. A content
+// cache of any key never hits; no later sample's inputs exist while a call runs, so no call can
+// compute several.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -46,14 +45,13 @@ class FreshInputs {
   std::string attach(bool baseline, Executor& worker, const std::string& session, double timeout);
   bool attached(bool baseline) const { return side(baseline).attached; }
 
-    // Sends the side's next block its stage (a new one each block: where the buffers lie in memory
-  // is each block's draw), and serves the block on a thread of its own until end(); `keeping`: the buffers of
-  // one of its samples, each as likely as any other whatever their number, come back with
-  // end() (both sides keep, so that both pay the same copies; the driver judges the
-  // implementation's). `cpu` >= 0: the
-  // pairing's one CPU (cpu_pin.hpp), idle while its worker waits for the inputs: the thread runs
-  // there alone, so that no other pairing's timed calls share a core with it.
-  // "" or why it could not begin (no block request should follow).
+  // Sends the side's next block its stage (a new one each block: where the buffers lie in memory
+  // is each block's draw), and serves the block on a thread of its own until end(). `keeping`:
+  // the buffers of one of its samples, each as likely as any other whatever their number, come
+  // back with end() (both sides keep, so that both pay the same copies; the driver judges the
+  // implementation's). `cpu` >= 0: the pairing's one CPU (cpu_pin.hpp), idle while its worker
+  // waits for the inputs: the thread runs there, so that no other pairing's timed calls share a
+  // core with it. "" or why it could not begin (then no block request may follow).
   std::string begin(bool baseline, bool keeping, int cpu = -1);
   struct Kept {
     std::size_t sample = 0;
@@ -65,7 +63,6 @@ class FreshInputs {
   struct Served {
     std::size_t samples = 0;    // inputs made
     double make_seconds = 0;    // the host's time making them
-    double host_seconds = 0;    // the host's time between a sample's end and the next one's go (making, keeping)
     bool saw_last = false;      // the worker said its block's last sample had ended
     std::optional<Kept> kept;
     std::string error;          // the pacing went wrong ("" when not)
