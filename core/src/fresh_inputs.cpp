@@ -199,13 +199,13 @@ FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir) : c_(
 
 // Each input's seed: the sample's, mixed with its name (its values independent of the others').
 // The inputs that cannot vary are on the stage already (the worker lays the case's inputs there).
-std::string FreshInputs::make(uint8_t* stage, uint8_t* blob, uint64_t seed, bool threads) const {
+std::string FreshInputs::make(uint8_t* stage, uint8_t* blob, uint64_t seed) const {
   const BlobLayout in = inputs_layout(c_);
   for (std::size_t i = 0; i < c_.inputs.size(); ++i) {
     const auto& t = c_.inputs[i];
     if (stage && !varies_[i]) continue;
     uint8_t* at = stage ? stage + layout_.offsets[i] + HostBuffer::kGuardBytes : blob + in.offsets[i];
-    if (auto r = fill_fresh(t, at, mix_seed(seed, t.name), dir_, threads); !r) return r.error().message;
+    if (auto r = fill_fresh(t, at, mix_seed(seed, t.name), dir_, false); !r) return r.error().message;
   }
   return "";
 }
@@ -310,9 +310,7 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     }
     const auto t1 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-    // On this thread alone, pinned or not: a thread of the host's on another core could share it
-    // with another pairing's timed calls.
-    if (std::string e = make(s.base, nullptr, previous_seed, false); !e.empty()) {
+    if (std::string e = make(s.base, nullptr, previous_seed); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }

@@ -87,8 +87,9 @@ class FreshInputs {
   void serve(Side& s, bool keeping, int cpu);
   std::string next_stage(Side& s);
   // Every input that varies, made from the sample's `seed`: at `stage` (buffers_layout: after its
-  // guard), or at `blob` (inputs_layout).
-  std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed, bool threads = true) const;
+  // guard), or at `blob` (inputs_layout). On the calling thread alone: a thread of the host's on
+  // another core could share it with another pairing's timed calls.
+  std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed) const;
   void keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;

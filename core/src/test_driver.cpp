@@ -905,7 +905,6 @@ class TestDriver {
     // The clock audit takes the block's whole time, the host's making of inputs in it: the worker
     // is to be idle then, and what it does meanwhile on the pairing's core delays the host's
     // answer; the baseline's blocks carry the same making (docs/RELIABILITY.md, limits).
-    const double block_seconds = out.seconds;
     if (fresh_) {
       served = fresh_->end(baseline);
       r_.phases.seconds["fresh_inputs_s"] += served->make_seconds;
@@ -919,7 +918,7 @@ class TestDriver {
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
-    if (first_unpinned && block_seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / block_seconds;
+    if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       if (baseline) {
@@ -993,8 +992,8 @@ class TestDriver {
         return make_error("block");
       }
     }
-    (baseline ? base_blocks_ : impl_blocks_).push_back({block_seconds, waited, m});
-    trace_block(baseline, m, block_seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
+    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, waited, m});
+    trace_block(baseline, m, out.seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
                 out.reply.value("steps", nlohmann::json::object()));
     return m;
   }
