@@ -59,7 +59,39 @@ Comparison compare_range(DType t, const void* actual, const void* expected, std:
 // Large outputs are compared in chunks on several threads, then the chunks' counts summed, their
 // maxima taken, and the first mismatch taken from the first chunk that has one: the same
 // Comparison one thread would make.
+ExpectedScale expected_scale(DType t, const void* expected, std::size_t n) {
+  std::vector<ExpectedScale> parts(chunk_count(n));
+  for_each_chunk(n, parts.size(), [&](std::size_t k, std::size_t lo, std::size_t hi) {
+    ExpectedScale s;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const double e = load_element(t, expected, i);
+      if (!std::isfinite(e)) s.nonfinite = true;
+      else s.max_abs = std::max(s.max_abs, std::fabs(e));
+    }
+    parts[k] = s;
+  });
+  ExpectedScale s;
+  for (const auto& p : parts) {
+    s.max_abs = std::max(s.max_abs, p.max_abs);
+    s.nonfinite = s.nonfinite || p.nonfinite;
+  }
+  return s;
+}
+
+double effective_atol(const Tolerance& tol, const ExpectedScale& scale) {
+  return tol.scale_atol ? tol.atol * std::max(1.0, scale.max_abs) : tol.atol;
+}
+
+bool zeros_would_pass(const Tolerance& tol, const ExpectedScale& scale) {
+  // |0 - e| <= atol + rtol |e| for every e: the largest |e| decides (rtol < 1).
+  return !scale.nonfinite && scale.max_abs * (1.0 - tol.rtol) <= effective_atol(tol, scale);
+}
+
 Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol) {
+  if (tol.scale_atol) {
+    tol.atol = effective_atol(tol, expected_scale(t, expected, n));
+    tol.scale_atol = false;
+  }
   const std::size_t chunks = chunk_count(n);
   if (chunks == 1) return compare_range(t, actual, expected, 0, n, tol);
   std::vector<Comparison> parts(chunks);

@@ -27,6 +27,19 @@ struct Comparison {
 
 Comparison compare(DType t, const void* actual, const void* expected, std::size_t n, Tolerance tol);
 
+// The largest finite |expected| (0 for none), and whether any element is NaN or infinite.
+struct ExpectedScale {
+  double max_abs = 0.0;
+  bool nonfinite = false;
+};
+ExpectedScale expected_scale(DType t, const void* expected, std::size_t n);
+// The atol compare() uses: tol.atol, times max(1, scale.max_abs) where tol.scale_atol.
+double effective_atol(const Tolerance& tol, const ExpectedScale& scale);
+// Whether an output of zeros would pass against `expected`: every element within the tolerance
+// of 0 (a case whose outputs are all that small cannot tell an implementation that writes zeros
+// from a right one).
+bool zeros_would_pass(const Tolerance& tol, const ExpectedScale& scale);
+
 // "[3, 17]" for a linear index into a C-ordered shape.
 std::string format_index(int64_t linear, const std::vector<int64_t>& shape);
 

@@ -7,6 +7,7 @@
 
 #include "expr.hpp"
 #include "tolerance.hpp"
+#include "value_variants.hpp"
 
 namespace bb {
 
@@ -231,6 +232,28 @@ Status resolve_bounds(const Manifest& m, InitSpec& init, const CaseEnv& env, con
   return Ok{};
 }
 
+// The value variants input `in` gets in a case of `spec`: its own `variants:` (the case's
+// override, else the op's), else the default set where it is floating and drawn at random;
+// then at most the case's `variants:`. A pinned variant an input cannot take is an error.
+Expected<uint32_t> input_variants(const Manifest& m, const CaseSpec& spec, const InputSpec& in, const TensorSpec* over,
+                                  const ConcreteTensor& t) {
+  const TensorSpec* pinned = over && over->variants ? over : in.defaults.variants ? &in.defaults : nullptr;
+  uint32_t set = 0;
+  if (pinned) {
+    set = *pinned->variants;
+    if (set != 0 && t.init.kind == InitKind::npy)
+      return make_error(fmt::format("{}: input '{}' is read from a file: it gets no value variants; expected variants: none",
+                                    m.where(pinned->variants_line), in.name));
+    if ((set & ~variant_bit(ValueVariant::zeros)) != 0 && !is_floating(t.dtype))
+      return make_error(fmt::format("{}: input '{}' is {}: of the value variants it can take only zeros", m.where(pinned->variants_line),
+                                    in.name, dtype_name(t.dtype)));
+  } else if (is_floating(t.dtype) && (t.init.kind == InitKind::randn || t.init.kind == InitKind::uniform)) {
+    set = default_variants();
+  }
+  if (spec.variants) set &= *spec.variants;
+  return set;
+}
+
 Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
   ConcreteCase c;
   c.name = spec.name;
@@ -270,6 +293,8 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
     t.init = init ? *init : default_init(t.dtype);
     if (t.init.kind == InitKind::npy && t.init.path.empty())
       return make_error(fmt::format("{}: npy initialiser needs a file", m.where(t.init.line)));
+    if (auto v = input_variants(m, spec, in, over, t); !v) return v.error();
+    else t.variants = *v;
     if (auto r = resolve_bounds(m, t.init, env, in.name); !r) return r.error();
     env.add_tensor(t.name, t.shape, t.dtype);
     c.inputs.push_back(std::move(t));
@@ -376,7 +401,8 @@ Scalar draw(const std::vector<Scalar>& values, uint64_t& rng) {
 }
 }  // namespace
 
-Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_cases) {
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, const CaseExpansion& expansion) {
+  const int random_cases = expansion.random_cases;
   std::vector<ConcreteCase> out;
   for (const auto& spec : m.cases) {
     std::vector<size_t> idx(spec.params.size(), 0);
@@ -404,8 +430,35 @@ Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_c
       out.push_back(std::move(*c));
     }
   }
+  // Value variants, after every case of the manifest and every random one: their indices stay.
+  const std::size_t made = out.size();
+  for (std::size_t k = 0; k < made; ++k) {
+    if (out[k].kind != CaseKind::correctness) continue;
+    for (int v = 0; v < kValueVariantCount; ++v) {
+      const auto variant = static_cast<ValueVariant>(v);
+      if (!(expansion.variants & variant_bit(variant))) continue;
+      const ConcreteCase& base = out[k];
+      if (std::none_of(base.inputs.begin(), base.inputs.end(), [&](const ConcreteTensor& t) { return t.variants & variant_bit(variant); }))
+        continue;
+      ConcreteCase c = base;
+      c.variant = variant_name(variant);
+      c.name = base.name + "~" + c.variant;
+      const std::size_t bracket = base.id.find('[');
+      c.id = bracket == std::string::npos ? base.id + "~" + c.variant : base.id.substr(0, bracket) + "~" + c.variant + base.id.substr(bracket);
+      for (auto& t : c.inputs)
+        if (t.variants & variant_bit(variant)) t.init = vary_init(t.init, variant, t.dtype);
+      // Inputs made huge scale every absolute error with them: atol grows with what is expected.
+      for (auto& o : c.outputs) o.tolerance.scale_atol = true;
+      c.index = static_cast<int>(out.size());
+      out.push_back(std::move(c));  // its seed is the case's: the same draws underneath
+    }
+  }
   return out;
 }
+
+CaseExpansion default_expansion() { return CaseExpansion{0, default_variants()}; }
+
+std::string expansion_key(const CaseExpansion& e) { return fmt::format("random {}, variants {}", e.random_cases, variant_set_text(e.variants)); }
 
 Expected<bool> meets(const ConcreteCase& c, std::string_view condition) {
   CaseEnv env(c.params);

@@ -19,6 +19,7 @@ struct ConcreteTensor {
   std::vector<int64_t> shape;
   DType dtype = DType::float32;
   InitSpec init;
+  uint32_t variants = 0;  // the value variants this input gets in this case (value_variants.hpp)
   int64_t numel() const;
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
 };
@@ -36,7 +37,8 @@ struct ConcreteOutput {
 struct ConcreteCase {
   int index = 0;    // position in the op's expanded list (stable for a given manifest)
   std::string id;   // "correctness/small[dtype=float16,rows=7]"
-  std::string name; // the case's name in the manifest
+  std::string name; // the case's name in the manifest ("small~tiny" for a value variant)
+  std::string variant;  // the value variant this case is ("tiny"), "" for the manifest's own
   CaseKind kind = CaseKind::correctness;
   std::vector<std::pair<std::string, Scalar>> params;
   std::vector<ConcreteTensor> inputs;
@@ -53,12 +55,25 @@ struct ConcreteCase {
   std::vector<DType> dtypes() const;  // distinct dtypes of inputs and outputs
 };
 
+// What a run adds to the manifest's cases: --random-cases and --variants.
+struct CaseExpansion {
+  int random_cases = 0;
+  uint32_t variants = 0;  // value_variants.hpp's VariantSet: the variants this run makes at most
+  bool operator==(const CaseExpansion&) const = default;
+};
+// The run's default: no random cases, the default value variants.
+CaseExpansion default_expansion();
+// "random 2, variants default": part of a key of cases expanded alike.
+std::string expansion_key(const CaseExpansion& e);
+
 // Every case of the manifest, in order; then, with `random_cases` N > 0, N more for each sweep
 // (a case with parameters): correctness cases named "<name>~random<k>" whose parameters are
 // drawn by the manifest's seed (the run's --seed) from the sweep's range: integers and reals
 // uniformly between the smallest and largest listed value, other values among those listed.
-// A kernel tuned to the listed shapes only fails them.
-Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, int random_cases = 0);
+// A kernel tuned to the listed shapes only fails them. Then each correctness case's value
+// variants (value_variants.hpp) that `variants` admits and some input of it gets: "<name>~tiny",
+// the case's own draws (its seed) made extreme in the inputs that get the variant.
+Expected<std::vector<ConcreteCase>> expand_cases(const Manifest& m, const CaseExpansion& expansion = {});
 
 // Whether `c` meets `condition` (an expression of expr.hpp, true when nonzero) over its
 // parameters and its tensors' shapes; an error names what could not be evaluated.

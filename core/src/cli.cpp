@@ -9,6 +9,7 @@
 
 #include "build_info.hpp"
 #include "run_record.hpp"
+#include "value_variants.hpp"
 #include "version.hpp"
 
 #include <algorithm>
@@ -200,8 +201,15 @@ std::vector<RunOption> run_options() {
       {"seed", "--seed", true,
        [](const auto& v, SessionOptions& o) { o.seed = v.is_null() ? std::nullopt : std::optional<uint64_t>(v.template get<uint64_t>()); },
        [](const auto& v) { return v.is_null() ? std::string("no --seed") : fmt::format("--seed {}", v.dump()); }},
-      {"random_cases", "--random-cases", true, [](const auto& v, SessionOptions& o) { o.random_cases = v.template get<int>(); },
+      {"random_cases", "--random-cases", true, [](const auto& v, SessionOptions& o) { o.expansion.random_cases = v.template get<int>(); },
        number("--random-cases")},
+      {"variants", "--variants", true,
+       [](const auto& v, SessionOptions& o) {
+         auto set = parse_variant_set(v.template get<std::string>());
+         if (!set) throw std::invalid_argument(set.error().message);
+         o.expansion.variants = *set;
+       },
+       [](const auto& v) { return fmt::format("--variants {}", v.template get<std::string>()); }},
       {"min_samples", "--min-samples", true,
        [](const auto& v, SessionOptions& o) { o.timing.rule.min_samples = v.template get<std::size_t>(); }, number("--min-samples")},
       {"max_samples", "--max-samples", true,
@@ -368,9 +376,14 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
   uint64_t seed = 0;
   auto* seed_opt = app.add_option("--seed", seed, "override every manifest's seed");
-  app.add_option("--random-cases", o.session.random_cases,
+  app.add_option("--random-cases", o.session.expansion.random_cases,
                  "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
       ->check(CLI::Range(0, 10000));
+  std::string variants = "default";
+  app.add_option("--variants", variants,
+                 "value variants of every correctness case (<case>~zeros, ...): default (zeros, tiny, huge, mixed, denormal), none, all, "
+                 "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md)")
+      ->capture_default_str();
   auto& rule = o.session.timing.rule;
   app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(positive());
   app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(positive());
@@ -467,6 +480,8 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.timing.l2_discard = l2_discard;
   o.session.timing.throttle_threshold = throttle_percent / 100.0;
   if (*seed_opt) o.session.seed = seed;
+  if (auto set = parse_variant_set(variants); !set) return make_error(fmt::format("--variants {}: {}", variants, set.error().message));
+  else o.session.expansion.variants = *set;
   // Absolute, so that results name it wherever they are read (and --resume finds it from anywhere).
   o.session.root = root.empty() ? default_root(exe) : std::filesystem::absolute(root).lexically_normal();
   if (!resume.empty()) {

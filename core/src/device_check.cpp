@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "allclose.hpp"
 #include "host_buffer.hpp"
 #include "worker_protocol.hpp"
 
@@ -11,7 +12,7 @@ nlohmann::json to_json(const std::vector<DeviceCheckItem>& items) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& i : items)
     a.push_back({{"mirror", i.mirror}, {"offset", i.offset}, {"bytes", i.bytes}, {"expected_offset", i.expected_offset},
-                 {"close", i.close}, {"code", i.code}, {"bits", i.bits}, {"n", i.n}, {"atol", i.atol}, {"rtol", i.rtol}});
+                 {"close", i.close}, {"code", i.code}, {"bits", i.bits}, {"n", i.n}, {"atol", i.atol}, {"rtol", i.rtol}, {"scale_atol", i.scale_atol}});
   return a;
 }
 
@@ -31,6 +32,7 @@ std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& 
     i.n = e.value("n", std::size_t{0});
     i.atol = e.value("atol", 0.0);
     i.rtol = e.value("rtol", 0.0);
+    i.scale_atol = e.value("scale_atol", false);
     items.push_back(i);
   }
   return items;
@@ -47,7 +49,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
   const BlobLayout l = buffers_layout(c);
   std::vector<DeviceCheckItem> items;
   auto same = [&](int mirror, std::size_t offset, std::size_t bytes, std::size_t expected) {
-    items.push_back(DeviceCheckItem{mirror, offset, bytes, expected, false, 0, 0, 0, 0, 0});
+    items.push_back(DeviceCheckItem{mirror, offset, bytes, expected, false, 0, 0, 0, 0, 0, false});
   };
   // A tensor's data within tolerance, its guards byte for byte.
   auto close = [&](int mirror, std::size_t region, const ConcreteOutput& o) -> bool {
@@ -56,7 +58,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
     same(mirror, 0, g, l.offsets[region]);
     same(mirror, g + o.nbytes(), g, l.offsets[region] + g + o.nbytes());
     items.push_back(DeviceCheckItem{mirror, g, o.nbytes(), l.offsets[region] + g, true, dl.code, dl.bits, static_cast<std::size_t>(o.numel()),
-                                    o.tolerance.atol, o.tolerance.rtol});
+                                    o.tolerance.atol, o.tolerance.rtol, o.tolerance.scale_atol});
     return true;
   };
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -83,7 +85,8 @@ std::string DeviceChecker::watch(const ExecPlace& place, std::vector<DeviceCheck
   if (!place.rt) return "the checker has no device";
   place_ = place;
   const auto& api = place_.rt->api();
-  if (!(api.struct_size >= offsetof(bb_device_runtime, mismatches) + sizeof(api.mismatches)) || !api.mismatches || !api.import_shareable)
+  if (!(api.struct_size >= offsetof(bb_device_runtime, expected_scale) + sizeof(api.expected_scale)) || !api.mismatches ||
+      !api.import_shareable || !api.expected_scale)
     return "the device runtime cannot compare on the device";
   SealedBlob blob;
   if (expected) {
@@ -149,6 +152,7 @@ std::string DeviceChecker::keep_case() {
   if (!place_.rt || !expected_) return "nothing is watched";
   if (reference_.empty()) return "the reference's buffers are not watched";
   other_in_use_ = false;
+  zeros_pass_.reset();  // the case's buffers change
   return copy_reference(expected_, 0);
 }
 
@@ -195,6 +199,7 @@ DeviceChecker::Verdict DeviceChecker::verify() {
   }
   const auto& api = place_.rt->api();
   const auto* expected = static_cast<const uint8_t*>(other_in_use_ ? other_ : expected_);
+  bool zeros_pass = true;
   for (const auto& i : items_) {
     auto m = mirrors_.find(i.mirror);
     if (m == mirrors_.end() || i.offset + i.bytes > m->second.second) {
@@ -203,8 +208,21 @@ DeviceChecker::Verdict DeviceChecker::verify() {
     }
     const auto* got = static_cast<const uint8_t*>(m->second.first) + i.offset;
     if (i.close) {
+      // The scale of what is expected: for a scaled atol, and whether zeros would pass (once).
+      ExpectedScale scale;
+      const bool zeros_asked = !other_in_use_ && !zeros_pass_;
+      if (i.scale_atol || zeros_asked) {
+        int nonfinite = 0;
+        if (int e = api.expected_scale(i.code, i.bits, expected + i.expected_offset, i.n, &scale.max_abs, &nonfinite); e != 0) {
+          v.error = "the scale of the expected values, on the device: " + place_.rt->describe(e);
+          return v;
+        }
+        scale.nonfinite = nonfinite != 0;
+      }
+      const Tolerance tol{i.atol, i.rtol, i.scale_atol};
+      zeros_pass = zeros_pass && zeros_would_pass(tol, scale);
       unsigned long long bad = 0;
-      if (int e = api.mismatches(i.code, i.bits, got, expected + i.expected_offset, i.n, i.atol, i.rtol, &bad); e != 0) {
+      if (int e = api.mismatches(i.code, i.bits, got, expected + i.expected_offset, i.n, effective_atol(tol, scale), i.rtol, &bad); e != 0) {
         v.error = "comparing on the device: " + place_.rt->describe(e);
         return v;
       }
@@ -224,6 +242,8 @@ DeviceChecker::Verdict DeviceChecker::verify() {
       }
     }
   }
+  if (!other_in_use_ && !zeros_pass_) zeros_pass_ = zeros_pass;
+  v.zeros_pass = zeros_pass_;
   v.ok = true;
   return v;
 }
@@ -242,6 +262,7 @@ void DeviceChecker::unwatch() {
   other_in_use_ = false;
   expected_bytes_ = 0;
   items_.clear();
+  zeros_pass_.reset();
 }
 
 }  // namespace bb

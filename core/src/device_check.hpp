@@ -39,6 +39,7 @@ struct DeviceCheckItem {
   uint8_t code = 0, bits = 0;
   std::size_t n = 0;
   double atol = 0, rtol = 0;
+  bool scale_atol = false;  // Tolerance::scale_atol: atol times the largest finite |expected| above 1
 };
 nlohmann::json to_json(const std::vector<DeviceCheckItem>& items);
 std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& j);
@@ -80,6 +81,9 @@ class DeviceChecker {
   struct Verdict {
     bool ok = false;
     std::string why, error;
+    // The case's expected buffers (not a checked call's): whether outputs of zeros would pass
+    // them (allclose.hpp's zeros_would_pass, every output); unset where not asked.
+    std::optional<bool> zeros_pass;
   };
   Verdict verify();
   void unwatch();
@@ -91,6 +95,7 @@ class DeviceChecker {
   bool other_in_use_ = false;
   std::size_t expected_bytes_ = 0;
   std::vector<DeviceCheckItem> items_;
+  std::optional<bool> zeros_pass_;  // of the case's expected buffers, once known
   std::map<int, std::pair<void*, std::size_t>> mirrors_;  // k -> (mapping, bytes)
   struct ReferenceMirror {
     void* ptr;

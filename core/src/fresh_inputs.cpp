@@ -161,7 +161,8 @@ inline uint16_t to_bfloat16(float value) {
 
 Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir, bool threads) {
   const InitKind kind = t.init.kind;
-  if (kind != InitKind::randn && kind != InitKind::uniform && kind != InitKind::randint) return fill_tensor(t, data, seed, dir);
+  if ((kind != InitKind::randn && kind != InitKind::uniform && kind != InitKind::randint) || t.init.twist != 0)
+    return fill_tensor(t, data, seed, dir);  // a value variant's twist: the generators' own code
   // Integers a float holds exactly only up to 2^24: wider ones come from the manifest's exact
   // generator (slower, as fresh).
   constexpr double kExact = 16777216.0;

@@ -48,7 +48,7 @@ void fill_by_index(DType dtype, void* data, std::size_t n, F value) {
 std::optional<double> init_value(const InitSpec& s, uint64_t seed, std::size_t i) {
   const auto kind = device_init_kind(s.kind);
   if (!kind) return std::nullopt;
-  return gen::value(*kind, s.a, s.b, seed, i);
+  return gen::made(*kind, s.a, s.b, s.twist, s.twist_log2, seed, i);
 }
 
 Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir) {
@@ -56,6 +56,10 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
   const InitSpec& s = t.init;
   switch (s.kind) {
     case InitKind::zeros:
+      if (s.twist != gen::kAsMade) {  // zeros with NaN or infinities among them
+        fill_by_index(t.dtype, data, n, [&](std::size_t i) { return *init_value(s, seed, i); });
+        break;
+      }
       std::memset(data, 0, t.nbytes());
       break;
     case InitKind::npy: {
@@ -89,7 +93,8 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
           const double r = gen::normal_radius(seed, pair);
           for (bool second : {false, true}) {
             if ((i & 1) != static_cast<std::size_t>(second) || i >= hi) continue;
-            gen::store(d.code, d.bits, data, i, gen::add(s.a, gen::mul(s.b, gen::normal_of_pair(seed, pair, r, second))));
+            const double v = gen::add(s.a, gen::mul(s.b, gen::normal_of_pair(seed, pair, r, second)));
+            gen::store(d.code, d.bits, data, i, gen::twisted(s.twist, s.twist_log2, v, seed, i));
             ++i;
           }
         }

@@ -67,7 +67,7 @@ TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const Concrete
   req.reference = p.reference.target();
   req.check_determinism = ctx.options.check_determinism;
   req.seed = ctx.options.seed;
-  req.random_cases = ctx.options.random_cases;
+  req.expansion = ctx.options.expansion;
   req.timing = ctx.options.timing;
   return req;
 }
@@ -194,6 +194,7 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   r.id.op = p.folder.name;
   r.id.impl = p.impls[t.impl].name;
   r.id.case_id = c.id;
+  r.id.variant = c.variant;
   r.id.kind = case_kind_name(c.kind);
   r.id.device = p.impls[t.impl].device;
   r.id.device_index = r.id.device == "cpu" || r.id.device.empty() ? 0 : ordinal;

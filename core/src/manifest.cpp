@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "value_variants.hpp"
+
 namespace bb {
 
 std::string scalar_to_string(const Scalar& s) {
@@ -227,14 +229,40 @@ InitSpec parse_init(const YAML::Node& n) {
   return spec;
 }
 
+// `variants: none | default | all | NAME | [NAME, ...]` (value_variants.hpp).
+uint32_t parse_variants(const YAML::Node& n) {
+  std::string text;
+  if (n.IsScalar()) {
+    text = n.Scalar();
+  } else if (n.IsSequence()) {
+    if (n.size() == 0) return 0;
+    for (const auto& v : n) {
+      if (!v.IsScalar()) fail(v, "variants: expected names of value variants");
+      if (!text.empty()) text += ',';
+      text += v.Scalar();
+      if (v.Scalar() == "default" || v.Scalar() == "none" || v.Scalar() == "all")
+        fail(v, fmt::format("variants: '{}' stands alone, not in a list", v.Scalar()));
+    }
+  } else {
+    fail(n, "variants: expected none, default, all, a variant's name or a list of them");
+  }
+  auto set = parse_variant_set(text);
+  if (!set) fail(n, "variants: " + set.error().message);
+  return *set;
+}
+
 TensorSpec parse_tensor_spec(const YAML::Node& n, const char* where, bool with_name) {
-  if (with_name) check_keys(n, where, {"name", "shape", "dtype", "init", "description"});
-  else check_keys(n, where, {"shape", "dtype", "init"});
+  if (with_name) check_keys(n, where, {"name", "shape", "dtype", "init", "variants", "description"});
+  else check_keys(n, where, {"shape", "dtype", "init", "variants"});
   TensorSpec t;
   t.line = line_of(n);
   if (n["shape"]) t.shape = shape_list(n["shape"], "shape");
   if (n["dtype"]) t.dtype = sourced(n["dtype"], "dtype");
   if (n["init"]) t.init = parse_init(n["init"]);
+  if (n["variants"]) {
+    t.variants = parse_variants(n["variants"]);
+    t.variants_line = line_of(n["variants"]);
+  }
   return t;
 }
 
@@ -316,7 +344,8 @@ RawAttr raw_attr(const YAML::Node& n) {
 }
 
 CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Manifest& m) {
-  check_keys(n, "a test case", {"name", "params", "inputs", "outputs", "attributes", "tolerances", "flops", "bytes", "description", "devices"});
+  check_keys(n, "a test case",
+             {"name", "params", "inputs", "outputs", "attributes", "tolerances", "flops", "bytes", "description", "devices", "variants"});
   CaseSpec c;
   c.kind = kind;
   c.line = line_of(n);
@@ -381,6 +410,7 @@ CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Mani
     }
   }
   if (n["tolerances"]) c.tolerances = parse_tolerances(n["tolerances"]);
+  if (n["variants"]) c.variants = parse_variants(n["variants"]);
   if (n["flops"]) c.flops = sourced(n["flops"], "flops");
   if (n["bytes"]) c.bytes = sourced(n["bytes"], "bytes");
   if (n["devices"]) {

@@ -46,6 +46,10 @@ struct InitSpec {
   std::string path;
   int line = 0;
   std::string a_expr, b_expr;  // "" where a / b is a number
+  // A value variant's change to what the initialiser makes (value_variants.hpp): gen::Twist's
+  // kind and its power of two. 0, 0: the values as made.
+  uint32_t twist = 0;
+  int32_t twist_log2 = 0;
 };
 
 // An input's shape/dtype/init; the op-level entry gives defaults a case may override.
@@ -53,6 +57,10 @@ struct TensorSpec {
   std::optional<std::vector<Sourced>> shape;
   std::optional<Sourced> dtype;  // dtype name or the name of a parameter holding one
   std::optional<InitSpec> init;
+  // `variants:` the value variants this input gets (value_variants.hpp's VariantSet), pinned or
+  // excluded; unset: the default set for a floating input of a random initialiser, else none.
+  std::optional<uint32_t> variants;
+  int variants_line = 0;
   int line = 0;
 };
 
@@ -85,6 +93,9 @@ struct RawAttr {
 struct Tolerance {
   double atol = 0.0;
   double rtol = 0.0;
+  // atol times the largest finite |expected| where that is above 1 (a value variant's outputs:
+  // its inputs made huge scale every absolute error with them; cases.hpp).
+  bool scale_atol = false;
 };
 using ToleranceTable = std::map<DType, Tolerance>;
 
@@ -114,6 +125,7 @@ struct CaseSpec {
   std::optional<Sourced> flops;
   std::optional<Sourced> bytes;
   std::vector<std::string> devices;  // empty: every device of the op
+  std::optional<uint32_t> variants;  // `variants:` the value variants this case may get at most
 };
 
 // What the manifest declares of one implementation (`implementations: {NAME: {...}}`), added to

@@ -84,22 +84,35 @@ std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView
     const auto& o = c.outputs[j];
     const Comparison cmp = compare(o.dtype, got.output(j), expected.output(j), static_cast<size_t>(o.numel()), o.tolerance);
     if (cmp.passed()) continue;
+    // A value variant's atol grows with what is expected: the figure compared with, and how it came.
+    const double atol = effective_atol(o.tolerance, o.tolerance.scale_atol ? expected_scale(o.dtype, expected.output(j), static_cast<size_t>(o.numel()))
+                                                                          : ExpectedScale{});
+    const std::string atol_text =
+        atol == o.tolerance.atol ? fmt::format("atol {}", atol) : fmt::format("atol {} scaled by the largest expected value to {}", o.tolerance.atol, format_value(atol));
     Mismatch mm{o.name, cmp.mismatches, cmp.count, cmp.unwritten, cmp.max_abs_error, cmp.max_rel_error,
-                format_index(cmp.first_mismatch, o.shape), cmp.actual_at_first, cmp.expected_at_first, o.tolerance.atol, o.tolerance.rtol};
+                format_index(cmp.first_mismatch, o.shape), cmp.actual_at_first, cmp.expected_at_first, atol, o.tolerance.rtol};
     if (cmp.unwritten > 0)
       return Judgement{Verdict::unwritten,
                        fmt::format("output '{}': {} of {} elements left unwritten (still poisoned); first at {}", o.name, cmp.unwritten,
                                    cmp.count, mm.first_index),
                        mm};
     return Judgement{Verdict::fail,
-                     fmt::format("output '{}': {} of {} elements differ (atol {}, rtol {}); max abs error {}, max rel error {}; first at {}: "
+                     fmt::format("output '{}': {} of {} elements differ ({}, rtol {}); max abs error {}, max rel error {}; first at {}: "
                                  "got {}, expected {}",
-                                 o.name, cmp.mismatches, cmp.count, o.tolerance.atol, o.tolerance.rtol, format_value(cmp.max_abs_error),
+                                 o.name, cmp.mismatches, cmp.count, atol_text, o.tolerance.rtol, format_value(cmp.max_abs_error),
                                  format_value(cmp.max_rel_error), mm.first_index, format_value(cmp.actual_at_first),
                                  format_value(cmp.expected_at_first)),
                      mm};
   }
   return std::nullopt;
+}
+
+bool zeros_would_pass_all(const ConcreteCase& c, const CallBuffersView& expected) {
+  for (std::size_t j = 0; j < c.outputs.size(); ++j) {
+    const auto& o = c.outputs[j];
+    if (!zeros_would_pass(o.tolerance, expected_scale(o.dtype, expected.output(j), static_cast<std::size_t>(o.numel())))) return false;
+  }
+  return true;
 }
 
 std::string outputs_differ(const ConcreteCase& c, const CallBuffersView& got, const CallBuffersView& expected) {

@@ -40,6 +40,10 @@ struct Judgement {
 std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView& got, const SealedBlob& inputs,
                                     const CallBuffersView& expected);
 
+// Whether outputs of zeros would pass against `expected`, every output (allclose.hpp's
+// zeros_would_pass): the case cannot tell an implementation that writes zeros from a right one.
+bool zeros_would_pass_all(const ConcreteCase& c, const CallBuffersView& expected);
+
 // Outputs only, in one line: "" when they agree with the reference's.
 std::string outputs_differ(const ConcreteCase& c, const CallBuffersView& got, const CallBuffersView& expected);
 

@@ -245,7 +245,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   auto m = load_manifest(plan.folder.manifest, folder.name);
   if (!m) return m.error();
   if (options.seed) m->seed = *options.seed;
-  auto cases = expand_cases(*m, options.random_cases);
+  auto cases = expand_cases(*m, options.expansion);
   if (!cases) return cases.error();
   plan.manifest = std::move(*m);
   plan.cases = std::move(*cases);

@@ -41,6 +41,8 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                      {"verdict", verdict_name(r.outcome.verdict)}, {"message", r.outcome.message},
                      {"duration_s", r.phases.duration}};
   if (r.outcome.refused) j["refused"] = true;
+  if (!id.variant.empty()) j["variant"] = id.variant;
+  if (r.outcome.zeros_pass) j["zeros_would_pass"] = true;
   if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
   if (r.output.bytes) {
     j["output"] = r.output.text;
@@ -97,11 +99,13 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   id.device = j.value("device", "cpu");
   id.device_index = j.value("device_index", 0);
   id.repeat = j.value("repeat", 0);
+  id.variant = j.value("variant", "");
   get(j, "flops", id.flops);
   get(j, "bytes", id.bytes);
   r.outcome.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
   r.outcome.message = j.value("message", "");
   r.outcome.refused = r.outcome.verdict == Verdict::skipped && j.value("refused", false);
+  r.outcome.zeros_pass = j.value("zeros_would_pass", false);
   r.phases.duration = number(j, "duration_s");
   r.output.text = j.value("output", "");
   r.output.bytes = j.value("output_bytes", std::size_t{0});

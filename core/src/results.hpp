@@ -69,6 +69,7 @@ struct TestId {
   std::string op;
   std::string impl;     // "<op>__<stem>"
   std::string case_id;  // "correctness/small[dtype=float16]"
+  std::string variant;  // the case's value variant ("tiny"; cases.hpp), "" for the manifest's own
   std::string kind;     // correctness | performance
   std::string device = "cpu";
   int device_index = 0;  // the device's ordinal (0 on the CPU)
@@ -86,6 +87,9 @@ struct Outcome {
   // failure (scores.hpp).
   bool refused = false;
   std::optional<Mismatch> mismatch;
+  // An output of zeros would pass this case too: every expected value is within the tolerance of
+  // 0, so the case cannot tell an implementation that writes zeros from a right one.
+  bool zeros_pass = false;
 };
 
 // How fast: only a test that passed keeps any of it (an incorrect implementation is never

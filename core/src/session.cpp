@@ -1,4 +1,5 @@
 #include "session.hpp"
+#include "value_variants.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -101,7 +102,7 @@ SweepSelection sweep_selection(const SessionOptions& o) { return {o.root, o.ops,
 PlanOptions plan_options(const SessionOptions& o) {
   PlanOptions p;
   p.seed = o.seed;
-  p.random_cases = o.random_cases;
+  p.expansion = o.expansion;
   p.selected = o.impls;
   p.read_python = true;
   if (o.isolate) {  // libraries probed side by side, each in a worker of its own
@@ -179,7 +180,8 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"performance", o.performance},
           {"check_determinism", o.check_determinism},
           {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json()},
-          {"random_cases", o.random_cases},
+          {"random_cases", o.expansion.random_cases},
+          {"variants", variant_set_text(o.expansion.variants)},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"min_time_s", r.min_time},

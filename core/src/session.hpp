@@ -34,7 +34,9 @@ struct SessionOptions {
   bool performance = true;         // time performance cases
   bool check_determinism = false;
   std::optional<uint64_t> seed;
-  int random_cases = 0;  // --random-cases N: N more cases per sweep, drawn from its ranges by the seed
+  // --random-cases N: N more cases per sweep, drawn from its ranges by the seed; --variants: the
+  // value variants of the correctness cases (cases.hpp).
+  CaseExpansion expansion = default_expansion();
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
   ScoreRule score_rule = ScoreRule::standard;  // --strict: refusals are failures (scores.hpp)

@@ -66,12 +66,12 @@ Expected<const OpCases*> op_cases(const TestRequest& req) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<OpCases>> cache;
   std::lock_guard lock(mutex);
-  auto& slot = cache[fmt::format("{}#{}#{}", req.manifest, req.seed ? std::to_string(*req.seed) : "", req.random_cases)];
+  auto& slot = cache[fmt::format("{}#{}#{}", req.manifest, req.seed ? std::to_string(*req.seed) : "", expansion_key(req.expansion))];
   if (!slot) {
     auto m = load_manifest(req.manifest, req.op);
     if (!m) return m.error();
     if (req.seed) m->seed = *req.seed;
-    auto cases = expand_cases(*m, req.random_cases);
+    auto cases = expand_cases(*m, req.expansion);
     if (!cases) return cases.error();
     slot = std::make_unique<OpCases>(OpCases{std::move(*m), std::move(*cases)});
   }
@@ -383,7 +383,8 @@ class TestDriver {
   }
   // The case, whichever implementation is under test.
   std::string inputs_key() const {
-    return fmt::format("inputs|{}|{}|{}|{}|{}", req_.manifest, req_.op, req_.seed ? std::to_string(*req_.seed) : "", req_.random_cases, req_.case_index);
+    return fmt::format("inputs|{}|{}|{}|{}|{}", req_.manifest, req_.op, req_.seed ? std::to_string(*req_.seed) : "", expansion_key(req_.expansion),
+                       req_.case_index);
   }
   // The reference's buffers for the case's inputs: one reference function on one device.
   std::string expected_key() const {
@@ -397,7 +398,7 @@ class TestDriver {
     p.op = req_.op;
     p.case_index = req_.case_index;
     p.seed = req_.seed;
-    p.random_cases = req_.random_cases;
+    p.expansion = req_.expansion;
     p.target = t;
     p.device = device;
     p.device_index = req_.device_index;
@@ -556,6 +557,7 @@ class TestDriver {
       r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }
+    r_.outcome.zeros_pass = zeros_would_pass_all(*c_, CallBuffersView(*c_, **want));
     first_ = std::move(*got);
     return std::nullopt;
   }
@@ -572,7 +574,10 @@ class TestDriver {
     ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
     const bool answered = checker_ok(out);
     trace_host("check_on_device", t0);
-    if (answered && out.reply.value("ok", false)) return std::nullopt;
+    if (answered && out.reply.value("ok", false)) {
+      r_.outcome.zeros_pass = out.reply.value("zeros_pass", false);
+      return std::nullopt;
+    }
     if (!answered) device_check_ = false;
     auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
     if (!home) return failed_;
@@ -670,7 +675,7 @@ class TestDriver {
       const DLDataType d = to_dlpack(t.dtype);
       InputRecipe in;
       const uint64_t seed = salt.empty() ? mix_seed(c_->seed, t.name) : mix_seed(secret, salt + ":" + t.name);
-      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, seed, d.code, d.bits};
+      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, seed, d.code, d.bits, t.init.twist, t.init.twist_log2};
       const auto n = static_cast<uint64_t>(t.numel());
       in.scatter = sparse ? std::max<uint64_t>(1, n / kSparseEvery) : 0;
       recipes.push_back(in);

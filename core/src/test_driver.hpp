@@ -31,7 +31,7 @@ struct TestRequest {
   bool time = false;              // measure when correct (or when check is false)
   bool check_determinism = false; // a second call must give the same bytes
   std::optional<uint64_t> seed;   // overrides the manifest's seed
-  int random_cases = 0;           // --random-cases: the case list includes them (cases.hpp)
+  CaseExpansion expansion;        // --random-cases and --variants: the case list holds them (cases.hpp)
   TimingOptions timing;
   // With `time`: the baseline to time against, on the implementation's device, in alternating
   // blocks in its own worker (paired.hpp); the result then carries the paired speedup.

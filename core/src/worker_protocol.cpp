@@ -54,7 +54,7 @@ BlobLayout buffers_layout(const ConcreteCase& c) {
 nlohmann::json to_json(const PrepareRequest& r) {
   return {{"cmd", "prepare"},       {"session", r.session},   {"manifest", r.manifest},
           {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
-          {"random_cases", r.random_cases}, {"target", to_json(r.target)}, {"device", r.device},
+          {"random_cases", r.expansion.random_cases}, {"variants", r.expansion.variants}, {"target", to_json(r.target)}, {"device", r.device},
           {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
 }
 
@@ -65,7 +65,8 @@ PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
   r.op = j.value("op", "");
   r.case_index = j.value("case_index", 0);
   if (auto it = j.find("seed"); it != j.end() && it->is_number_unsigned()) r.seed = it->get<uint64_t>();
-  r.random_cases = j.value("random_cases", 0);
+  r.expansion.random_cases = j.value("random_cases", 0);
+  r.expansion.variants = j.value("variants", uint32_t{0});
   r.target = target_from_json(j.value("target", nlohmann::json::object()));
   r.device = j.value("device", "cpu");
   r.device_index = j.value("device_index", 0);
@@ -78,6 +79,7 @@ nlohmann::json to_json(const std::vector<InputRecipe>& r) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& g : r)
     j.push_back({{"kind", g.fill.kind}, {"a", g.fill.a}, {"b", g.fill.b}, {"seed", g.fill.seed}, {"code", g.fill.code}, {"bits", g.fill.bits},
+                 {"twist", g.fill.twist}, {"twist_log2", g.fill.twist_log2},
                  {"scatter", g.scatter}});
   return j;
 }
@@ -94,6 +96,8 @@ std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j) {
     in.fill.seed = g.value("seed", uint64_t{0});
     in.fill.code = g.value("code", uint8_t{0});
     in.fill.bits = g.value("bits", uint8_t{0});
+    in.fill.twist = g.value("twist", uint32_t{0});
+    in.fill.twist_log2 = g.value("twist_log2", int32_t{0});
     in.scatter = g.value("scatter", uint64_t{0});
     r.push_back(in);
   }

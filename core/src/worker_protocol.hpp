@@ -65,7 +65,7 @@ struct PrepareRequest {
   std::string manifest, op;
   int case_index = 0;
   std::optional<uint64_t> seed;
-  int random_cases = 0;
+  CaseExpansion expansion;  // --random-cases and --variants: the case list holds them (cases.hpp)
   Target target;
   std::string device = "cpu";
   int device_index = 0;

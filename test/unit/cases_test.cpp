@@ -139,7 +139,7 @@ tests:
   auto expand = [&](int seed, int n) {
     auto m = bb::load_manifest(write_manifest("drawn", text(seed)), "drawn");
     EXPECT_TRUE(m) << (m ? "" : m.error().message);
-    auto cases = bb::expand_cases(*m, n);
+    auto cases = bb::expand_cases(*m, bb::CaseExpansion{n, 0});
     EXPECT_TRUE(cases) << (cases ? "" : cases.error().message);
     return *cases;
   };

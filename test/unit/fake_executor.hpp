@@ -265,13 +265,13 @@ class FakeWorkers : public std::enable_shared_from_this<FakeWorkers> {
   // The case `index` of the manifest's op, as a worker reads it.
   bb::Expected<const bb::ConcreteCase*> case_of(const bb::PrepareRequest& p) {
     std::lock_guard lock(mutex_);
-    const std::string key = fmt::format("{}#{}#{}#{}", p.manifest, p.op, p.seed ? std::to_string(*p.seed) : "", p.random_cases);
+    const std::string key = fmt::format("{}#{}#{}#{}", p.manifest, p.op, p.seed ? std::to_string(*p.seed) : "", bb::expansion_key(p.expansion));
     auto& slot = cases_[key];
     if (!slot) {
       auto m = bb::load_manifest(p.manifest, p.op);
       if (!m) return m.error();
       if (p.seed) m->seed = *p.seed;
-      auto cases = bb::expand_cases(*m, p.random_cases);
+      auto cases = bb::expand_cases(*m, p.expansion);
       if (!cases) return cases.error();
       slot = std::make_unique<std::vector<bb::ConcreteCase>>(std::move(*cases));
     }

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 6
+#define BB_DEVICE_RUNTIME_VERSION 7
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -62,7 +62,9 @@ typedef struct bb_device_range {
 
 /* An input made on the device (see fill): the host's initialiser `kind` (randn 0, uniform 1,
  * randint 2, ones 3, zeros 4, arange 5, full 6; detail/init_values.h) with its parameters a, b
- * and the tensor's seed, stored as the dtype of DLPack code and bits. */
+ * and the tensor's seed, stored as the dtype of DLPack code and bits; a value variant's `twist`
+ * (detail/init_values.h's Twist: 0 none, scaled 1, mixed 2, some NaN 3, some infinities 4) with
+ * its power of two. */
 typedef struct bb_fill_spec {
   uint32_t struct_size;
   uint32_t kind;
@@ -71,6 +73,8 @@ typedef struct bb_fill_spec {
   uint64_t seed;
   uint8_t code;
   uint8_t bits;
+  uint32_t twist;
+  int32_t twist_log2;
 } bb_fill_spec;
 
 typedef struct bb_device_runtime {
@@ -194,6 +198,13 @@ typedef struct bb_device_runtime {
    * kernel holds the stream). The persisting set-aside is left as it is. A runtime without
    * persisting lines does nothing. */
   int (*reset_persisting)(const bb_device_range* ranges, int count, void* stream, int settings);
+
+  /* Version 7: value variants (bb_fill_spec's twist) and the scale of what is expected. */
+
+  /* The largest finite |x| over the n elements of a floating dtype (as mismatches reads them;
+   * 0 where none is finite), and whether any is NaN or infinite: the host's expected_scale
+   * (allclose.hpp). Blocks until known. */
+  int (*expected_scale)(uint8_t code, uint8_t bits, const void* data, size_t n, double* max_abs, int* nonfinite);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

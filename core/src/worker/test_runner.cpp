@@ -76,13 +76,13 @@ ProbeReply TestRunner::probe(const ProbeRequest& request) {
 // Caches.
 
 Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manifest, const std::string& op,
-                                                        std::optional<uint64_t> seed, int random_cases) {
-  auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", random_cases)];
+                                                        std::optional<uint64_t> seed, const CaseExpansion& expansion) {
+  auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", expansion_key(expansion))];
   if (!slot) {
     auto m = load_manifest(manifest, op);
     if (!m) return m.error();
     if (seed) m->seed = *seed;
-    auto cases = expand_cases(*m, random_cases);
+    auto cases = expand_cases(*m, expansion);
     if (!cases) return cases.error();
     slot = std::make_unique<OpData>(OpData{std::move(*m), std::move(*cases)});
   }
@@ -379,7 +379,7 @@ void TestRunner::capture_integrity(const std::string& device) {
 Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   Steps step;
   sessions_.erase(req.session);
-  auto data = op_data(req.manifest, req.op, req.seed, req.random_cases);
+  auto data = op_data(req.manifest, req.op, req.seed, req.expansion);
   if (!data) return reply_error(data.error().message);
   if (req.case_index < 0 || static_cast<size_t>(req.case_index) >= (*data)->cases.size())
     return reply_error(fmt::format("case index {} out of range", req.case_index));
@@ -697,6 +697,7 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
     error = v.error;
     body["ok"] = v.ok;
     body["why"] = v.why;
+    if (v.zeros_pass) body["zeros_pass"] = *v.zeros_pass;
   } else {
     checker_.unwatch();
   }

@@ -68,7 +68,8 @@ class TestRunner {
     std::vector<ConcreteCase> cases;
   };
   struct Session;
-  Expected<const OpData*> op_data(const std::string& manifest, const std::string& op, std::optional<uint64_t> seed, int random_cases);
+  Expected<const OpData*> op_data(const std::string& manifest, const std::string& op, std::optional<uint64_t> seed,
+                                   const CaseExpansion& expansion);
   Expected<const PluginLibrary*> library(const std::string& path, const std::string& op);
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
   Expected<ExecPlace> place_for(const std::string& device, int index);

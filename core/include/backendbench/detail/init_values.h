@@ -202,6 +202,37 @@ BB_HD inline double value(uint32_t kind, double a, double b, uint64_t seed, uint
   }
 }
 
+// ---- value variants (the host's value_variants.hpp): what an initialiser made, made extreme
+enum Twist : uint32_t { kAsMade = 0, kScaled = 1, kMixed = 2, kSomeNan = 3, kSomeInf = 4 };
+
+// 2^e, exactly, for e in [-1074, 1023] (below -1022: a subnormal).
+BB_HD inline double pow2(int32_t e) {
+  if (e >= -1022) return double_of(static_cast<uint64_t>(e + 1023) << 52);
+  return double_of(uint64_t{1} << (e + 1074));
+}
+// v of element i as twist `twist` with power `p` makes it: scaled by 2^p (one rounding, none
+// while the result stays normal); scaled by 2^e, e uniform in [-p, p], its sign flipped half the
+// time; one element in 16 NaN, or +-infinity. The draws are a stream of the tensor's seed of
+// their own, so the values underneath are the case's.
+BB_HD inline double twisted(uint32_t twist, int32_t p, double v, uint64_t seed, uint64_t i) {
+  if (twist == kAsMade) return v;
+  const uint64_t r = random_bits(seed ^ 0x74776973742d7631ull, i);
+  switch (twist) {
+    case kScaled: return mul(v, pow2(p));
+    case kMixed: {
+      const int32_t e = static_cast<int32_t>(r % static_cast<uint64_t>(2 * p + 1)) - p;
+      const double w = mul(v, pow2(e));
+      return (r >> 63) != 0 ? -w : w;
+    }
+    case kSomeNan: return (r & 15) == 0 ? double_of(0x7ff8000000000000ull) : v;
+    default: return (r & 15) == 0 ? double_of((r >> 63) != 0 ? 0xfff0000000000000ull : 0x7ff0000000000000ull) : v;
+  }
+}
+// Element i as an initialiser makes it, twisted.
+BB_HD inline double made(uint32_t kind, double a, double b, uint32_t twist, int32_t p, uint64_t seed, uint64_t i) {
+  return twisted(twist, p, value(kind, a, b, seed, i), seed, i);
+}
+
 // ---- storing a value as a dtype (DLPack code and bits), as the host's store_element does
 enum Code : uint8_t { kInt = 0, kUInt = 1, kFloat = 2, kBfloat = 4, kBool = 6 };
 

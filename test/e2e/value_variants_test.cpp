@@ -1,0 +1,101 @@
+// Value variants (cases.hpp, value_variants.hpp): bugs that random values miss, found on the
+// default cases; the honest shipped implementations pass every variant.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The variants (the part after '~') of the cases `impl` got `verdict` on.
+std::set<std::string> variants_with(const nlohmann::json& r, const std::string& impl, const std::string& verdict) {
+  std::set<std::string> out;
+  for (const auto& t : e2e::tests_of(r, impl))
+    if (t["verdict"] == verdict) out.insert(t.value("variant", ""));
+  return out;
+}
+
+}  // namespace
+
+// An RMSNorm that forgot eps and a softmax that does not subtract the row's maximum pass every
+// case of manifests as a user first writes them (randn values only: the hole), and fail on the
+// default variants: ~tiny and ~zeros for the first, ~huge for the second. Every FAIL names its
+// variant; the shipped honest implementations beside them pass every variant.
+TEST(ValueVariants, BugsThatRandomValuesMissFailOnTheDefaultCases) {
+  const std::vector<std::string> args{"--custom-ops-root", e2e::fixture_root("value_bugs"), "--correctness-only"};
+
+  const auto plain_logs = e2e::temp_dir("logs");
+  auto plain_args = args;
+  plain_args.insert(plain_args.end(), {"--variants", "none", "--log-dir", plain_logs.string()});
+  const auto plain = backendbench(plain_args);
+  EXPECT_EQ(plain.exit_code, 0) << plain.out << plain.err;  // the hole: every randn case passes
+  const auto p = e2e::read_json(plain_logs / "results.json");
+  EXPECT_EQ(variants_with(p, "rmsnorm__rmsnorm_noeps", "FAIL"), std::set<std::string>{});
+  EXPECT_EQ(variants_with(p, "softmax__softmax_nomax", "FAIL"), std::set<std::string>{});
+  EXPECT_FALSE(e2e::tests_of(p, "rmsnorm__rmsnorm_noeps").empty());
+
+  const auto logs = e2e::temp_dir("logs");
+  auto with_args = args;
+  with_args.insert(with_args.end(), {"--log-dir", logs.string()});
+  const auto run = backendbench(with_args);
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  const auto noeps = variants_with(r, "rmsnorm__rmsnorm_noeps", "FAIL");
+  EXPECT_TRUE(noeps.count("tiny")) << "squares below eps";
+  EXPECT_TRUE(noeps.count("zeros")) << "0 / 0";
+  EXPECT_FALSE(noeps.count("")) << "the manifest's own cases still pass";
+  const auto nomax = variants_with(r, "softmax__softmax_nomax", "FAIL");
+  EXPECT_TRUE(nomax.count("huge")) << "exp overflows";
+  EXPECT_FALSE(nomax.count(""));
+  for (const auto& impl : {"rmsnorm__rmsnorm_noeps", "softmax__softmax_nomax"})
+    for (const auto& t : e2e::tests_of(r, impl)) {
+      if (t["verdict"] != "FAIL") continue;
+      const std::string id = t["case"];
+      EXPECT_NE(id.find("~" + t.value("variant", std::string("?"))), std::string::npos) << "the verdict names its variant: " << t.dump();
+    }
+  EXPECT_NE(run.out.find("~tiny"), std::string::npos) << "the console names the variant: " << run.out;
+  for (const auto& impl : {"rmsnorm__rmsnorm_cpp", "softmax__softmax_cpp"}) {
+    EXPECT_EQ(variants_with(r, impl, "FAIL"), std::set<std::string>{}) << impl;
+    EXPECT_EQ(variants_with(r, impl, "PASS"), (std::set<std::string>{"", "zeros", "tiny", "huge", "mixed", "denormal"})) << impl;
+  }
+}
+
+// The shipped CPU implementations pass every default variant of every correctness case; each
+// variant exists for the ops whose inputs are drawn at random; a case whose outputs are all
+// within the tolerance of 0 says so (zeros_would_pass), and the manifest's own cases do not.
+TEST(ValueVariants, HonestShippedImplementationsPassEveryVariant) {
+  const auto logs = e2e::temp_dir("logs");
+  const auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--correctness-only", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  std::set<std::string> seen;
+  int zeros_cases = 0;
+  for (const auto& t : r["tests"]) {
+    if (t["verdict"] == "SKIPPED") continue;
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    const std::string variant = t.value("variant", "");
+    seen.insert(variant);
+    if (t["op"] == "rmsnorm" && variant.empty()) EXPECT_FALSE(t.value("zeros_would_pass", false)) << t.dump();
+    if (t["op"] == "rmsnorm" && variant == "zeros") {
+      EXPECT_TRUE(t.value("zeros_would_pass", false)) << "zeros in, zeros out: " << t.dump();
+      ++zeros_cases;
+    }
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"", "zeros", "tiny", "huge", "mixed", "denormal"}));
+  EXPECT_GT(zeros_cases, 0);
+}
+
+// `--variants` takes names; a word that is none of them is the command's error, naming it.
+TEST(ValueVariants, AnUnknownVariantIsACommandError) {
+  const auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--variants", "tiny,hugh", "--list"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("'hugh' is no value variant"), std::string::npos) << run.err;
+  const auto listed = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--variants", "tiny", "--list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("~tiny"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("~zeros"), std::string::npos) << listed.out;
+}
