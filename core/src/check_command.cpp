@@ -23,6 +23,7 @@
 #include "list.hpp"
 #include "plan.hpp"
 #include "plugin_library.hpp"
+#include "value_variants.hpp"
 
 namespace bb {
 
@@ -63,6 +64,9 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
   std::vector<std::string> impls, cases;
   app.add_option("--impls", impls, "implementations to check, comma-separated (default: all)")->delimiter(',');
   app.add_option("--cases", cases, "cases to check: case ids or globs of them, comma-separated (default: all)")->delimiter(',');
+  std::string variants = default_variant_option();
+  app.add_option("--variants", variants, "the value variants of every correctness case, as a run makes them (backendbench --help)")
+      ->capture_default_str();
   bool list = false;
   app.add_flag("--list", list, "print what a run would test (ops, implementations, cases), as backendbench --list does");
   if (auto status = parse_command(app, ctx)) return *status;
@@ -78,6 +82,8 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
   // to make its cases.
   PlanOptions options;
   options.probe_timeout = probe_timeout;
+  if (auto set = parse_variant_set(variants); !set) return fmt::print(stderr, "error: --variants {}: {}\n", variants, set.error().message), 2;
+  else options.expansion.variants = *set;
   auto planned = plan_sweep({dir, ops, impls, cases, {}, python}, [&] { return make_isolated_executor(ctx.self.string()); }, options);
   if (!planned) return fmt::print(stderr, "error: {}\n", planned.error().message), 2;
   if (list) return print_listing(*planned);

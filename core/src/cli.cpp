@@ -379,10 +379,11 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--random-cases", o.session.expansion.random_cases,
                  "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
       ->check(CLI::Range(0, 10000));
-  std::string variants = "default";
+  std::string variants = default_variant_option();
   app.add_option("--variants", variants,
                  "value variants of every correctness case (<case>~zeros, ...): default (zeros, tiny, huge, mixed, denormal), none, all, "
-                 "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md)")
+                 "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md); BACKENDBENCH_VARIANTS sets "
+                 "the default")
       ->capture_default_str();
   auto& rule = o.session.timing.rule;
   app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(positive());
@@ -480,7 +481,8 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.timing.l2_discard = l2_discard;
   o.session.timing.throttle_threshold = throttle_percent / 100.0;
   if (*seed_opt) o.session.seed = seed;
-  if (auto set = parse_variant_set(variants); !set) return make_error(fmt::format("--variants {}: {}", variants, set.error().message));
+  if (auto set = parse_variant_set(variants); !set)
+    return make_error(fmt::format("--variants {}{}: {}", variants, app.count("--variants") ? "" : " (from BACKENDBENCH_VARIANTS)", set.error().message));
   else o.session.expansion.variants = *set;
   // Absolute, so that results name it wherever they are read (and --resume finds it from anywhere).
   o.session.root = root.empty() ? default_root(exe) : std::filesystem::absolute(root).lexically_normal();

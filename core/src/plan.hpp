@@ -72,7 +72,7 @@ struct OpPlan {
 struct PlanOptions {
   double probe_timeout = 30.0;
   std::optional<uint64_t> seed;  // overrides the manifest's
-  CaseExpansion expansion;        // --random-cases N, --variants (cases.hpp)
+  CaseExpansion expansion = default_expansion();  // --random-cases N, --variants (cases.hpp)
   // Probe up to `parallel` libraries at once, each thread with an executor of its own.
   std::function<std::unique_ptr<Executor>()> make_executor;
   int parallel = 1;

@@ -2,6 +2,7 @@
 
 #include <backendbench/detail/init_values.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
@@ -94,6 +95,11 @@ std::string variant_set_text(VariantSet s) {
   for (const auto& r : kVariants)
     if (s & variant_bit(r.variant)) names.push_back(r.name);
   return fmt::format("{}", fmt::join(names, ","));
+}
+
+std::string default_variant_option() {
+  const char* v = std::getenv("BACKENDBENCH_VARIANTS");
+  return v && *v ? v : "default";
 }
 
 InitSpec vary_init(const InitSpec& base, ValueVariant v, DType t) {

@@ -38,6 +38,8 @@ std::optional<ValueVariant> parse_variant(std::string_view name);
 Expected<VariantSet> parse_variant_set(std::string_view text);
 // The set as parse_variant_set reads it back: "default", "none", "all" or the names.
 std::string variant_set_text(VariantSet s);
+// What --variants is when not given: BACKENDBENCH_VARIANTS where set, else "default".
+std::string default_variant_option();
 
 // `base` (an input's initialiser) as variant `v` makes it for dtype `t`: zeros; the same draws
 // scaled by a power of two (tiny: near the smallest normals' side of the values a kernel meets,

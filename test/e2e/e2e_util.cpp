@@ -13,6 +13,13 @@
 
 namespace e2e {
 
+namespace {
+// Value variants multiply every correctness case by six: the tests of other features run without
+// them (BACKENDBENCH_VARIANTS, inherited by every run the tests start); those of the variants
+// say `--variants` (value_variants_test.cpp).
+const int kNoVariants = setenv("BACKENDBENCH_VARIANTS", "none", 0);
+}  // namespace
+
 Run backendbench(const std::vector<std::string>& args, double timeout_s) {
   std::vector<std::string> argv{BB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -2,6 +2,8 @@
 // default cases; the honest shipped implementations pass every variant.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <set>
 
 #include "e2e_util.hpp"
@@ -10,6 +12,21 @@ using e2e::backendbench;
 namespace fs = std::filesystem;
 
 namespace {
+
+// Sets (or, with nullptr, unsets) an environment variable for a scope, then puts it back.
+struct bb_env_guard {
+  std::string name;
+  std::optional<std::string> old;
+  bb_env_guard(const char* n, const char* value) : name(n) {
+    if (const char* v = std::getenv(n)) old = v;
+    if (value) setenv(n, value, 1);
+    else unsetenv(n);
+  }
+  ~bb_env_guard() {
+    if (old) setenv(name.c_str(), old->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
 
 // The variants (the part after '~') of the cases `impl` got `verdict` on.
 std::set<std::string> variants_with(const nlohmann::json& r, const std::string& impl, const std::string& verdict) {
@@ -27,6 +44,8 @@ std::set<std::string> variants_with(const nlohmann::json& r, const std::string& 
 // variant; the shipped honest implementations beside them pass every variant.
 TEST(ValueVariants, BugsThatRandomValuesMissFailOnTheDefaultCases) {
   const std::vector<std::string> args{"--custom-ops-root", e2e::fixture_root("value_bugs"), "--correctness-only"};
+  // The defaults: the other e2e tests run with BACKENDBENCH_VARIANTS=none (e2e_util.cpp).
+  const bb_env_guard defaults{"BACKENDBENCH_VARIANTS", nullptr};
 
   const auto plain_logs = e2e::temp_dir("logs");
   auto plain_args = args;
@@ -69,6 +88,7 @@ TEST(ValueVariants, BugsThatRandomValuesMissFailOnTheDefaultCases) {
 // within the tolerance of 0 says so (zeros_would_pass), and the manifest's own cases do not.
 TEST(ValueVariants, HonestShippedImplementationsPassEveryVariant) {
   const auto logs = e2e::temp_dir("logs");
+  const bb_env_guard defaults{"BACKENDBENCH_VARIANTS", nullptr};
   const auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--correctness-only", "--log-dir", logs.string()});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   const auto r = e2e::read_json(logs / "results.json");
@@ -98,4 +118,21 @@ TEST(ValueVariants, AnUnknownVariantIsACommandError) {
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_NE(listed.out.find("~tiny"), std::string::npos) << listed.out;
   EXPECT_EQ(listed.out.find("~zeros"), std::string::npos) << listed.out;
+  // BACKENDBENCH_VARIANTS sets the default; the command line wins; a bad one names where it came from.
+  {
+    const bb_env_guard env{"BACKENDBENCH_VARIANTS", "zeros"};
+    const auto by_env = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--list"});
+    EXPECT_NE(by_env.out.find("~zeros"), std::string::npos) << by_env.out;
+    EXPECT_EQ(by_env.out.find("~tiny"), std::string::npos) << by_env.out;
+  }
+  {
+    const bb_env_guard env{"BACKENDBENCH_VARIANTS", "hugh"};
+    const auto bad = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--list"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("(from BACKENDBENCH_VARIANTS)"), std::string::npos) << bad.err;
+  }
+  const bb_env_guard defaults{"BACKENDBENCH_VARIANTS", nullptr};
+  const auto plain = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "myop", "--list"});
+  for (const char* v : {"~zeros", "~tiny", "~huge", "~mixed", "~denormal"}) EXPECT_NE(plain.out.find(v), std::string::npos) << v;
+  EXPECT_EQ(plain.out.find("~nan"), std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include "expr.hpp"
 #include "manifest.hpp"
 #include "npy.hpp"
+#include "value_variants.hpp"
 
 namespace {
 
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::size_t points = 1;
         for (const auto& c : m->cases)
           for (const auto& [name, values] : c.params) points *= std::max<std::size_t>(1, values.size());
-        if (points <= 4096) (void)bb::expand_cases(*m, 2);
+        if (points <= 4096) (void)bb::expand_cases(*m, bb::CaseExpansion{2, bb::kAllVariants});
       }
       break;
     }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cases.hpp"
+#include "value_variants.hpp"
 #include "temp_manifest.hpp"
 
 namespace {
@@ -222,4 +223,92 @@ tests:
                "tests: {correctness: [{name: a, params: {n: [2]}, inputs: {x: {shape: [4]}}}]}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("expected low < high, got [2, 1)"), std::string::npos) << bad.error().message;
+}
+
+// Value variants: after every case of the manifest and every random one (their places kept), each
+// correctness case's variants that some input gets: "<name>~<variant>" before the parameters, the
+// case's seed, the inputs that get it changed, the others as they were, atol grown with what is
+// expected. By default a floating input drawn at random gets zeros, tiny, huge, mixed, denormal;
+// an input's `variants:` pins or excludes them, a case's `variants:` bounds them, the run's set
+// bounds them all. A pin an input cannot take is an error with its line.
+TEST(Cases, ValueVariantsFollowTheCaseTheManifestAndTheRun) {
+  const char* text = R"(op: vv
+seed: 3
+inputs:
+  - name: x
+  - {name: w, init: ones}
+  - {name: ids, dtype: int32}
+  - {name: logits, variants: [huge, nan]}
+outputs:
+  - {name: y, shape: x, dtype: x}
+tests:
+  correctness:
+    - name: grid
+      params: {n: [4, 8]}
+      inputs: {x: {shape: [n]}, w: {shape: [n]}, ids: {shape: [n]}, logits: {shape: [n]}}
+    - name: bounded
+      variants: [tiny, huge]
+      inputs: {x: {shape: [2]}, w: {shape: [2]}, ids: {shape: [2]}, logits: {shape: [2], variants: none}}
+  performance:
+    - name: big
+      inputs: {x: {shape: [64]}, w: {shape: [64]}, ids: {shape: [64]}, logits: {shape: [64]}}
+)";
+  auto m = bb::load_manifest(write_manifest("vv", text), "vv");
+  ASSERT_TRUE(m) << m.error().message;
+  auto plain = bb::expand_cases(*m, bb::CaseExpansion{0, 0});
+  ASSERT_TRUE(plain) << plain.error().message;
+  ASSERT_EQ(plain->size(), 4u);
+  auto all = bb::expand_cases(*m, bb::CaseExpansion{0, bb::default_variants() | bb::variant_bit(bb::ValueVariant::nan)});
+  ASSERT_TRUE(all) << all.error().message;
+  for (size_t i = 0; i < plain->size(); ++i) EXPECT_EQ((*all)[i].id, (*plain)[i].id);
+  std::vector<std::string> ids;
+  for (size_t i = plain->size(); i < all->size(); ++i) ids.push_back((*all)[i].id);
+  // grid: x's five defaults, logits' huge and nan; bounded: tiny and huge on x alone.
+  EXPECT_EQ(ids, (std::vector<std::string>{
+                     "correctness/grid~zeros[n=4]", "correctness/grid~tiny[n=4]", "correctness/grid~huge[n=4]", "correctness/grid~mixed[n=4]",
+                     "correctness/grid~denormal[n=4]", "correctness/grid~nan[n=4]", "correctness/grid~zeros[n=8]", "correctness/grid~tiny[n=8]",
+                     "correctness/grid~huge[n=8]", "correctness/grid~mixed[n=8]", "correctness/grid~denormal[n=8]", "correctness/grid~nan[n=8]",
+                     "correctness/bounded~tiny", "correctness/bounded~huge"}));
+  const auto& base = (*all)[0];
+  for (size_t i = plain->size(); i < all->size(); ++i) {
+    const auto& c = (*all)[i];
+    EXPECT_EQ(c.index, static_cast<int>(i));
+    EXPECT_EQ(c.kind, bb::CaseKind::correctness);
+    EXPECT_TRUE(c.outputs[0].tolerance.scale_atol) << c.id;
+    if (c.name.rfind("grid", 0) != 0 || std::get<int64_t>(c.params[0].second) != 4) continue;
+    EXPECT_EQ(c.seed, base.seed) << "the case's own draws: " << c.id;
+    EXPECT_EQ(c.name, "grid~" + c.variant);
+    EXPECT_EQ(c.inputs[1].init.kind, bb::InitKind::ones) << "w keeps its constant";
+    EXPECT_EQ(c.inputs[1].init.twist, 0u);
+    EXPECT_EQ(c.inputs[2].init.kind, bb::InitKind::randint) << "ids are integers";
+    EXPECT_EQ(c.inputs[2].init.twist, 0u);
+    const bool on_x = c.variant != "nan", on_logits = c.variant == "huge" || c.variant == "nan";
+    EXPECT_EQ(c.inputs[0].init.kind != base.inputs[0].init.kind || c.inputs[0].init.twist != 0, on_x) << c.id;
+    EXPECT_EQ(c.inputs[3].init.twist != 0, on_logits) << c.id;
+  }
+  EXPECT_FALSE((*plain)[0].outputs[0].tolerance.scale_atol);
+
+  auto error_of = [](const std::string& yaml) {
+    auto mm = bb::load_manifest(write_manifest("vv", yaml), "vv");
+    if (!mm) return mm.error().message;
+    auto cc = bb::expand_cases(*mm, bb::default_expansion());
+    return cc ? std::string() : cc.error().message;
+  };
+  const std::string head = "op: vv\noutputs:\n  - {name: y, shape: x, dtype: x}\ntests:\n  correctness:\n    - inputs: {x: {shape: [2]}}\n";
+  EXPECT_NE(error_of("inputs:\n  - {name: x, dtype: int32, variants: [tiny]}\n" + head).find(":2: input 'x' is int32: of the value variants it can take only zeros"),
+            std::string::npos)
+      << error_of("inputs:\n  - {name: x, dtype: int32, variants: [tiny]}\n" + head);
+  EXPECT_NE(error_of("inputs:\n  - {name: x, variants: [tiny, hugh]}\n" + head).find("'hugh' is no value variant"), std::string::npos);
+  EXPECT_NE(error_of("inputs:\n  - {name: x, init: {npy: x.npy}, variants: [zeros]}\n" + head).find("read from a file"), std::string::npos);
+  EXPECT_EQ(error_of("inputs:\n  - {name: x, dtype: int32, variants: [zeros]}\n" + head), "");
+}
+
+TEST(Cases, VariantSetsReadAndWriteBack) {
+  EXPECT_EQ(*bb::parse_variant_set("default"), bb::default_variants());
+  EXPECT_EQ(*bb::parse_variant_set("none"), 0u);
+  EXPECT_EQ(*bb::parse_variant_set("all"), bb::kAllVariants);
+  EXPECT_EQ(*bb::parse_variant_set("tiny,nan"), bb::variant_bit(bb::ValueVariant::tiny) | bb::variant_bit(bb::ValueVariant::nan));
+  for (const char* s : {"default", "none", "all", "tiny,nan", "zeros"}) EXPECT_EQ(bb::variant_set_text(*bb::parse_variant_set(s)), s);
+  EXPECT_FALSE(bb::parse_variant_set("tiny,,huge"));
+  EXPECT_FALSE(bb::parse_variant_set(""));
 }

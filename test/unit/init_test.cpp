@@ -11,6 +11,7 @@
 
 #include "init.hpp"
 #include "npy.hpp"
+#include "value_variants.hpp"
 
 namespace {
 bb::ConcreteTensor tensor(bb::DType t, std::vector<int64_t> shape, bb::InitSpec init) {
@@ -205,4 +206,72 @@ TEST(Init, TheSharedStoresRoundAsThePluginHeader) {
   EXPECT_TRUE(bb::gen::store(kDLUInt, 8, &u8, 0, -4.0));
   EXPECT_EQ(u8, 0);
   EXPECT_FALSE(bb::gen::store(kDLUInt, 32, &u8, 0, 1.0));  // no dtype of the host's
+}
+
+// Value variants (value_variants.hpp): each is the case's own draws made extreme, element for
+// element, whatever fill path makes them; tiny and huge are the draws scaled by a power of two,
+// exactly; denormal lands below the dtype's smallest normal; mixed flips about half the signs;
+// nan and inf replace about one element in 16 and leave the others as drawn.
+TEST(Init, ValueVariantsAreTheCasesDrawsMadeExtreme) {
+  const int64_t n = 4096;
+  const auto base = tensor(bb::DType::float32, {n}, bb::InitSpec{bb::InitKind::randn, 0.0, 1.0, {}, 0});
+  const auto plain = fill(base, 5);
+  auto as = [&](bb::ValueVariant v, bb::DType d) {
+    auto t = base;
+    t.dtype = d;
+    t.init = bb::vary_init(base.init, v, d);
+    return t;
+  };
+  auto floats = [](const std::vector<uint8_t>& bytes) {
+    std::vector<float> f(bytes.size() / 4);
+    std::memcpy(f.data(), bytes.data(), bytes.size());
+    return f;
+  };
+  const auto x = floats(plain);
+  const auto tiny = floats(fill(as(bb::ValueVariant::tiny, bb::DType::float32), 5));
+  const auto huge = floats(fill(as(bb::ValueVariant::huge, bb::DType::float32), 5));
+  const auto denormal = floats(fill(as(bb::ValueVariant::denormal, bb::DType::float32), 5));
+  const auto mixed = floats(fill(as(bb::ValueVariant::mixed, bb::DType::float32), 5));
+  const auto nan = floats(fill(as(bb::ValueVariant::nan, bb::DType::float32), 5));
+  const auto zeros = floats(fill(as(bb::ValueVariant::zeros, bb::DType::float32), 5));
+  int flipped = 0, nans = 0, subnormal = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(tiny[i], std::ldexp(x[i], -12)) << i;
+    EXPECT_EQ(huge[i], std::ldexp(x[i], 24)) << i;
+    EXPECT_LT(std::fabs(denormal[i]), std::numeric_limits<float>::min()) << i;
+    subnormal += denormal[i] != 0.0f ? 1 : 0;
+    int e = 0;
+    const float m = std::frexp(std::fabs(mixed[i] / x[i]), &e);
+    EXPECT_EQ(m, 0.5f) << "a power of two apart at " << i;
+    EXPECT_LE(std::abs(e - 1), 8) << i;
+    flipped += (mixed[i] < 0) != (x[i] < 0) ? 1 : 0;
+    if (std::isnan(nan[i])) ++nans;
+    else EXPECT_EQ(nan[i], x[i]) << i;
+    EXPECT_EQ(zeros[i], 0.0f);
+  }
+  EXPECT_GT(subnormal, n * 9 / 10);
+  EXPECT_NEAR(flipped, n / 2, n / 10);
+  EXPECT_NEAR(nans, n / 16, n / 40);
+  // Element by element (the device's path) as the whole fill (the host's), every variant and dtype.
+  for (int v = 0; v < bb::kValueVariantCount; ++v)
+    for (bb::DType d : {bb::DType::float32, bb::DType::float16, bb::DType::bfloat16, bb::DType::float64}) {
+      const auto t = as(static_cast<bb::ValueVariant>(v), d);
+      const auto whole = fill(t, 5);
+      std::vector<uint8_t> one(bb::dtype_size(d));
+      for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{77}, n - 1}) {
+        bb::store_element(d, one.data(), 0, *bb::init_value(t.init, 5, static_cast<std::size_t>(i)));
+        EXPECT_EQ(std::memcmp(one.data(), whole.data() + i * one.size(), one.size()), 0)
+            << bb::variant_name(static_cast<bb::ValueVariant>(v)) << " " << bb::dtype_name(d) << " at " << i;
+      }
+    }
+  // float16's denormals: below 2^-14, most not zero.
+  const auto h = fill(as(bb::ValueVariant::denormal, bb::DType::float16), 5);
+  int h_subnormal = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t b;
+    std::memcpy(&b, h.data() + 2 * i, 2);
+    EXPECT_EQ(b & 0x7c00u, 0u) << "exponent bits of a subnormal half at " << i;
+    h_subnormal += (b & 0x3ffu) != 0 ? 1 : 0;
+  }
+  EXPECT_GT(h_subnormal, n * 9 / 10);
 }
