@@ -42,6 +42,7 @@ Comparison compare_range(DType t, const void* actual, const void* expected, std:
       }
     }
     if (!ok) {
+      if (!poisoned && floating && !(std::isfinite(a) && std::isfinite(e))) ++c.nonfinite;
       if (c.mismatches == 0) {
         c.first_mismatch = static_cast<int64_t>(i);
         c.actual_at_first = a;
@@ -108,6 +109,7 @@ Comparison compare(DType t, const void* actual, const void* expected, std::size_
     c.count += p.count;
     c.mismatches += p.mismatches;
     c.unwritten += p.unwritten;
+    c.nonfinite += p.nonfinite;
     c.max_abs_error = std::max(c.max_abs_error, p.max_abs_error);
     c.max_rel_error = std::max(c.max_rel_error, p.max_rel_error);
   }

@@ -17,6 +17,7 @@ struct Comparison {
   int64_t count = 0;           // elements compared
   int64_t mismatches = 0;      // elements outside tolerance (unwritten included)
   int64_t unwritten = 0;       // mismatching elements that still hold the poison pattern
+  int64_t nonfinite = 0;       // mismatching elements NaN or infinite on one side (or infinities of two signs)
   double max_abs_error = 0.0;  // over finite pairs
   double max_rel_error = 0.0;  // over finite pairs with expected != 0
   int64_t first_mismatch = -1; // linear index

@@ -96,12 +96,17 @@ std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView
                        fmt::format("output '{}': {} of {} elements left unwritten (still poisoned); first at {}", o.name, cmp.unwritten,
                                    cmp.count, mm.first_index),
                        mm};
+    // The errors are over finite pairs: where NaN or infinities made the difference, say so
+    // rather than "max abs error 0".
+    std::string errors;
+    if (cmp.nonfinite < cmp.mismatches)
+      errors = fmt::format("max abs error {}, max rel error {}", format_value(cmp.max_abs_error), format_value(cmp.max_rel_error));
+    if (cmp.nonfinite > 0)
+      errors += fmt::format("{}{} NaN or infinite on one side only", errors.empty() ? "" : "; ", cmp.nonfinite == cmp.mismatches ? "all" : std::to_string(cmp.nonfinite));
     return Judgement{Verdict::fail,
-                     fmt::format("output '{}': {} of {} elements differ ({}, rtol {}); max abs error {}, max rel error {}; first at {}: "
-                                 "got {}, expected {}",
-                                 o.name, cmp.mismatches, cmp.count, atol_text, o.tolerance.rtol, format_value(cmp.max_abs_error),
-                                 format_value(cmp.max_rel_error), mm.first_index, format_value(cmp.actual_at_first),
-                                 format_value(cmp.expected_at_first)),
+                     fmt::format("output '{}': {} of {} elements differ ({}, rtol {}); {}; first at {}: got {}, expected {}", o.name,
+                                 cmp.mismatches, cmp.count, atol_text, o.tolerance.rtol, errors, mm.first_index,
+                                 format_value(cmp.actual_at_first), format_value(cmp.expected_at_first)),
                      mm};
   }
   return std::nullopt;

@@ -265,7 +265,7 @@ TEST(PythonImpl, AWorkersUserExistsForWhatItRuns) {
     std::vector<std::string> argv{"/usr/bin/env", "-i", "BB_TEST_HOST_HOME=" + host_home.string()};
     if (!empty_env) argv.insert(argv.end(), {"HOME=" + host_home.string(), "USER=someone", "LOGNAME=someone", "PATH=/usr/bin:/bin"});
     argv.insert(argv.end(), {BB_BINARY, "--custom-ops-root", e2e::fixture_root("python_user"), "--log-dir", logs.string(),
-                             "--correctness-only", "--test-timeout", "30"});
+                             "--correctness-only", "--test-timeout", "30", "--variants", "none"});
     // The interpreter whose packages hold PyTorch, named (the empty environment has no PATH to
     // find it by): a venv's, where the test's PATH leads to one that imports it.
     if (const auto python = python_on_path(); !python.empty() && e2e::run_program({python, "-c", "import torch"}).exit_code == 0)

@@ -77,6 +77,14 @@ TEST(ValueVariants, BugsThatRandomValuesMissFailOnTheDefaultCases) {
       EXPECT_NE(id.find("~" + t.value("variant", std::string("?"))), std::string::npos) << "the verdict names its variant: " << t.dump();
     }
   EXPECT_NE(run.out.find("~tiny"), std::string::npos) << "the console names the variant: " << run.out;
+  EXPECT_NE(run.out.find("1 case(s) cannot tell an all-zero output from a right one (every expected value within the tolerance of 0), "
+                         "e.g. rmsnorm correctness/faint"),
+            std::string::npos)
+      << run.out;
+  for (const auto& t : e2e::tests_of(r, "rmsnorm__rmsnorm_cpp"))
+    EXPECT_EQ(t.value("zeros_would_pass", false), t["case"] == "correctness/faint" || t.value("variant", "") == "zeros" || t.value("variant", "") == "denormal")
+        << t.dump();
+  EXPECT_NE(run.out.find("NaN or infinite on one side only"), std::string::npos) << "not \"max abs error 0\": " << run.out;
   for (const auto& impl : {"rmsnorm__rmsnorm_cpp", "softmax__softmax_cpp"}) {
     EXPECT_EQ(variants_with(r, impl, "FAIL"), std::set<std::string>{}) << impl;
     EXPECT_EQ(variants_with(r, impl, "PASS"), (std::set<std::string>{"", "zeros", "tiny", "huge", "mixed", "denormal"})) << impl;

@@ -39,6 +39,31 @@ TEST(Allclose, NanAndInfPositionsMustMatch) {
   EXPECT_EQ(cmp({0.0f}, {NAN}, tol).mismatches, 1);
   EXPECT_EQ(cmp({INFINITY}, {-INFINITY}, tol).mismatches, 1);
   EXPECT_EQ(cmp({1e30f}, {INFINITY}, tol).mismatches, 1);
+  // Counted apart: the errors are over finite pairs alone (a NaN is no "max abs error 0").
+  const auto c = cmp({NAN, 2.0f, INFINITY, 5.0f}, {0.0f, 2.0f, 1.0f, 4.0f}, tol);
+  EXPECT_EQ(c.mismatches, 3);
+  EXPECT_EQ(c.nonfinite, 2);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.max_abs_error), 1.0f);
+}
+
+// A value variant's atol grows with the largest finite |expected| above 1; whether zeros would
+// pass is read from the same scale (NaN or infinity expected: never).
+TEST(Allclose, AScaledAtolAndZerosThatWouldPass) {
+  bb::Tolerance tol{1e-5, 1e-3, true};
+  EXPECT_TRUE(cmp({1e6f + 5.0f, 1.0f}, {1e6f, 1.0f}, tol).passed()) << "5 within 1e-5 * 1e6 + 1e-3 * 1e6";
+  tol.scale_atol = false;
+  EXPECT_TRUE(cmp({1e6f + 5.0f, 1.0f}, {1e6f, 1.0f}, tol).passed()) << "rtol alone covers the large one";
+  EXPECT_FALSE(cmp({1e6f, 1.0f + 1e-3f}, {1e6f, 1.0f - 1e-3f}, tol).passed()) << "2e-3 off at 1, unscaled";
+  tol.scale_atol = true;
+  EXPECT_TRUE(cmp({1e6f, 1.0f + 1e-3f}, {1e6f, 1.0f - 1e-3f}, tol).passed()) << "within 1e-5 * 1e6 = 10";
+  const std::vector<float> small{1e-6f, -2e-6f}, big{1e-6f, 3.0f}, odd{0.0f, NAN};
+  auto scale = [](const std::vector<float>& v) { return bb::expected_scale(bb::DType::float32, v.data(), v.size()); };
+  EXPECT_FLOAT_EQ(static_cast<float>(scale(big).max_abs), 3.0f);
+  EXPECT_TRUE(scale(odd).nonfinite);
+  EXPECT_TRUE(bb::zeros_would_pass(bb::Tolerance{1e-5, 1e-3}, scale(small)));
+  EXPECT_FALSE(bb::zeros_would_pass(bb::Tolerance{1e-5, 1e-3}, scale(big)));
+  EXPECT_FALSE(bb::zeros_would_pass(bb::Tolerance{1e-5, 1e-3, true}, scale(big)));
+  EXPECT_FALSE(bb::zeros_would_pass(bb::Tolerance{1e-5, 1e-3}, scale(odd)));
 }
 
 TEST(Allclose, PoisonedElementsAreUnwritten) {

@@ -20,6 +20,18 @@
 
 namespace {
 
+// The tests of the sweep's machinery count cases: without value variants (cases.hpp).
+[[maybe_unused]] bb::SessionOptions no_variants() {
+  bb::SessionOptions o;
+  o.expansion = {};
+  return o;
+}
+[[maybe_unused]] bb::PlanOptions no_variant_plan() {
+  bb::PlanOptions o;
+  o.expansion = {};
+  return o;
+}
+
 using bb_fake::Answer;
 using bb_fake::FakeExecutor;
 using bb_fake::FakeWorkers;
@@ -49,7 +61,7 @@ class JobRunner : public ::testing::Test {
     ASSERT_TRUE(folders) << folders.error().message;
     auto probe = fake->make();
     for (const auto& f : *folders) {
-      auto p = bb::plan_op(f, *probe, bb::PlanOptions{});
+      auto p = bb::plan_op(f, *probe, no_variant_plan());
       ASSERT_TRUE(p) << p.error().message;
       ASSERT_TRUE(p->failures.empty()) << p->failures.front().error;
       plans.push_back(std::move(*p));
@@ -122,7 +134,7 @@ class JobRunner : public ::testing::Test {
 
   TempOpsRoot root;
   std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
-  bb::SessionOptions options;
+  bb::SessionOptions options = no_variants();  // value variants are cases_test's and value_variants_test's
   std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::cpu_device_kind()}};
   std::vector<bb::OpPlan> plans;
   std::unique_ptr<bb::SweepContext> ctx;
@@ -511,7 +523,7 @@ TEST_F(JobRunner, TheBaselinesWorkerIsNotFrozenBeforeTheTestIsTimed) {
 // know, a MIG instance (named otherwise there), nor workers kept in the host.
 TEST(WorkerWalls, AWorkerOfAGpuSlotSeesItsDeviceAlone) {
   std::vector<bb::OpPlan> plans;
-  bb::SessionOptions o;
+  bb::SessionOptions o = no_variants();
   o.isolate = true;
   bb::DeviceKind cuda;
   cuda.name = "cuda";
@@ -547,7 +559,7 @@ TEST(WorkerWalls, TheSharedReferenceWorkerSeesEveryReferenceLibraryAndNoImplemen
     std::ofstream((dir / name).string()) << "x";
     libraries.push_back((dir / name).string());
   }
-  bb::SessionOptions o;
+  bb::SessionOptions o = no_variants();
   o.isolate = true;
   auto hidden = [&](const std::vector<std::string>& own) {
     auto files = bb::walls_for(o, {}, libraries, own).spec.hidden_files;

@@ -22,6 +22,18 @@
 
 namespace {
 
+// The tests of the sweep's machinery count cases: without value variants (cases.hpp).
+[[maybe_unused]] bb::SessionOptions no_variants() {
+  bb::SessionOptions o;
+  o.expansion = {};
+  return o;
+}
+[[maybe_unused]] bb::PlanOptions no_variant_plan() {
+  bb::PlanOptions o;
+  o.expansion = {};
+  return o;
+}
+
 using bb_fake::Answer;
 using bb_fake::FakeWorkers;
 using bb_fake::Kernel;
@@ -130,7 +142,7 @@ class Session : public ::testing::Test {
 
   TempOpsRoot root;
   std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
-  bb::SessionOptions options;
+  bb::SessionOptions options = no_variants();  // value variants are cases_test's and value_variants_test's
   Recorder rec;
 
  private:

@@ -618,6 +618,14 @@ class ConsoleReporter final : public Reporter {
       for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
       fmt::print(out, "tests per device: {}\n", line);
     }
+    // Cases of the manifest's own that an implementation writing zeros would pass (value variants
+    // of zeros and denormals are such cases by design: not listed).
+    std::set<std::string> blind;
+    for (const auto& r : s.tests)
+      if (r.outcome.zeros_pass && r.id.variant.empty()) blind.insert(r.id.op + " " + r.id.case_id);
+    if (!blind.empty())
+      fmt::print(out, "{} case(s) cannot tell an all-zero output from a right one (every expected value within the tolerance of 0), e.g. {}\n",
+                 blind.size(), *blind.begin());
     // A busy host reads code as slower: said beside the figures it may have moved.
     for (const auto& d : disturbances(s.host_load))
       fmt::print(out, "the host was busy while the tests ran: {}; timings may read slow for that alone (compare --confirm re-times)\n", d);
