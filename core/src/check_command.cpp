@@ -119,11 +119,6 @@ int check_command(CLI::App& app, const CommandContext& ctx) {
         ++warnings;
         continue;
       }
-      if (device.empty()) {
-        fmt::print("  error      {}: declares devices {}, the manifest lists {}: it would never run\n", i.name,
-                   join_or(i.info.devices, "none"), fmt::join(p.manifest.devices, ", "));
-        ++errors;
-      }
       // The cases it will skip by what it declares (dtypes, preconditions), grouped by reason.
       std::vector<std::pair<std::string, std::vector<std::string>>> skips;
       std::size_t its_cases = 0, skipped = 0;

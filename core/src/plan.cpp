@@ -372,6 +372,10 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
       plan.failures.push_back({lib, reply.error});
       continue;
     }
+    if (const auto why = unknown_info_entries(reply.info); !why.empty()) {
+      plan.failures.push_back({lib, fmt::format("{}: {}", lib.string(), why)});
+      continue;
+    }
     infos[library_stem(lib)] = reply.info;
     if (reply.has_reference) references.emplace_back(lib, reply.info);
     if (reply.has_kernel_impl) {
@@ -421,6 +425,15 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   impls.insert(impls.end(), unavailable.begin(), unavailable.end());
   plan.impls = std::move(impls);
   for (auto& i : plan.impls) i.device = device_for(i.info, plan.manifest);
+  // One that runs on none of the op's devices would be skipped on every case: unusable, in
+  // `check` and in a run alike.
+  std::erase_if(plan.impls, [&](const Implementation& i) {
+    if (!i.device.empty() || !i.unavailable.empty()) return false;
+    plan.failures.push_back({i.library, fmt::format("{}: declares devices {}; the manifest {} lists {}: it would never run", i.library.string(),
+                                                    fmt::join(i.info.devices, ", "), plan.manifest.path.string(),
+                                                    fmt::join(plan.manifest.devices, ", "))});
+    return true;
+  });
 
   // Baselines: the reference by default, or the implementation the manifest names; per device
   // when the manifest gives a map.

@@ -25,6 +25,11 @@ struct PluginInfo {
   std::vector<std::string> preconditions;  // conditions every supported case meets (expr.hpp)
 };
 
+// What in an info record names no device or no dtype (a typo: "cpus", "bfloat"), each with the
+// nearest known name; "" where every entry is known. An implementation whose record has one is
+// unusable (its cases would be skipped without a word), in `check` and in a run alike.
+std::string unknown_info_entries(const PluginInfo& info);
+
 struct PluginLibrary {
   DynamicLibrary library;
   bb_kernel_fn kernel_impl = nullptr;  // <op>_kernel_impl, if exported
