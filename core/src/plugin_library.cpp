@@ -22,16 +22,17 @@ std::string unknown_info_entries(const PluginInfo& info) {
   std::vector<std::string> problems;
   for (const auto& d : info.devices)
     if (std::find(kDevices.begin(), kDevices.end(), d) == kDevices.end())
-      problems.push_back(fmt::format("device '{}' is none{}; expected cpu, cuda or hip", d, did_you_mean(d, kDevices)));
+      problems.push_back(fmt::format("device '{}' is no device{}, expected cpu, cuda or hip", d, did_you_mean(d, kDevices)));
   for (const auto& entry : info.dtypes) {
     const auto colon = entry.find(':');
     const std::string dtype = colon == std::string::npos ? entry : entry.substr(colon + 1);
     if (!parse_dtype(dtype))
-      problems.push_back(fmt::format("dtype '{}'{} is none{}; expected {}{}", dtype, colon == std::string::npos ? "" : " of '" + entry.substr(0, colon) + "'",
-                                     did_you_mean(dtype, dtypes), dtype_names_list(), colon == std::string::npos ? " (or TENSOR:DTYPE)" : ""));
+      problems.push_back(fmt::format("dtype '{}'{} is no dtype{}, expected {}{}", dtype,
+                                     colon == std::string::npos ? "" : " (of tensor '" + entry.substr(0, colon) + "')", did_you_mean(dtype, dtypes),
+                                     dtype_names_list(), colon == std::string::npos ? " (or TENSOR:DTYPE)" : ""));
   }
   if (problems.empty()) return "";
-  return fmt::format("its info record names {}: each of its cases would be skipped; fix the record", fmt::join(problems, "; "));
+  return fmt::format("its info record: {}; every case would be skipped: fix the record", fmt::join(problems, "; "));
 }
 
 namespace {

@@ -1,0 +1,33 @@
+// Nothing lost silently (issue 40): what would have had every case of an implementation skipped
+// without a word is an error, in `check` and in a run alike, naming what was meant.
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+
+// Info records with a misspelt device ("cpus") or dtype ("bfloat"), and one naming a device the
+// manifest does not list: each implementation is unusable with the reason and the nearest name;
+// the right one beside them still runs and passes; the run exits 2 as `check` does.
+TEST(NothingLost, AnInfoRecordsTypoIsAnErrorInCheckAndInARun) {
+  const auto root = e2e::fixture_root("lost");
+  const auto check = backendbench({"check", root});
+  EXPECT_EQ(check.exit_code, 2) << check.out << check.err;
+  for (const char* want : {"scale_devtypo.so: its info record: device 'cpus' is no device (did you mean 'cpu'?), expected cpu, cuda or hip",
+                           "scale_dtypetypo.so: its info record: dtype 'bfloat' is no dtype (did you mean 'bfloat16'?)",
+                           "scale_cudaonly.so: declares devices cuda; the manifest", "lists cpu: it would never run"})
+    EXPECT_NE(check.out.find(want), std::string::npos) << want << "\n" << check.out;
+
+  const auto logs = e2e::temp_dir("logs");
+  const auto run = backendbench({"--custom-ops-root", root, "--correctness-only", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  const std::string said = run.out + run.err;
+  for (const char* want : {"did you mean 'cpu'?", "did you mean 'bfloat16'?", "it would never run"})
+    EXPECT_NE(said.find(want), std::string::npos) << want << "\n" << said;
+  const auto r = e2e::read_json(logs / "results.json");
+  const auto good = e2e::tests_of(r, "scale__scale_good");
+  ASSERT_EQ(good.size(), 2u);
+  for (const auto& t : good) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  for (const char* impl : {"scale__scale_devtypo", "scale__scale_dtypetypo", "scale__scale_cudaonly"})
+    EXPECT_TRUE(e2e::tests_of(r, impl).empty()) << impl << " has no tests: it is an error, not a row of skips";
+}
