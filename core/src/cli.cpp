@@ -359,6 +359,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_option("--run-id", o.session.run_id,
                  "names this run, so its shards can be told from another run's (default: $SLURM_ARRAY_JOB_ID, else $BACKENDBENCH_RUN_ID)");
   app.add_option("--skip-exit-code", o.session.skip_exit_code, "exit with this status when every selected test is SKIPPED");
+  app.add_option("--fail-on-skip", o.session.fail_on_skip,
+                 "exit 1 when more than PERCENT of the selected tests are SKIPPED (0: any), for CI jobs that must not lose coverage")
+      ->check(CLI::Range(0.0, 100.0));
   std::string python;
   app.add_option("--python", python,
                  "the Python interpreter whose packages .py implementations import (default: python3 on the PATH, where it is the build's "

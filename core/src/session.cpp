@@ -479,12 +479,28 @@ class SessionRun {
       for (const auto& i : p.impls) impl_order.emplace_back(p.folder.name, i.name);
     run_.scores = compute_scores(run_.tests, impl_order, o_.perf_p, o_.score_rule);
     const bool all_passed = std::all_of(run_.tests.begin(), run_.tests.end(), [&](const TestResult& r) { return passes(r, o_.score_rule); });
-    const int status = finish(planned.any_unusable() ? 2 : all_passed ? 0 : 1);
+    int code = planned.any_unusable() ? 2 : all_passed ? 0 : 1;
+    if (const std::string why = too_many_skipped(); code == 0 && !why.empty()) {
+      warn(why);
+      code = 1;
+    }
+    const int status = finish(code);
     const bool all_skipped = !run_.tests.empty() && std::all_of(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) {
       return r.outcome.verdict == Verdict::skipped;
     });
     if (status == 0 && all_skipped && o_.skip_exit_code) return *o_.skip_exit_code;
     return status;
+  }
+
+  // --fail-on-skip: where more of the tests than the share allowed were SKIPPED, why (the status
+  // becomes 1); "" otherwise.
+  std::string too_many_skipped() const {
+    if (!o_.fail_on_skip || run_.tests.empty()) return "";
+    const auto skipped = std::count_if(run_.tests.begin(), run_.tests.end(), [](const TestResult& r) { return r.outcome.verdict == Verdict::skipped; });
+    const double percent = 100.0 * static_cast<double>(skipped) / static_cast<double>(run_.tests.size());
+    if (skipped == 0 || percent <= *o_.fail_on_skip) return "";
+    return fmt::format("{} of {} tests SKIPPED ({:.1f}%), more than --fail-on-skip {:g}% allows: exit status 1", skipped, run_.tests.size(), percent,
+                       *o_.fail_on_skip);
   }
 
   // The wall-time breakdown: the time since the last phase ended, as `name`.

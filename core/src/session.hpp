@@ -51,6 +51,9 @@ struct SessionOptions {
   // job id, else BACKENDBENCH_RUN_ID; empty: the sweep's tests and options alone).
   std::string run_id;
   std::optional<int> skip_exit_code;
+  // --fail-on-skip PERCENT: exit 1 where more than this share (percent) of the run's tests was
+  // SKIPPED (0: any), so that a CI job sees coverage that went missing.
+  std::optional<double> fail_on_skip;
   // --resume DIR: the tests that run finished, by (implementation, case, repeat); they are
   // reported as they were and not run again. Its sweep id must be this sweep's.
   struct Resume {

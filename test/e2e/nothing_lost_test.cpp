@@ -31,3 +31,25 @@ TEST(NothingLost, AnInfoRecordsTypoIsAnErrorInCheckAndInARun) {
   for (const char* impl : {"scale__scale_devtypo", "scale__scale_dtypetypo", "scale__scale_cudaonly"})
     EXPECT_TRUE(e2e::tests_of(r, impl).empty()) << impl << " has no tests: it is an error, not a row of skips";
 }
+
+// A run whose tests were partly SKIPPED exits 0 (a CPU machine skips the GPU implementations);
+// --fail-on-skip PERCENT makes more skips than that share a failing status, and says why.
+TEST(NothingLost, FailOnSkipTurnsMissingCoverageIntoAFailingStatus) {
+  const auto root = e2e::fixture_root("preconditions");  // scale_vec4_*: some cases are not a multiple of 4
+  const std::vector<std::string> base{"--custom-ops-root", root, "--ops", "scale", "--impls", "scale_vec4_declared", "--correctness-only"};
+  const auto plain = backendbench(base);
+  EXPECT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  auto strict = base;
+  strict.insert(strict.end(), {"--fail-on-skip", "0"});
+  const auto failed = backendbench(strict);
+  EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  const std::string said = failed.out + failed.err;
+  EXPECT_NE(said.find("tests SKIPPED"), std::string::npos) << said;
+  EXPECT_NE(said.find("more than --fail-on-skip 0% allows: exit status 1"), std::string::npos) << said;
+  auto loose = base;
+  loose.insert(loose.end(), {"--fail-on-skip", "90"});
+  EXPECT_EQ(backendbench(loose).exit_code, 0);
+  auto bad = base;
+  bad.insert(bad.end(), {"--fail-on-skip", "150"});
+  EXPECT_EQ(backendbench(bad).exit_code, 2);
+}
