@@ -4,10 +4,13 @@
 #     [NAME <stem>]             file stem; default <target>. The library is <root>/<op>/<stem>.so
 #     [ROOT <dir>]              the custom-ops root to build into; default ${BACKENDBENCH_ROOT}
 #     [MANIFEST <file>]         the op's gen_input.yaml; default gen_input.yaml beside the caller
-#     [LINK <targets...>])      extra libraries to link
+#     [LINK <targets...>]       extra libraries to link
+#     [NO_EXPORT_CHECK])        build it even where it exports no entry point for its op (a
+#                               fixture of a library the run must refuse)
 #
 # Builds a plugin library into its op's folder of a built custom-ops root, next to a copy of
-# the op's manifest (and of any data/ folder beside it, for .npy initialisers).
+# the op's manifest (and of any data/ folder beside it, for .npy initialisers). A library that
+# exports neither <op>_kernel_impl nor <op>_reference fails the build, naming what it exports.
 # A plugin is timed: built optimised. A project that names no build type gets Release (at
 # find_package(BackendBench), or where this file is included); backendbench_add_plugin warns
 # when a plugin is built without optimisation.
@@ -16,8 +19,10 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   message(STATUS "BackendBench: no CMAKE_BUILD_TYPE given: Release (plugins are timed; -DCMAKE_BUILD_TYPE=... for another)")
 endif()
 
+set(_backendbench_plugin_cmake_dir "${CMAKE_CURRENT_LIST_DIR}")
+
 function(backendbench_add_plugin target)
-  cmake_parse_arguments(ARG "" "OP;NAME;ROOT;MANIFEST" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "NO_EXPORT_CHECK" "OP;NAME;ROOT;MANIFEST" "SOURCES;LINK" ${ARGN})
   if(NOT ARG_OP)
     message(FATAL_ERROR "backendbench_add_plugin(${target}): OP is required")
   endif()
@@ -54,9 +59,18 @@ function(backendbench_add_plugin target)
     # Exported: the entry points and the info record, nothing else, whatever the language (the
     # visibility presets do not reach what nvcc generates, nor code linked in statically).
     set(exports "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
-    file(WRITE "${exports}" "{\n  global:\n    ${ARG_OP}_kernel_impl;\n    ${ARG_OP}_reference;\n    backendbench_plugin_info;\n  local:\n    *;\n};\n")
+    # Every *_kernel_impl and *_reference stays visible too, so that one misspelt is seen (below).
+    file(WRITE "${exports}" "{\n  global:\n    ${ARG_OP}_kernel_impl;\n    ${ARG_OP}_reference;\n    *_kernel_impl;\n    *_reference;\n"
+                            "    backendbench_plugin_info;\n  local:\n    *;\n};\n")
     target_link_options(${target} PRIVATE "-Wl,--version-script=${exports}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${exports}")
+    # A plugin that exports no entry point for its op fails the build, naming what it exports.
+    if(NOT ARG_NO_EXPORT_CHECK)
+      add_custom_command(TARGET ${target} POST_BUILD
+                       COMMAND "${CMAKE_COMMAND}" "-DLIBRARY=$<TARGET_FILE:${target}>" "-DOP=${ARG_OP}" "-DNM=${CMAKE_NM}"
+                               -P "${_backendbench_plugin_cmake_dir}/backendbench_check_exports.cmake"
+                       VERBATIM)
+    endif()
   endif()
   # Timed code built without optimisation times the compiler, not the kernel.
   string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)

@@ -1,5 +1,6 @@
 #include "discovery.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "did_you_mean.hpp"
 #include "dynamic_library.hpp"
 
 namespace bb {
@@ -37,10 +39,32 @@ bool python_implementation(const fs::path& file, const std::string& op) {
   return python_names(file, op + "_kernel_impl") || python_names(file, op + "_reference");
 }
 
+// A Python file that is no implementation but defines a function whose name is a typo of one an
+// implementation defines: what it defines and what it meant; "" for none.
+std::string python_near_miss(const fs::path& file, const std::string& op) {
+  const std::string name = file.filename().string();
+  if (name == "gen_input.py" || name.rfind('_', 0) == 0) return "";
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::string> meant{op + "_kernel_impl", op + "_reference"};
+  for (std::size_t at = text.find("def "); at != std::string::npos; at = text.find("def ", at + 4)) {
+    if (at > 0 && text[at - 1] != '\n' && text[at - 1] != ' ' && text[at - 1] != '\t') continue;
+    std::size_t end = at + 4;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+    const std::string defined = text.substr(at + 4, end - at - 4);
+    if (defined.empty()) continue;
+    if (const std::string m = closest_name(defined, meant); !m.empty())
+      return fmt::format("{}: defines '{}', not '{}': it is no implementation as it is (rename the function, or the file to _{} if it "
+                         "is a helper)", file.string(), defined, m, name);
+  }
+  return "";
+}
+
 // The shared libraries and Python implementations of an op's folder, sorted by file name; an
 // entry that is no regular file (a folder, a dangling link) is not one. Every call takes an
 // error_code: a folder that cannot be listed is an error naming it, never an exception.
-Expected<std::vector<fs::path>> libraries_in(const fs::path& dir, const std::string& op) {
+Expected<std::vector<fs::path>> libraries_in(const fs::path& dir, const std::string& op,
+                                             std::vector<std::pair<fs::path, std::string>>& near_misses) {
   std::vector<fs::path> libraries;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -49,6 +73,8 @@ Expected<std::vector<fs::path>> libraries_in(const fs::path& dir, const std::str
     const auto ext = it->path().extension();
     if (ext == DynamicLibrary::suffix() && it->is_regular_file(st)) libraries.push_back(it->path());
     else if (ext == ".py" && it->is_regular_file(st) && python_implementation(it->path(), op)) libraries.push_back(it->path());
+    else if (ext == ".py" && it->is_regular_file(st))
+      if (auto miss = python_near_miss(it->path(), op); !miss.empty()) near_misses.emplace_back(it->path(), std::move(miss));
   }
   if (ec) return make_error(fmt::format("{}: cannot read the op's folder: {}", dir.string(), ec.message()));
   std::sort(libraries.begin(), libraries.end(), [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
@@ -93,7 +119,7 @@ Expected<std::vector<OpFolder>> discover_ops(const fs::path& root) {
         op.error = fmt::format("{}: cannot read the op's folder: {}", dir.string(), st.message());
       } else {
         if (!fs::is_regular_file(manifest)) continue;
-        auto libraries = libraries_in(dir, op.name);
+        auto libraries = libraries_in(dir, op.name, op.near_misses);
         if (libraries) op.libraries = std::move(*libraries);
         else op.error = libraries.error().message;
       }

@@ -19,6 +19,10 @@ struct OpFolder {
   // is in it are unknown; the message names the folder and the OS error. Such an op is unusable
   // (plan_op returns this as its error); the others are not affected.
   std::string error;
+  // Python files of the folder that define a near miss of `<op>_kernel_impl` or `<op>_reference`
+  // (`myop_kernel_imp`) and so are no implementation: each an error naming the file and the
+  // name, rather than a file ignored in silence (plan_op makes them failures).
+  std::vector<std::pair<std::filesystem::path, std::string>> near_misses;
 };
 
 // Whether a Python file's text names `symbol` (read, never run: the host does not load Python).

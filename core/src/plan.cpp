@@ -212,6 +212,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
   OpPlan plan;
   plan.folder = folder;
+  for (const auto& [file, why] : folder.near_misses) plan.failures.push_back({file, why});
   std::map<std::string, nlohmann::json> surveyed;  // Python files already surveyed, by path
   // The sweep's survey (under way beside this, if any): waited for once this folder needs it.
   auto take_sweeps = [&] {

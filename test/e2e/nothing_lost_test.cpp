@@ -6,6 +6,7 @@
 
 using e2e::backendbench;
 
+// A Python file whose function is a near miss of scale_kernel_impl is an error too, naming both.
 // Info records with a misspelt device ("cpus") or dtype ("bfloat"), and one naming a device the
 // manifest does not list: each implementation is unusable with the reason and the nearest name;
 // the right one beside them still runs and passes; the run exits 2 as `check` does.
@@ -13,16 +14,18 @@ TEST(NothingLost, AnInfoRecordsTypoIsAnErrorInCheckAndInARun) {
   const auto root = e2e::fixture_root("lost");
   const auto check = backendbench({"check", root});
   EXPECT_EQ(check.exit_code, 2) << check.out << check.err;
+  EXPECT_EQ(check.out.find("helpers.py"), std::string::npos) << "a helper module is left alone: " << check.out;
   for (const char* want : {"scale_devtypo.so: its info record: device 'cpus' is no device (did you mean 'cpu'?), expected cpu, cuda or hip",
                            "scale_dtypetypo.so: its info record: dtype 'bfloat' is no dtype (did you mean 'bfloat16'?)",
-                           "scale_cudaonly.so: declares devices cuda; the manifest", "lists cpu: it would never run"})
+                           "scale_cudaonly.so: declares devices cuda; the manifest", "lists cpu: it would never run",
+                           "scale_misnamed.py: defines 'scale_kernel_imp', not 'scale_kernel_impl': it is no implementation as it is"})
     EXPECT_NE(check.out.find(want), std::string::npos) << want << "\n" << check.out;
 
   const auto logs = e2e::temp_dir("logs");
   const auto run = backendbench({"--custom-ops-root", root, "--correctness-only", "--log-dir", logs.string()});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   const std::string said = run.out + run.err;
-  for (const char* want : {"did you mean 'cpu'?", "did you mean 'bfloat16'?", "it would never run"})
+  for (const char* want : {"did you mean 'cpu'?", "did you mean 'bfloat16'?", "it would never run", "defines 'scale_kernel_imp'"})
     EXPECT_NE(said.find(want), std::string::npos) << want << "\n" << said;
   const auto r = e2e::read_json(logs / "results.json");
   const auto good = e2e::tests_of(r, "scale__scale_good");

@@ -1,6 +1,7 @@
 // Selective build of the shipped ops (-DBACKENDBENCH_OPS), as ExecuTorch's selective build:
 // configured for real; only the named ops get targets; an unknown name stops the configure
 // with the list of what exists.
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -106,4 +107,32 @@ extern "C" BB_EXPORT int gemmop_kernel_impl(const bb_call* call) {
                                 300);
   ASSERT_EQ(debug.exit_code, 0) << debug.out << debug.err;
   EXPECT_NE(debug.err.find("gemmop_cpp (gemmop/gemmop_cpp) is built without optimisation"), std::string::npos) << debug.err;
+
+  // An op's name misspelt in BB_KERNEL_IMPL: the build fails, naming what the library exports
+  // (without the check it built, and the run said only that the entry point was missing).
+  const auto typo = e2e::temp_dir("typo");
+  std::ofstream(typo / "CMakeLists.txt") << R"(cmake_minimum_required(VERSION 3.25)
+project(gemmop LANGUAGES CXX)
+find_package(BackendBench REQUIRED)
+backendbench_add_plugin(gemmop_typo OP gemmop SOURCES gemmop_typo.cpp)
+)";
+  std::ofstream(typo / "gemmop_typo.cpp") << R"(#include <backendbench/plugin.hpp>
+namespace { void run(bb::Call&) {} }
+BB_KERNEL_IMPL(gemop, run)
+)";
+  auto typo_configure = e2e::run_program({BB_CMAKE, "-S", typo.string(), "-B", (typo / "build").string(), "-G", "Ninja",
+                                          "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DBACKENDBENCH_ROOT=" + root.string()},
+                                         300);
+  ASSERT_EQ(typo_configure.exit_code, 0) << typo_configure.out << typo_configure.err;
+  auto typo_made = e2e::run_program({BB_CMAKE, "--build", (typo / "build").string()}, 300);
+  EXPECT_NE(typo_made.exit_code, 0) << typo_made.out;
+  // CMake folds long messages: compared with its whitespace made single spaces.
+  std::string said;
+  for (char ch : typo_made.out + typo_made.err)
+    if (!std::isspace(static_cast<unsigned char>(ch))) said += ch;
+    else if (!said.empty() && said.back() != ' ') said += ' ';
+  EXPECT_NE(said.find("gemmop_typo.so: exports neither gemmop_kernel_impl nor gemmop_reference, so backendbench would not run it; it exports "
+                      "gemop_kernel_impl (the op's name misspelt in BB_KERNEL_IMPL?)"),
+            std::string::npos)
+      << said;
 }
