@@ -297,7 +297,10 @@ Status adopt_run_options(const nlohmann::json& recorded, const std::string& wher
   const nlohmann::json here = session_options_json(o);
   for (const auto& opt : run_options()) {
     const auto it = recorded.find(opt.key);
-    if (it == recorded.end()) continue;  // not recorded (an older run): the command line's
+    if (it == recorded.end()) {  // not recorded (an older run): the command line's
+      if (std::string_view(opt.key) == "variants" && !given(opt.flag)) o.expansion.variants = 0;  // older runs had none
+      continue;
+    }
     try {
       if (!given(opt.flag)) {
         opt.adopt(*it, o);

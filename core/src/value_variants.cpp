@@ -22,26 +22,18 @@ struct VariantRow {
   const char* name;
   bool by_default;
   uint32_t twist;  // gen::Twist; zeros makes its own initialiser
-  Powers powers;   // kScaled: the scale; kMixed: the spread
-  const char* meaning;
+  Powers powers;   // kScaled: the scale; kMixed: the spread (docs/MANIFEST.md's table says what each makes)
 };
 
 // clang-format off
 constexpr VariantRow kVariants[] = {
-    {ValueVariant::zeros,    "zeros",    true,  gen::kAsMade,  {0, 0, 0},
-     "every element 0"},
-    {ValueVariant::tiny,     "tiny",     true,  gen::kScaled,  {-10, -12, -12},
-     "the case's values times 2^-12 (float16: 2^-10): squares below a norm's eps"},
-    {ValueVariant::huge,     "huge",     true,  gen::kScaled,  {8, 24, 24},
-     "the case's values times 2^24 (float16: 2^8): exp overflows, squares grow large"},
-    {ValueVariant::mixed,    "mixed",    true,  gen::kMixed,   {4, 8, 8},
-     "each value times 2^e, e drawn from [-8, 8] (float16: [-4, 4]), its sign flipped half the time"},
-    {ValueVariant::denormal, "denormal", true,  gen::kScaled,  {-18, -133, -1030},
-     "the case's values scaled below the smallest normal number of the dtype"},
-    {ValueVariant::inf,      "inf",      false, gen::kSomeInf, {0, 0, 0},
-     "one element in 16 +-infinity (asked for by name: the reference must define what comes out)"},
-    {ValueVariant::nan,      "nan",      false, gen::kSomeNan, {0, 0, 0},
-     "one element in 16 NaN (asked for by name)"},
+    {ValueVariant::zeros,    "zeros",    true,  gen::kAsMade,  {0, 0, 0}},
+    {ValueVariant::tiny,     "tiny",     true,  gen::kScaled,  {-10, -12, -12}},
+    {ValueVariant::huge,     "huge",     true,  gen::kScaled,  {8, 24, 24}},
+    {ValueVariant::mixed,    "mixed",    true,  gen::kMixed,   {4, 8, 8}},
+    {ValueVariant::denormal, "denormal", true,  gen::kScaled,  {-18, -133, -1030}},
+    {ValueVariant::inf,      "inf",      false, gen::kSomeInf, {0, 0, 0}},
+    {ValueVariant::nan,      "nan",      false, gen::kSomeNan, {0, 0, 0}},
 };
 // clang-format on
 static_assert(std::size(kVariants) == kValueVariantCount);
@@ -58,7 +50,6 @@ VariantSet default_variants() {
 }
 
 const char* variant_name(ValueVariant v) { return row(v).name; }
-const char* variant_meaning(ValueVariant v) { return row(v).meaning; }
 
 std::optional<ValueVariant> parse_variant(std::string_view name) {
   for (const auto& r : kVariants)

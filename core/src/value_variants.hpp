@@ -29,8 +29,6 @@ VariantSet default_variants();
 inline constexpr VariantSet kAllVariants = (VariantSet{1} << kValueVariantCount) - 1;
 
 const char* variant_name(ValueVariant v);
-// What the variant makes of an input, for docs and `--help`.
-const char* variant_meaning(ValueVariant v);
 std::optional<ValueVariant> parse_variant(std::string_view name);
 
 // "default", "none", "all", or names joined by commas ("zeros,tiny"). An error names the word
