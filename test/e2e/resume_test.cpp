@@ -3,7 +3,9 @@
 // whose finished results it would otherwise destroy.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -138,4 +140,56 @@ TEST(Resume, TheRunsFolderAloneContinuesTheRun) {
   for (const auto& t : a["tests"])
     for (const auto& before : r["tests"])
       if (t["impl"] == before["impl"] && t["case"] == before["case"]) EXPECT_EQ(t["duration_s"], before["duration_s"]);
+}
+
+// The value variants belong to the sweep: a run made with `--variants tiny` continues with them,
+// whatever BACKENDBENCH_VARIANTS says now; a run recorded before variants existed (no
+// `variants` among its options) continues with none.
+TEST(Resume, TheVariantsAreTheRunsOwn) {
+  const auto root = small_root();
+  // Truncates a run's stream to its run_started line and first test, the options edited by `edit`.
+  auto cut = [](const fs::path& logs, const std::function<void(nlohmann::json&)>& edit) {
+    std::vector<std::string> kept;
+    {
+      std::ifstream in(logs / "results.jsonl");
+      for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        if (j.value("event", "") == "run_started") edit(j["options"]);
+        kept.push_back(j.dump());
+        if (j.value("event", "") == "test") break;
+      }
+    }
+    for (const auto& e : fs::directory_iterator(logs)) fs::remove(e.path());
+    std::ofstream out(logs / "results.jsonl");
+    for (const auto& line : kept) out << line << "\n";
+  };
+  const char* saved = std::getenv("BACKENDBENCH_VARIANTS");
+  const std::string saved_value = saved ? saved : "";
+
+  const auto logs = e2e::temp_dir("logs");
+  auto args = first_args(root, logs);
+  args.insert(args.end(), {"--variants", "tiny"});
+  ASSERT_EQ(backendbench(args).exit_code, 1);
+  const auto whole = e2e::read_json(logs / "results.json");
+  ASSERT_EQ(whole["options"]["variants"], "tiny");
+  cut(logs, [](nlohmann::json&) {});
+  setenv("BACKENDBENCH_VARIANTS", "all", 1);
+  const auto resumed = backendbench({"--resume", logs.string()});
+  EXPECT_EQ(resumed.exit_code, 1) << resumed.out << resumed.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  EXPECT_EQ(r["sweep_id"], whole["sweep_id"]);
+  EXPECT_EQ(r["tests"].size(), whole["tests"].size());
+
+  const auto old_logs = e2e::temp_dir("old_logs");
+  auto old_args = first_args(root, old_logs);
+  old_args.insert(old_args.end(), {"--variants", "none"});
+  ASSERT_EQ(backendbench(old_args).exit_code, 1);
+  const auto old_whole = e2e::read_json(old_logs / "results.json");
+  cut(old_logs, [](nlohmann::json& o) { o.erase("variants"); });
+  const auto old_resumed = backendbench({"--resume", old_logs.string()});
+  EXPECT_EQ(old_resumed.exit_code, 1) << old_resumed.out << old_resumed.err;
+  EXPECT_EQ(e2e::read_json(old_logs / "results.json")["sweep_id"], old_whole["sweep_id"]);
+
+  if (saved) setenv("BACKENDBENCH_VARIANTS", saved_value.c_str(), 1);
+  else unsetenv("BACKENDBENCH_VARIANTS");
 }
