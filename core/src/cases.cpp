@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "did_you_mean.hpp"
 #include "expr.hpp"
 #include "tolerance.hpp"
 #include "value_variants.hpp"
@@ -254,6 +255,21 @@ Expected<uint32_t> input_variants(const Manifest& m, const CaseSpec& spec, const
   return set;
 }
 
+// Why `text` (a tensor's dtype: a dtype's name or a parameter's) is no dtype here, for `what`
+// ("input 'x'"): a parameter whose value is none names the parameter, its value, the case and
+// the nearest dtype (a typo in a sweep's list is found where it was made).
+std::string dtype_error(const Manifest& m, const Sourced& dtype, const CaseEnv& env, const CaseSpec& spec, const std::string& what,
+                        const char* expected) {
+  std::vector<std::string> names;
+  for (DType t : all_dtypes()) names.push_back(dtype_name(t));
+  if (const Scalar* p = env.param(dtype.text)) {
+    const std::string value = scalar_to_string(*p);
+    return fmt::format("{}: dtype of {}: parameter '{}' of case '{}' is '{}' here, no dtype{}; expected one of: {}", m.where(spec.line), what,
+                       dtype.text, spec.name, value, did_you_mean(value, names), dtype_names_list());
+  }
+  return fmt::format("{}: dtype '{}' of {}{}: expected {}", m.where(dtype.line), dtype.text, what, did_you_mean(dtype.text, names), expected);
+}
+
 Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
   ConcreteCase c;
   c.name = spec.name;
@@ -286,8 +302,8 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
     if (dtype) {
       auto dt = env.resolve_dtype_name(dtype->text);
       if (!dt)
-        return make_error(fmt::format("{}: dtype '{}' of input '{}': expected a dtype ({}) or a parameter holding one",
-                                      m.where(dtype->line), dtype->text, in.name, dtype_names_list()));
+        return make_error(dtype_error(m, *dtype, env, spec, fmt::format("input '{}'", in.name),
+                                      fmt::format("a dtype ({}) or a parameter holding one", dtype_names_list()).c_str()));
       t.dtype = *dt;
     }
     t.init = init ? *init : default_init(t.dtype);
@@ -323,8 +339,8 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
     } else if (auto named = env.resolve_dtype_name(dtype.text)) {
       o.dtype = *named;
     } else {
-      return make_error(fmt::format("{}: dtype '{}' of output '{}': expected an input name, a dtype or a parameter holding one",
-                                    m.where(dtype.line), dtype.text, out.name));
+      return make_error(dtype_error(m, dtype, env, spec, fmt::format("output '{}'", out.name),
+                                    "an input name, a dtype or a parameter holding one"));
     }
     o.tolerance = resolve_tolerance(o.dtype, out, m.tolerances, spec.tolerances);
     env.add_tensor(o.name, o.shape, o.dtype);

@@ -68,7 +68,7 @@ TEST(ManifestErrors, EveryManifestOfTheMalformedCorpus) {
       {"seed_huge", ":2: seed: expected a non-negative integer (below 2^63)"},  // found by the fuzzer
       {"shape_syntax", ":9: shape of input 'x': expected a number, a name or '(' at column 4 of 'n *'"},
       {"tolerance_negative", ":7: tolerances must be non-negative"},
-      {"unknown_dtype", ":3: dtype 'float33' of input 'x': expected a dtype"},
+      {"unknown_dtype", ":3: dtype 'float33' of input 'x' (did you mean 'float32'?): expected a dtype"},
       {"unknown_init", ":9: unknown initialiser 'gaussian'; expected an initialiser"},
       {"unknown_key", ":7: unknown key 'colour' in the manifest; expected one of: op,"},
       {"unknown_param", ":9: shape of input 'x': unknown name 'rows' at column 1"},

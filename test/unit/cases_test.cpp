@@ -312,3 +312,28 @@ TEST(Cases, VariantSetsReadAndWriteBack) {
   EXPECT_FALSE(bb::parse_variant_set("tiny,,huge"));
   EXPECT_FALSE(bb::parse_variant_set(""));
 }
+
+// A typo in a sweep's dtype list is reported as what it is: the parameter, its value there, the
+// case and the nearest dtype (it used to read "dtype 'dtype' of input 'x'" at the input's line).
+TEST(Cases, ADtypeTypoInASweepNamesTheParameterAndTheValue) {
+  auto cases = expand(R"(op: op
+inputs:
+  - name: x
+outputs:
+  - {name: y, shape: x, dtype: x}
+tests:
+  correctness:
+    - name: rows
+      params: {dtype: [float32, flaot16]}
+      inputs: {x: {shape: [4], dtype: dtype}}
+)");
+  ASSERT_FALSE(cases);
+  EXPECT_NE(cases.error().message.find(":8: dtype of input 'x': parameter 'dtype' of case 'rows' is 'flaot16' here, no dtype (did you mean "
+                                       "'float16'?)"),
+            std::string::npos)
+      << cases.error().message;
+  auto plain = expand("op: op\ninputs:\n  - {name: x, dtype: bflaot16}\noutputs:\n  - {name: y, shape: x, dtype: x}\ntests:\n  correctness:\n"
+                      "    - inputs: {x: {shape: [4]}}\n");
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.error().message.find("dtype 'bflaot16' of input 'x' (did you mean 'bfloat16'?)"), std::string::npos) << plain.error().message;
+}
