@@ -86,10 +86,15 @@ std::vector<std::string> timing_flags(const RunRecord& next) {
 }  // namespace
 
 int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord& next, const ConfirmOptions& options) {
-  // The suspects, by implementation: one re-timing run each, over its slower cases.
+  // The suspects, by implementation: one re-timing run each, over its slower cases and those
+  // INCONCLUSIVE that read slower (too noisy to call, or timed another way): a real slowdown the
+  // night's noise hid is confirmed there, and stands as a regression.
   std::map<std::pair<std::string, std::string>, std::vector<Change*>> suspects;
-  for (auto& ch : c.changes)
-    if (ch.regression && ch.kind == ChangeKind::slower && ch.next) suspects[{ch.op, ch.impl}].push_back(&ch);
+  for (auto& ch : c.changes) {
+    const bool slower = ch.regression && ch.kind == ChangeKind::slower;
+    const bool unsure = ch.kind == ChangeKind::inconclusive && ch.relative && *ch.relative > 0;
+    if ((slower || unsure) && ch.next) suspects[{ch.op, ch.impl}].push_back(&ch);
+  }
   const double limit = 1.0 / (1.0 + c.options.threshold_pct / 100.0);  // NEW's speed relative to BASE's, at the threshold
   int retimed = 0;
   for (auto& [key, changes] : suspects) {
@@ -184,9 +189,16 @@ int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord
       // speedup: BASE's library's time over NEW's; below the threshold's limit with its whole
       // interval below 1: NEW's code is slower, now, on this machine.
       const bool confirmed = *t->performance.speedup < limit && *t->performance.speedup_high < 1.0;
+      const bool was_unsure = ch->kind == ChangeKind::inconclusive;
       ch->confirmation = fmt::format("re-timed now, paired: NEW's library takes {:.2f}x BASE's time [{:.2f}, {:.2f}]: {}", 1.0 / *t->performance.speedup,
                                      1.0 / *t->performance.speedup_high, 1.0 / *t->performance.speedup_low,
-                                     confirmed ? "confirmed" : "not confirmed, so not a regression (the slowdown was the run's, not the code's)");
+                                     confirmed    ? (was_unsure ? "confirmed: a regression the run's noise had hidden" : "confirmed")
+                                     : was_unsure ? "not confirmed, so still not a regression"
+                                                  : "not confirmed, so not a regression (the slowdown was the run's, not the code's)");
+      if (confirmed && was_unsure) {
+        ch->kind = ChangeKind::slower;
+        ch->regression = true;
+      }
       if (!confirmed) ch->regression = false;
     }
   }

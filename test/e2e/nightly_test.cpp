@@ -196,4 +196,25 @@ TEST_F(Nightly, ConfirmKeepsOnlyTheSlowdownTheCodeMade) {
   const auto plain = e2e::run_program({BB_BINARY, "compare", baseline_.string(), night1_results.string(), "--threshold", "100"});
   EXPECT_EQ(plain.exit_code, 3) << plain.out;
   EXPECT_NE(plain.out.find("REGRESSION: 2 regressions (0 correctness, 2 performance)"), std::string::npos) << plain.out;
+
+  // The real slowdown on a night too noisy to call it (its noise unknown): INCONCLUSIVE, no
+  // regression, until --confirm re-times it as it re-times the slower rows, and it stands.
+  auto noisy = e2e::read_json(night1_results);
+  for (auto& t : noisy["tests"])
+    if (t["impl"] == "scale__scale_good" && t["case"] == "performance/big") t["timing"]["rel_stdev"] = nullptr;
+  const fs::path noisy_results = work_ / "noisy_results.json";
+  std::ofstream(noisy_results) << noisy.dump();
+  const auto line_of = [](const std::string& text, const std::string& impl) {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);)
+      if (l.find(impl) != std::string::npos && l.find("performance/big") != std::string::npos) return l;
+    return std::string();
+  };
+  const auto unsure = e2e::run_program({BB_BINARY, "compare", baseline_.string(), noisy_results.string(), "--threshold", "100"});
+  EXPECT_NE(line_of(unsure.out, "scale__scale_good").find("INCONCLUSIVE"), std::string::npos) << unsure.out;
+  const auto retimed = e2e::run_program({BB_BINARY, "compare", baseline_.string(), noisy_results.string(), "--threshold", "100", "--confirm"});
+  EXPECT_EQ(retimed.exit_code, 3) << retimed.out;
+  EXPECT_NE(line_of(retimed.out, "scale__scale_good").find("confirmed: a regression the run's noise had hidden"), std::string::npos)
+      << retimed.out;
+  EXPECT_NE(retimed.out.find("1 regression(s) stand"), std::string::npos) << retimed.out;
 }
