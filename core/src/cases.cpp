@@ -259,7 +259,7 @@ Expected<uint32_t> input_variants(const Manifest& m, const CaseSpec& spec, const
 // ("input 'x'"): a parameter whose value is none names the parameter, its value, the case and
 // the nearest dtype (a typo in a sweep's list is found where it was made).
 std::string dtype_error(const Manifest& m, const Sourced& dtype, const CaseEnv& env, const CaseSpec& spec, const std::string& what,
-                        const char* expected) {
+                        const std::string& expected) {
   std::vector<std::string> names;
   for (DType t : all_dtypes()) names.push_back(dtype_name(t));
   if (const Scalar* p = env.param(dtype.text)) {
@@ -303,7 +303,7 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
       auto dt = env.resolve_dtype_name(dtype->text);
       if (!dt)
         return make_error(dtype_error(m, *dtype, env, spec, fmt::format("input '{}'", in.name),
-                                      fmt::format("a dtype ({}) or a parameter holding one", dtype_names_list()).c_str()));
+                                      fmt::format("a dtype ({}) or a parameter holding one", dtype_names_list())));
       t.dtype = *dt;
     }
     t.init = init ? *init : default_init(t.dtype);

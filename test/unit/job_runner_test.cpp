@@ -16,21 +16,10 @@
 #include "job_runner.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
+#include "sweep_options.hpp"
 #include "temp_ops_root.hpp"
 
 namespace {
-
-// The tests of the sweep's machinery count cases: without value variants (cases.hpp).
-[[maybe_unused]] bb::SessionOptions no_variants() {
-  bb::SessionOptions o;
-  o.expansion = {};
-  return o;
-}
-[[maybe_unused]] bb::PlanOptions no_variant_plan() {
-  bb::PlanOptions o;
-  o.expansion = {};
-  return o;
-}
 
 using bb_fake::Answer;
 using bb_fake::FakeExecutor;
@@ -134,7 +123,7 @@ class JobRunner : public ::testing::Test {
 
   TempOpsRoot root;
   std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
-  bb::SessionOptions options = no_variants();  // value variants are cases_test's and value_variants_test's
+  bb::SessionOptions options = no_variants();  // sweep_options.hpp
   std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::cpu_device_kind()}};
   std::vector<bb::OpPlan> plans;
   std::unique_ptr<bb::SweepContext> ctx;

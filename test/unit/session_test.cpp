@@ -18,21 +18,10 @@
 #include "fake_executor.hpp"
 #include "report/reporter.hpp"
 #include "session.hpp"
+#include "sweep_options.hpp"
 #include "temp_ops_root.hpp"
 
 namespace {
-
-// The tests of the sweep's machinery count cases: without value variants (cases.hpp).
-[[maybe_unused]] bb::SessionOptions no_variants() {
-  bb::SessionOptions o;
-  o.expansion = {};
-  return o;
-}
-[[maybe_unused]] bb::PlanOptions no_variant_plan() {
-  bb::PlanOptions o;
-  o.expansion = {};
-  return o;
-}
 
 using bb_fake::Answer;
 using bb_fake::FakeWorkers;
@@ -142,7 +131,7 @@ class Session : public ::testing::Test {
 
   TempOpsRoot root;
   std::shared_ptr<FakeWorkers> fake = FakeWorkers::create();
-  bb::SessionOptions options = no_variants();  // value variants are cases_test's and value_variants_test's
+  bb::SessionOptions options = no_variants();  // sweep_options.hpp
   Recorder rec;
 
  private:
