@@ -1,5 +1,7 @@
 #include "sealed_blob.hpp"
 
+#include "fork_guard.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -47,15 +49,19 @@ Expected<SealedBlob> SealedBlob::create(std::size_t size, const std::function<vo
   if (!fd) return make_error(fmt::format("memfd_create: {}", std::strerror(errno)));
   const std::size_t mapped = size ? size : 1;
   if (ftruncate(fd.get(), static_cast<off_t>(mapped)) != 0) return make_error(fmt::format("memfd of {} bytes: {}", size, std::strerror(errno)));
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  void* p = MAP_FAILED;
+  {
+    // A process forked by another thread (a worker being started) must not inherit the writable
+    // mapping: it would keep the seal from being added for as long as it lives (fork_guard.hpp).
+    const ForkFreeWindow no_fork;
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (p != MAP_FAILED) madvise(p, mapped, MADV_DONTFORK);
+  }
   if (p == MAP_FAILED) return make_error(fmt::format("mapping {} bytes: {}", size, std::strerror(errno)));
-  // A process forked meanwhile (another thread starting a worker) must not inherit the writable
-  // mapping: it would keep the seal from being added until it execs.
-  madvise(p, mapped, MADV_DONTFORK);
   if (size) fill(static_cast<uint8_t*>(p));
   munmap(p, mapped);  // F_SEAL_WRITE needs every writable shared mapping gone
   int sealed = -1;
-  for (int attempt = 0; attempt < 100 && sealed != 0; ++attempt) {  // EBUSY: a mapping not yet gone
+  for (int attempt = 0; attempt < 100 && sealed != 0; ++attempt) {  // EBUSY: pages the kernel still holds
     sealed = fcntl(fd.get(), F_ADD_SEALS, kSeals | F_SEAL_SEAL);
     if (sealed != 0 && errno != EBUSY) break;
     if (sealed != 0) usleep(1000);

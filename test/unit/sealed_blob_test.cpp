@@ -5,10 +5,16 @@
 
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
+#include <vector>
 
+#include "fork_guard.hpp"
 #include "message_channel.hpp"
 #include "sealed_blob.hpp"
 
@@ -37,6 +43,60 @@ TEST(SealedBlob, AnUnsealedMemfdIsRefused) {
   ASSERT_FALSE(got);
   EXPECT_NE(got.error().message.find("not sealed"), std::string::npos) << got.error().message;
   EXPECT_FALSE(bb::SealedBlob::adopt(bb::UniqueFd(), 1));
+}
+
+// A fork() in another thread waits while a window is open (fork_guard.hpp), so no child is made
+// with a writable copy of a mapping on its way to MADV_DONTFORK.
+TEST(SealedBlob, NoForkHappensWhileAWritableMappingCanBeInherited) {
+  std::atomic<bool> forked{false};
+  std::thread forker;
+  {
+    const bb::ForkFreeWindow window;
+    forker = std::thread([&] {
+      const pid_t pid = fork();
+      if (pid == 0) _exit(0);
+      forked = true;
+      if (pid > 0) waitpid(pid, nullptr, 0);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(forked.load()) << "fork() ran inside the window";
+  }
+  forker.join();
+  EXPECT_TRUE(forked.load());
+  // And a window of one thread does not keep another's out: they overlap.
+  const bb::ForkFreeWindow one;
+  std::thread([] { const bb::ForkFreeWindow two; }).join();
+}
+
+// The whole path under fire: blobs made and sealed while another thread starts children that
+// live a while without exec (as a sandbox's relay does). Each blob seals; none is busy.
+TEST(SealedBlob, BlobsSealWhileOtherThreadsForkLongLivedChildren) {
+  std::atomic<bool> stop{false};
+  std::thread forker([&] {
+    std::vector<pid_t> alive;
+    while (!stop) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        usleep(300000);
+        _exit(0);
+      }
+      if (pid > 0) alive.push_back(pid);
+      if (alive.size() >= 32) {
+        waitpid(alive.front(), nullptr, 0);
+        alive.erase(alive.begin());
+      }
+    }
+    for (pid_t p : alive) waitpid(p, nullptr, 0);
+  });
+  int failed = 0;
+  std::string why;
+  for (int i = 0; i < 8000; ++i) {
+    auto blob = bb::SealedBlob::create(4096, [](uint8_t* p) { std::memset(p, 1, 4096); });
+    if (!blob) ++failed, why = blob.error().message;
+  }
+  stop = true;
+  forker.join();
+  EXPECT_EQ(failed, 0) << why;
 }
 
 TEST(MessageChannel, ABlobCrossesASocketBesideItsLine) {
