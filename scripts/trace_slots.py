@@ -41,5 +41,51 @@ def summary(path):
         print(f"Python workers forked from the warm interpreter: {len(ok)} of {len(forks)}" + (f", max {max(ok):.3f} s" if ok else ""))
 
 
+def per_slot(path):
+    """Each slot's wall, from its first job to its last job's end, and what filled it: waits for
+    workers (job_wait, quiet), each side's requests, timed blocks' host time, and what is left
+    (the driver's own work between requests). A slot's requests carry `slot` (device:index)."""
+    lines = [json.loads(line) for line in open(path) if line.strip()]
+    # A slot is named "cuda:1#0" or "cpu#3", a test's slot "cuda:1" or "cpu:0": the CPU's slots are one here.
+    def key(name):
+        name = name.split("#")[0]
+        return "cpu" if name.startswith("cpu") else name
+    jobs = collections.defaultdict(list)  # slot -> [(start, end)]
+    opened = {}
+    for l in lines:
+        side = l.get("side", "")
+        if l.get("cmd") == "job":
+            opened[side] = l["t"]
+        elif l.get("cmd") == "job_done" and side in opened:
+            jobs[key(side)].append((opened.pop(side), l["t"]))
+    if not jobs:
+        return
+    spent = collections.defaultdict(collections.Counter)
+    for l in lines:
+        slot, cmd = l.get("slot"), l.get("cmd", "")
+        slot = key(slot) if slot else slot
+        if not slot:
+            if l.get("cmd") == "quiet":
+                spent[key(l.get("side", ""))]["wait: before timing"] += sum(l.get(k, 0) or 0 for k in ("spare_s", "starts_s", "stock_s"))
+            continue
+        if cmd == "job_wait":
+            spent[slot]["wait: job's workers"] += l.get("round_trip_s", 0) or 0
+        elif cmd == "block":
+            spent[slot]["timed blocks: host"] += l.get("host_s", 0) or 0
+        elif cmd:
+            spent[slot][l.get("side", "") + ": " + cmd] += l.get("round_trip_s", 0) or 0
+    print(f"== per slot: {path}")
+    for slot in sorted(jobs):
+        spans = jobs[slot]
+        first, last = min(a for a, _ in spans), max(b for _, b in spans)
+        in_jobs = sum(b - a for a, b in spans)
+        accounted = sum(spent[slot].values())
+        print(f"{slot}: jobs {len(spans)}, first job at {first:.2f} s, last ends {last:.2f} s, in jobs {in_jobs:.2f} s, "
+              f"between jobs {last - first - in_jobs:.2f} s, unaccounted in jobs {in_jobs - accounted:.2f} s")
+        for key, seconds in spent[slot].most_common(8):
+            print(f"    {seconds:7.2f} s  {key}")
+
+
 for p in sys.argv[1:]:
     summary(p)
+    per_slot(p)

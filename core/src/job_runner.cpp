@@ -313,7 +313,7 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
   const auto waiting = std::chrono::steady_clock::now();
   const auto failed = starts.wait_started();
   if (tracing())
-    trace_line({{"side", "start"}, {"cmd", "job_wait"}, {"impl", p.impls[job.impl].name}, {"fresh", impl_fresh},
+    trace_line({{"side", "start"}, {"cmd", "job_wait"}, {"impl", p.impls[job.impl].name}, {"fresh", impl_fresh}, {"slot", fmt::format("{}:{}", job.device, ordinal)},
                 {"round_trip_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count()}});
   if (failed.empty()) return;
   starts.settle();

@@ -1024,6 +1024,7 @@ class TestDriver {
     if (!tracing()) return;
     line["impl"] = req_.impl.library;
     line["case"] = c_ ? c_->id : "";
+    line["slot"] = fmt::format("{}:{}", req_.device, req_.device_index);
     trace_line(std::move(line));
   }
   void trace_block(bool baseline, const Measurement& m, double host_seconds, double waited, double check_seconds, double freeze_seconds,
