@@ -54,7 +54,16 @@ std::vector<Executor*> WorkerStarts::wait_started() {
 
 void WorkerStarts::retire(std::unique_ptr<Executor> worker) {
   if (!worker) return;
-  wait_all_started();  // no worker ends while a warm request is still using it
+  // No worker ends while its own warm request is still using it; the others' starts go on (a job
+  // that replaces its reference's worker does not wait for its implementation's context first).
+  for (auto* list : {&starting_, &for_timing_})
+    for (auto it = list->begin(); it != list->end();)
+      if (it->worker == worker.get()) {
+        if (it->ok.valid()) it->ok.get();
+        it = list->erase(it);
+      } else {
+        ++it;
+      }
   if (!background_) return worker.reset();
   try {
     ending_.push_back(std::async(std::launch::async, [w = std::shared_ptr<Executor>(std::move(worker))]() mutable {

@@ -44,7 +44,8 @@ class WorkerStarts {
   std::vector<Executor*> wait_started();
   // The same, those for timing included.
   void wait_all_started();
-  // Ends `worker`'s processes on a thread of its own (after every warm request has its reply).
+  // Ends `worker`'s processes on a thread of its own (after its own warm request, if one is under
+  // way, has its reply; the other workers' starts go on).
   void retire(std::unique_ptr<Executor> worker);
   // Waits for every start and every end.
   void settle();

@@ -88,14 +88,16 @@ TEST(Sweep, JobsCarryEveryTestOnceAndTimedCasesCostTheirPair) {
   EXPECT_EQ(carried.size(), runnable.size());
   EXPECT_EQ(std::set<std::size_t>(carried.begin(), carried.end()).size(), runnable.size());
 
-  // A timed case costs its implementation's and its baseline's measurement: twice an untimed one's.
+  // A timed case costs about three of its measurement budgets (both sides' blocks, their flushes
+  // and checked calls), in units of a small correctness test (5 ms): about a hundred of them.
   bb::TimingOptions timing;
   const auto timed = bb::enumerate_tests(p, 1, true, timing);
   const auto untimed = bb::enumerate_tests(p, 1, false, timing);
   ASSERT_EQ(timed.size(), untimed.size());
   EXPECT_EQ(timed[0].cost, untimed[0].cost);  // a correctness case
-  // The default budget: warm-up 0.01 s + 0.2 s per side, in units of 0.05 s, for two sides.
-  EXPECT_NEAR(timed[3].cost - untimed[3].cost, 2 * (0.01 + 0.2) / 0.05, 1e-9);
+  // The default budget: warm-up 0.01 s + 0.2 s, three times, in units of 0.005 s.
+  EXPECT_NEAR(timed[3].cost - untimed[3].cost, 3 * (0.01 + 0.2) / 0.005, 1e-9);
+  EXPECT_GT(timed[3].cost, 100 * untimed[0].cost);
 }
 
 TEST(Sweep, SchedulerHonoursDevicesDependenciesAndAffinity) {
