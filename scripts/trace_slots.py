@@ -32,10 +32,6 @@ def summary(path):
         v = [l.get("round_trip_s", 0) for l in lines if l.get("side") == "start" and l.get("cmd") == cmd]
         if v:
             print(f"starts: {cmd:16} {len(v):4}  median {statistics.median(v):.3f} s  max {max(v):.3f} s  sum {sum(v):.1f} s")
-            # A device worker's start in its steps (context_gate.hpp): runtime loaded, waited at the gate, context made.
-            steps = {k: [l[k] for l in lines if l.get("side") == "start" and l.get("cmd") == cmd and k in l] for k in ("loaded_s", "gate_s", "context_s")}
-            if all(steps.values()):
-                print("        " + ", ".join(f"{k} median {statistics.median(x):.3f} max {max(x):.3f}" for k, x in steps.items()))
     waits = [l for l in lines if l.get("cmd") == "job_wait"]
     if waits:
         print(f"jobs: {len(waits)}, {sum(1 for l in waits if l.get('fresh'))} started their own worker; waited {sum(l['round_trip_s'] for l in waits):.2f} s in all")

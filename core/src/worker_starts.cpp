@@ -1,18 +1,11 @@
 #include "worker_starts.hpp"
 
 #include <chrono>
-#include <cstring>
 #include <system_error>
 
-#include "context_gate.hpp"
 #include "trace.hpp"
 
 namespace bb {
-
-namespace {
-// A context that takes longer than this (a device that hangs) lets the next one go ahead.
-constexpr double kContextGateMaxWait = 5.0;
-}  // namespace
 
 bool warmed(const ExecOutcome& out) {
   if (out.status != ExecOutcome::Status::ok) return false;
@@ -23,40 +16,11 @@ bool warmed(const ExecOutcome& out) {
 
 bool send_warm(Executor& worker, const nlohmann::json& warm, double timeout_seconds, const char* what) {
   try {
-    // A device worker's start in steps: its runtime and driver loaded beside the others' starts;
-    // its context through the host's gate, one at a time, a job's own workers first; then a
-    // Python worker's imports, beside the others again (context_gate.hpp).
-    const bool device = warm.value("device", "cpu") != "cpu";
-    const bool python = warm.value("python", false);
-    ExecOutcome out;
-    double loaded_s = 0, gate_s = 0, context_s = 0;
-    bool ok = true;
-    if (device) {
-      nlohmann::json load = warm;
-      load["context"] = false;
-      load.erase("python");
-      out = worker.execute(load, timeout_seconds);
-      loaded_s = out.seconds;
-      ok = warmed(out);
-      if (ok) {
-        const ContextGate::Pass pass(ContextGate::host(), std::strcmp(what, "warm") == 0 ? ContextGate::Need::now : ContextGate::Need::ahead,
-                                     kContextGateMaxWait);
-        gate_s = pass.waited_s();
-        nlohmann::json context = warm;
-        context.erase("python");
-        out = worker.execute(context, timeout_seconds);
-        context_s = out.seconds;
-        ok = warmed(out);
-      }
-    }
-    if (ok && (!device || python)) {
-      out = worker.execute(warm, timeout_seconds);
-      ok = warmed(out);
-    }
+    const ExecOutcome out = worker.execute(warm, timeout_seconds);
+    const bool ok = warmed(out);
     if (tracing())
       trace_line({{"side", "start"}, {"cmd", what}, {"device", warm.value("device", "")}, {"device_index", warm.value("device_index", 0)},
-                  {"round_trip_s", loaded_s + gate_s + context_s + (device && !python ? 0.0 : out.seconds)}, {"loaded_s", loaded_s},
-                  {"gate_s", gate_s}, {"context_s", context_s}, {"ok", ok}, {"detail", ok ? std::string() : out.detail}, {"python", python},
+                  {"round_trip_s", out.seconds}, {"ok", ok}, {"detail", ok ? std::string() : out.detail}, {"python", warm.value("python", false)},
                   {"worker_steps", out.reply.is_object() ? out.reply.value("steps", nlohmann::json::object()) : nlohmann::json::object()}});
     return ok;
   } catch (...) {  // its first real request says what is wrong with it

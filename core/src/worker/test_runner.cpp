@@ -313,10 +313,6 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "audit") return audit();
   if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
     const std::string device = request.value("device", "cpu");
-    if (device != "cpu" && !request.value("context", true)) {  // its runtime and driver loaded, the context left for later (context_gate.hpp)
-      if (auto rt = DeviceRuntime::get(device); !rt) return reply_error(rt.error().message);
-      return Message{CallReply{}.to_json(), {}};
-    }
     if (device != "cpu")
       if (auto place = place_for(device, request.value("device_index", 0)); !place) return reply_error(place.error().message);
     // A .py implementation's interpreter, PyTorch and Triton imported now, beside the other
