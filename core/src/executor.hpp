@@ -27,6 +27,8 @@ struct ExecOutcome {
   std::string output;
   std::size_t output_bytes = 0;
   double seconds = 0;  // the request's round trip on the host's own clock
+  // When crashed by a signal: where, as the worker's last words said (crash_report.hpp); null else.
+  nlohmann::json crash;
 };
 
 // What a worker process may use. memory_bytes: its data segment (RLIMIT_DATA: heap and private

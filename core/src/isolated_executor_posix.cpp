@@ -17,19 +17,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <random>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "crash_report.hpp"
 #include "executor.hpp"
 #include "host_info.hpp"
 #include "landlock.hpp"
@@ -109,6 +113,8 @@ class CapturedOutput {
 // How long a Python worker's start waits for the warm interpreter's imports (the first one only;
 // a worker started cold would import as long).
 constexpr double kInterpreterWait = 120;
+// How many of a run's crashes have their frames placed by file and line (crash_report.hpp).
+constexpr int kCrashesPlaced = 32;
 
 class IsolatedExecutor final : public Executor {
  public:
@@ -447,7 +453,42 @@ class IsolatedExecutor final : public Executor {
     reap_group();
     out.status = ExecOutcome::Status::crashed;
     out.detail = describe_status(status);
-    return with_output(out);
+    ExecOutcome dead = with_output(out);
+    if (WIFSIGNALED(status)) describe_crash(dead, WTERMSIG(status));
+    return dead;
+  }
+
+  // Where the worker crashed, from its last words (crash_frames.hpp) when they name the signal
+  // it died of: its frames in the run's own files (the root's plugins, this binary) placed by
+  // function, file and line; the first of them in the detail.
+  void describe_crash(ExecOutcome& out, int sig) {
+    auto report = take_crash_report(out.output);
+    const char* abbrev = sigabbrev_np(sig);
+    if (!report || !abbrev || report->signal != std::string("SIG") + abbrev) return;
+    std::set<std::string> own;
+    // Only files of the run (beneath the root or this binary's folder, as the worker saw them),
+    // none of the others' libraries: a plugin writes these lines as well as its handler does.
+    for (const auto& f : report->frames) {
+      if (f.module.empty() || own.count(f.module)) continue;
+      std::error_code ec;
+      const auto path = std::filesystem::path(f.module);
+      const std::string real = std::filesystem::weakly_canonical(path, ec).string();  // no "../" out of the root
+      if (!path.is_absolute() || ec || !std::filesystem::is_regular_file(real, ec)) continue;
+      const bool hidden = std::find(walls_.spec.hidden_files.begin(), walls_.spec.hidden_files.end(), real) != walls_.spec.hidden_files.end();
+      bool in_run = false;
+      for (const auto& d : walls_.spec.readonly_dirs) in_run = in_run || real.rfind(d + "/", 0) == 0;
+      if (in_run && !hidden) own.insert(f.module);
+    }
+    // A plugin that crashes at a new place every test costs each one an addr2line: a run's
+    // first crashes are placed, the rest keep their modules and offsets.
+    static std::atomic<int> placed{0};
+    if (!own.empty() && placed++ < kCrashesPlaced) symbolise(*report, own);
+    std::set<std::string> plugins;
+    for (const auto& m : own)
+      if (m != binary_) plugins.insert(m);
+    if (const CrashFrame* f = report->first_in(plugins.empty() ? own : plugins))
+      out.detail += fmt::format(" in {}, faulting address 0x{:x}", f->where(), report->address);
+    out.crash = report->to_json();
   }
 
   void kill_worker() {

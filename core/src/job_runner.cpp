@@ -17,6 +17,7 @@
 #include "python_site.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
+#include "rerun_command.hpp"
 #include "trace.hpp"
 #include "measure/roofline.hpp"
 
@@ -363,6 +364,10 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     out.phases.seconds["host_s"] = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - out.phases.duration);
     if (interrupted()) return;  // abandoned in flight (its worker was killed): not a finished test
     out.id = id.id;  // the identity is the host's, set once (test_identity)
+    if (out.outcome.verdict == Verdict::crash) {  // where, and the line that runs it again in the foreground
+      if (!out.outcome.crash.is_object()) out.outcome.crash = nlohmann::json::object();
+      out.outcome.crash["rerun"] = rerun_command(o, out.id);
+    }
     if (out.performance.timing) events.measured(out.performance.timing->measured_time + out.performance.timing->baseline_measured_time);
     if (out.outcome.verdict == Verdict::pass && out.performance.timing) {
       if (out.performance.gbps && job.device != "cpu") {

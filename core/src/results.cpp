@@ -43,6 +43,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   if (r.outcome.refused) j["refused"] = true;
   if (!id.variant.empty()) j["variant"] = id.variant;
   if (r.outcome.zeros_pass) j["zeros_would_pass"] = true;
+  if (!r.outcome.crash.is_null()) j["crash"] = r.outcome.crash;
   if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
   if (r.output.bytes) {
     j["output"] = r.output.text;
@@ -106,6 +107,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   r.outcome.message = j.value("message", "");
   r.outcome.refused = r.outcome.verdict == Verdict::skipped && j.value("refused", false);
   r.outcome.zeros_pass = j.value("zeros_would_pass", false);
+  if (auto it = j.find("crash"); it != j.end() && it->is_object()) r.outcome.crash = *it;
   r.phases.duration = number(j, "duration_s");
   r.output.text = j.value("output", "");
   r.output.bytes = j.value("output_bytes", std::size_t{0});

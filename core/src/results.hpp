@@ -90,6 +90,9 @@ struct Outcome {
   // An output of zeros would pass this case too: every expected value is within the tolerance of
   // 0, so the case cannot tell an implementation that writes zeros from a right one.
   bool zeros_pass = false;
+  // A CRASH's signal, faulting address and frames (crash_report.hpp), as the worker's last words
+  // said; null otherwise.
+  nlohmann::json crash;
 };
 
 // How fast: only a test that passed keeps any of it (an incorrect implementation is never

@@ -200,6 +200,7 @@ class TestDriver {
     keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       impl_crashed_ = true;
+      r_.outcome.crash = std::move(out.crash);
       failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, out.detail);
       return make_error("the implementation's worker: " + out.detail);
     }
@@ -931,6 +932,7 @@ class TestDriver {
         return make_error("baseline: its worker: " + out.detail);
       }
       impl_crashed_ = true;
+      r_.outcome.crash = std::move(out.crash);
       failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, "while timing: " + out.detail);
       return make_error("worker");
     }
@@ -1010,6 +1012,7 @@ class TestDriver {
     ExecOutcome out = exec(*w_.impl, "impl", {{"cmd", "audit"}}, limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
       impl_crashed_ = true;
+      r_.outcome.crash = std::move(out.crash);
       return finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout,
                     "after timing, at the audit of its worker's own code: " + out.detail);
     }

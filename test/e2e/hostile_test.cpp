@@ -606,3 +606,43 @@ TEST(Adversarial, ContentCachesGainNothingWhereEveryTimedSampleHasFreshInputs) {
   }
   EXPECT_GE(scored, 1) << off.output;
 }
+
+// A SIGSEGV in a plugin built with debug information (RelWithDebInfo, the default) names its
+// function, file and line, and the line that runs that test again alone, in the foreground,
+// which does crash there. A report the plugin forges (naming files outside the run) has none of
+// its files read: its frames stay unplaced.
+TEST(Hostile, ACrashNamesItsFileAndLineAndTheLineThatRunsItAgain) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("crash"), "--impls", "scale_segfault,scale_forged", "--cases", "correctness/small[n=16]",
+                           "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("in run(bb::Call&) at scale_segfault.cpp:5 (scale_segfault.so+0x"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("again, alone, in the foreground: "), std::string::npos) << run.out;
+  const auto results = e2e::read_json(logs / "results.json");
+  const auto segfault = e2e::tests_of(results, "scale__scale_segfault");
+  ASSERT_EQ(segfault.size(), 1u);
+  const auto& crash = segfault[0]["crash"];
+  EXPECT_EQ(crash["signal"], "SIGSEGV") << crash.dump();
+  EXPECT_EQ(crash["address"], "0x0") << crash.dump();
+  ASSERT_FALSE(crash["frames"].empty());
+  EXPECT_EQ(std::filesystem::path(crash["frames"][0].value("file", "")).filename(), "scale_segfault.cpp") << crash.dump();
+  EXPECT_EQ(crash["frames"][0].value("line", 0), 5) << crash.dump();
+  EXPECT_EQ(segfault[0].value("output", "").find("backendbench-frame"), std::string::npos) << "the report's lines are taken out of what it printed";
+  // The rerun, as printed: that test alone, in this process, which the fault ends.
+  const std::string rerun = crash.value("rerun", "");
+  EXPECT_NE(rerun.find("--no-isolate"), std::string::npos) << rerun;
+  const int status = std::system(fmt::format("BACKENDBENCH_VARIANTS=none {} --no-log > {} 2>&1", rerun, (logs / "rerun.txt").string()).c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) > 128 - 1) << "the shell reports the fault's signal: " << status;
+  std::ifstream printed(logs / "rerun.txt");
+  const std::string text((std::istreambuf_iterator<char>(printed)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("scale: 1 case(s), 1 implementation(s)"), std::string::npos) << text;
+  // The forged report names SIGSEGV, as the process died: its frames are kept, none placed.
+  const auto forged = e2e::tests_of(results, "scale__scale_forged");
+  ASSERT_EQ(forged.size(), 1u);
+  EXPECT_EQ(forged[0]["verdict"], "CRASH");
+  EXPECT_EQ(forged[0]["crash"]["frames"].size(), 2u) << forged[0].dump();
+  for (const auto& f : forged[0]["crash"]["frames"]) {
+    EXPECT_FALSE(f.contains("function")) << f.dump();
+    EXPECT_FALSE(f.contains("file")) << f.dump();
+  }
+}

@@ -12,6 +12,7 @@
 #include "executor.hpp"
 #include "worker/call_guard.hpp"
 #include "worker/code_seal.hpp"
+#include "worker/crash_frames.hpp"
 #include "worker/fresh_stage.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
@@ -95,6 +96,7 @@ Expected<const PluginLibrary*> TestRunner::library(const std::string& path, cons
     auto lib = load_plugin(path, op);
     if (!lib) return lib.error();
     slot = std::make_unique<PluginLibrary>(std::move(*lib));
+    note_loaded_modules();  // a crash's frames name it (crash_frames.hpp), and what it loaded
   }
   return slot.get();
 }
@@ -309,7 +311,10 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     }
     return Message{{{"probes", probes}}, {}};
   }
-  if (cmd == "prepare") return prepare(prepare_request_from_json(request), std::move(fd));
+  if (cmd == "prepare") {
+    note_loaded_modules();  // what the runtimes and the plugins loaded since (crash_frames.hpp)
+    return prepare(prepare_request_from_json(request), std::move(fd));
+  }
   if (cmd == "audit") return audit();
   if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
     const std::string device = request.value("device", "cpu");

@@ -17,6 +17,7 @@
 #include "executor.hpp"
 #include "message_channel.hpp"
 #include "sandbox.hpp"
+#include "worker/crash_frames.hpp"
 #include "worker/test_runner.hpp"
 
 namespace bb {
@@ -110,6 +111,7 @@ int worker_main(long host_pid) {
   // test later, or never when it crashes), and all of a request's before its reply: the host
   // files them under the test that made them.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  install_crash_frames();  // a crash's signal and frames reach the host (crash_frames.hpp)
 
   runner().watch_integrity();
   LineReader reader(sock);
