@@ -648,7 +648,12 @@ Expected<SweepPlan> plan_sweep(const SweepSelection& selection, const std::funct
     p.impls = std::move(kept);
   }
   if (auto s = filter_impls(out.ops, selection.impls); !s) return s.error();
-  if (auto s = filter_cases(out.ops, selection.cases, selection.input_ids); !s) return s.error();
+  if (auto s = filter_cases(out.ops, selection.cases, selection.input_ids); !s) {
+    // An op whose manifest could not be used has no case to match: its error is the news.
+    std::string message = s.error().message;
+    for (const auto& u : out.unusable) message += fmt::format("\n{}'s cases could not be matched: its manifest could not be used: {}", u.folder.name, u.error);
+    return make_error(message);
+  }
   return out;
 }
 

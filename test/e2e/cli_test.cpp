@@ -51,6 +51,13 @@ TEST(Cli, CasesAndInputIdsSelectTheCasesThatRun) {
   EXPECT_EQ(none.out.find("implementation "), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("exit status 2\n"), std::string::npos) << none.out;
 
+  // A manifest that could not be used has no case to match: --cases says so, with its error
+  // (file:line), rather than only that case ids look like none here.
+  auto broken = backendbench({"--custom-ops-root", e2e::fixture_root("bad_manifest"), "--cases", "correctness/*", "--no-log"});
+  EXPECT_EQ(broken.exit_code, 2) << broken.out << broken.err;
+  EXPECT_NE(broken.err.find("broken's cases could not be matched: its manifest could not be used: "), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find("gen_input.yaml:10: unknown key 'hgih'"), std::string::npos) << broken.err;
+
   // --impls twice: the last one counts.
   auto twice = backendbench({"--custom-ops-root", root, "--impls", "scale_wrong", "--impls", "scale_good", "--cases", "correctness/*",
                              "--no-log", "--correctness-only"});

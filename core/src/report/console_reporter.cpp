@@ -276,7 +276,7 @@ class ConsoleReporter final : public Reporter {
   struct FailureGroup {
     std::string shape;  // verdict and message_shape
     Verdict verdict = Verdict::fail;
-    std::string example;  // the first message's first line
+    std::string example;  // the first message's headline (message_headline)
     std::vector<std::string> cases;
   };
   static constexpr std::size_t kLiveFailuresPerImpl = 5;
@@ -446,26 +446,12 @@ class ConsoleReporter final : public Reporter {
 
   // ---- tests that did not pass, by implementation ---------------------------------------------
 
-  // A message's shape: digits dropped, so "3 of 10 elements differ" and "5 of 20 elements differ"
-  // group together.
-  static std::string message_shape(const std::string& m) {
-    std::string out;
-    for (char c : m.substr(0, m.find('\n'))) {
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        if (out.empty() || out.back() != '#') out += '#';
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  }
-
   void note_failure(const TestResult& r) {
     auto& groups = failures_[r.id.impl];
     if (std::find(failure_order_.begin(), failure_order_.end(), r.id.impl) == failure_order_.end()) failure_order_.push_back(r.id.impl);
     const std::string shape = fmt::format("{}\n{}", verdict_name(r.outcome.verdict), message_shape(r.outcome.message));
     auto g = std::find_if(groups.begin(), groups.end(), [&](const FailureGroup& f) { return f.shape == shape; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {shape, r.outcome.verdict, r.outcome.message.substr(0, r.outcome.message.find('\n')), {}});
+    if (g == groups.end()) g = groups.insert(groups.end(), {shape, r.outcome.verdict, message_headline(r.outcome.message), {}});
     g->cases.push_back(r.id.case_id + where(r) + (r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : ""));
   }
 

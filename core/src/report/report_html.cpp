@@ -585,7 +585,7 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
                          verdict_name(t.outcome.verdict), badge(t.outcome.verdict), h(t.id.impl), h(t.id.case_id), t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "",
                          h(device_label(t)), timing_cell(t), t.outcome.verdict == Verdict::pass && finite(t.performance.speedup) ? fmt_ratio(*t.performance.speedup) : "",
-                         finite(t.performance.peak_pct) ? fmt::format("{:.1f}%", *t.performance.peak_pct) : "", h(first_line(t.outcome.message, 300)));
+                         finite(t.performance.peak_pct) ? fmt::format("{:.1f}%", *t.performance.peak_pct) : "", h(first_line(message_headline(t.outcome.message), 300)));
     }
     out += "</tbody></table>\n";
     if (run.tests.size() > kMaxTestRows)

@@ -108,7 +108,7 @@ void write_testcase(std::string& out, const TestResult& r) {
     out += fmt::format("      <skipped message=\"{}\"/>\n", xml(first_line(r.outcome.message, kMaxMessageAttribute)));
   } else if (r.outcome.verdict != Verdict::pass) {
     const char* element = is_error_verdict(r.outcome.verdict) ? "error" : "failure";
-    std::string message = first_line(r.outcome.message, kMaxMessageAttribute);
+    std::string message = first_line(message_headline(r.outcome.message), kMaxMessageAttribute);
     if (message.empty()) message = verdict_name(r.outcome.verdict);
     out += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\n{}\n{}</{}>\n", element, xml(message), verdict_name(r.outcome.verdict),
                        verdict_name(r.outcome.verdict), xml_text(where), xml_text(failure_details(r)), element);

@@ -1,6 +1,7 @@
 #include "report/report_text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -18,6 +19,56 @@ std::string format_seconds(double s) {
 std::string first_line(std::string_view s, std::size_t max_bytes) {
   const auto nl = s.find_first_of("\r\n");
   return truncate_text(clean_text(s.substr(0, nl)), max_bytes);
+}
+
+std::string message_headline(std::string_view m) {
+  const std::string_view first = m.substr(0, m.find_first_of("\r\n"));
+  constexpr std::string_view kTrace = "Traceback (most recent call last):";
+  const auto at = first.find(kTrace);
+  if (at == std::string_view::npos) return std::string(first);
+  // A Python traceback: what happened is its last line that is not indented ("ValueError: ...").
+  std::string_view last;
+  for (std::size_t end = m.size(); end > 0;) {
+    const auto nl = m.find_last_of("\r\n", end - 1);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    const std::string_view line = m.substr(begin, end - begin);
+    if (!line.empty() && line.front() != ' ' && line.front() != '\t' && line.find(kTrace) == std::string_view::npos && line.rfind("[...", 0) != 0) {
+      last = line;
+      break;
+    }
+    if (nl == std::string_view::npos) break;
+    end = nl;
+  }
+  if (last.empty()) return std::string(first);
+  return std::string(first.substr(0, at)) + std::string(last) + " (a Python traceback)";
+}
+
+std::string message_shape(std::string_view m) {
+  const std::string line = message_headline(m);
+  std::string out;
+  auto digit = [&](std::size_t i) { return i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])); };
+  for (std::size_t i = 0; i < line.size();) {
+    // A number, its sign, point, exponent and hexadecimal digits included, is one '#'.
+    const bool sign = (line[i] == '-' || line[i] == '+') && digit(i + 1) && (i == 0 || !std::isalnum(static_cast<unsigned char>(line[i - 1])));
+    if (!digit(i) && !sign) {
+      out += line[i++];
+      continue;
+    }
+    if (sign) ++i;
+    if (line.compare(i, 2, "0x") == 0) {
+      i += 2;
+      while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+    } else {
+      while (digit(i)) ++i;
+      if (i < line.size() && line[i] == '.' && digit(i + 1))
+        for (++i; digit(i);) ++i;
+      if (i < line.size() && (line[i] == 'e' || line[i] == 'E') &&
+          (digit(i + 1) || ((i + 1 < line.size() && (line[i + 1] == '-' || line[i + 1] == '+')) && digit(i + 2))))
+        for (i += 2; digit(i);) ++i;
+    }
+    if (out.empty() || out.back() != '#') out += '#';
+  }
+  return out;
 }
 
 bool is_failure(Verdict v) { return v != Verdict::pass && v != Verdict::skipped; }

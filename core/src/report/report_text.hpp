@@ -17,6 +17,11 @@ namespace bb {
 
 // The first line of `s`, at most `max_bytes` (clean_text applied).
 std::string first_line(std::string_view s, std::size_t max_bytes);
+// A message's first line; for a Python traceback, the exception it ends with ("ValueError: ...").
+std::string message_headline(std::string_view message);
+// A message's headline with every number (sign, point, exponent, 0x... included) one '#': the
+// failures of one implementation that differ only in their figures read as one group.
+std::string message_shape(std::string_view message);
 
 // "12.3 us", "4.56 ms"; "-" for none.
 std::string format_seconds(double s);
