@@ -17,7 +17,8 @@
 #   --confirm          re-time each performance regression, tonight's library against last night's,
 #                      paired, before calling it one (backendbench compare --confirm): a slowdown
 #                      the host caused, not the code, is then no regression
-#   --binary PATH      the backendbench to run (default $BACKENDBENCH, else the one on PATH,
+#   --binary PATH      the backendbench to run (default $BACKENDBENCH; installed as
+#                      backendbench-nightly, the backendbench beside it; else the one on PATH,
 #                      else this checkout's build/backendbench)
 # Flags after `--`, and the words of $BACKENDBENCH_FLAGS, go to the sweep (e.g. --devices all,
 # -j 4, --correctness-only, --shard auto).
@@ -57,7 +58,10 @@ root=${positional[0]}
 baseline=${positional[1]}
 out=${positional[2]}
 if [[ -z $binary ]]; then
-  binary=$(command -v backendbench) || binary="$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/backendbench"
+  # Installed (bin/backendbench-nightly): the backendbench beside it, whatever cron's PATH holds.
+  beside="$(cd "$(dirname "$0")" && pwd)/backendbench"
+  if [[ $(basename "$0") != nightly.sh && -x $beside ]]; then binary=$beside
+  else binary=$(command -v backendbench) || binary="$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/backendbench"; fi
   [[ -x $binary ]] || { echo "nightly: no backendbench on PATH nor at $binary; pass --binary or set BACKENDBENCH" >&2; exit 2; }
 fi
 read -r -a env_flags <<<"${BACKENDBENCH_FLAGS:-}"

@@ -326,6 +326,8 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   o.session.worker_binary = exe.string();
 
   CLI::App app{"BackendBench: correctness and performance of custom-op implementations loaded at run time"};
+  // Every option shows its default in --help (=value), from the very variable it fills.
+  app.option_defaults()->always_capture_default();
   app.footer(commands_help());
   app.set_version_flag("--version", version_line());
   // An option given twice takes its last value (a script's defaults, then the user's own); lists
@@ -355,7 +357,8 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   std::string devices;
   app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
   app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default when timing: a quarter of the physical cores, at most 8, each timed pairing on a core of its own, 1 below 8 cores; else half the CPUs, at most 32)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, 1024))
+      ->default_str("");  // 0 there means "the default above", not a value to show
   std::string shard;
   app.add_option("--shard", shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");
   app.add_option("--repeat", o.session.repeats, "run the sweep this many times")->check(CLI::Range(1, 100000));
@@ -376,12 +379,13 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   double memory_gib = -1;
   app.add_option("--worker-memory-limit", memory_gib,
                  "GiB of heap a worker process may take (RLIMIT_DATA; 0: no limit; default: half of this machine's memory)")
-      ->check(non_negative());
+      ->check(non_negative())
+      ->default_str("");
   bool correctness_only = false;
   app.add_flag("--correctness-only", correctness_only, "check every case, time none");
   app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
   uint64_t seed = 0;
-  auto* seed_opt = app.add_option("--seed", seed, "override every manifest's seed");
+  auto* seed_opt = app.add_option("--seed", seed, "override every manifest's seed (default: each manifest's own)")->default_str("");
   app.add_option("--random-cases", o.session.expansion.random_cases,
                  "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
       ->check(CLI::Range(0, 10000));

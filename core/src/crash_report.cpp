@@ -125,7 +125,10 @@ nlohmann::json CrashReport::to_json() const {
     if (!f.file.empty()) j["file"] = f.file, j["line"] = f.line;
     frames_json.push_back(std::move(j));
   }
-  return {{"signal", signal}, {"address", fmt::format("0x{:x}", address)}, {"frames", frames_json}};
+  nlohmann::json j{{"signal", signal}, {"frames", frames_json}};
+  if (sent) j["sent"] = true;
+  else j["address"] = fmt::format("0x{:x}", address);
+  return j;
 }
 
 std::optional<CrashReport> take_crash_report(std::string& output) {
@@ -142,6 +145,7 @@ std::optional<CrashReport> take_crash_report(std::string& output) {
       std::string addr;
       f >> report->signal >> addr;
       if (addr.rfind("addr=", 0) == 0) report->address = hex_of(addr.substr(5));
+      report->sent = addr == "sent";
       continue;
     }
     if (line.rfind(kFrameLine, 0) == 0) {

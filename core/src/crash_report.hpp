@@ -27,6 +27,7 @@ struct CrashFrame {
 struct CrashReport {
   std::string signal;  // "SIGSEGV"
   uint64_t address = 0;
+  bool sent = false;  // raised or sent (raise, kill, abort): no faulting address
   std::vector<CrashFrame> frames;
   // The first frame in one of `modules` (the plugin's own code), else the first frame.
   const CrashFrame* first_in(const std::set<std::string>& modules) const;

@@ -487,7 +487,7 @@ class IsolatedExecutor final : public Executor {
     for (const auto& m : own)
       if (m != binary_) plugins.insert(m);
     if (const CrashFrame* f = report->first_in(plugins.empty() ? own : plugins))
-      out.detail += fmt::format(" in {}, faulting address 0x{:x}", f->where(), report->address);
+      out.detail += report->sent ? fmt::format(" in {} (raised, not a fault)", f->where()) : fmt::format(" in {}, faulting address 0x{:x}", f->where(), report->address);
     out.crash = report->to_json();
   }
 

@@ -13,6 +13,11 @@ TEST(Cli, HelpListsEverySubcommandAndVersionGivesTheCommit) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* cmd : {"backendbench check", "backendbench new-op", "backendbench compare", "backendbench merge", "backendbench resource-spec"})
     EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd << "\n" << help.out;
+  // Every option with a value of its own shows it; a sentinel (0: "the default the text says") does not.
+  for (const char* shown : {"--min-time FLOAT:a number of 0 or more=0.05", "--test-timeout FLOAT:a number above 0=60", "--timeout FLOAT:a number above 0=2",
+                            "--repeat INT:INT in [1 - 100000]=1"})
+    EXPECT_NE(help.out.find(shown), std::string::npos) << shown << "\n" << help.out;
+  for (const char* hidden : {"--seed UINT=", "1024]=0", "or more=-1"}) EXPECT_EQ(help.out.find(hidden), std::string::npos) << hidden << "\n" << help.out;
   auto version = backendbench({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_TRUE(std::regex_search(version.out, std::regex(R"(^backendbench \d+\.\d+\.\d+ \(commit ([0-9a-f]{40}|unknown)(, with uncommitted changes)?\)\n$)")))

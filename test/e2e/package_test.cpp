@@ -50,6 +50,10 @@ TEST(Package, AnOutOfTreeCudaPluginLinkingCublasExportsOnlyItsEntryPoints) {
   auto install = e2e::run_program({BB_CMAKE, "--install", BB_BUILD_DIR, "--prefix", prefix.string()}, 300);
   ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
   EXPECT_TRUE(fs::exists(prefix / "include" / "backendbench" / "third_party" / "dlpack" / "dlpack.h"));
+  // The nightly driver NIGHTLY.md's cron line names, beside the binary, which it runs.
+  ASSERT_TRUE(fs::exists(prefix / "bin" / "backendbench-nightly"));
+  auto nightly_help = e2e::run_program({(prefix / "bin" / "backendbench-nightly").string(), "--help"}, 30);
+  EXPECT_NE(nightly_help.err.find("backendbench-nightly, the backendbench beside it"), std::string::npos) << nightly_help.err;
 
   std::ofstream(project / "CMakeLists.txt") << R"(cmake_minimum_required(VERSION 3.25)
 project(gemmop LANGUAGES CXX)

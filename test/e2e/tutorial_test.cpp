@@ -35,9 +35,11 @@ TEST(Tutorial, AddingAnOpAsTheDocsSayGivesAVerdict) {
   const std::string tutorial = block_after(page.str(), "tutorial");
   ASSERT_FALSE(setup.empty()) << "docs/adding-an-op.md has no setup block";
   ASSERT_FALSE(tutorial.empty()) << "docs/adding-an-op.md has no tutorial block";
-  // The setup, run in this build's source tree, less the build itself (this build is it).
+  // The setup, run in this build's source tree, less the packages and the build itself (this
+  // build is it, its packages installed).
+  ASSERT_NE(setup.find("scripts/install_deps.sh"), std::string::npos) << setup;
   ASSERT_NE(setup.find("scripts/build.sh"), std::string::npos) << setup;
-  setup = std::regex_replace(setup, std::regex("scripts/build.sh[^\n]*\n"), "");
+  setup = std::regex_replace(setup, std::regex("scripts/(install_deps|build).sh[^\n]*\n"), "");
 
   const auto home = e2e::temp_dir("home"), work = e2e::temp_dir("work");
   const std::string script = "set -euo pipefail\nexport HOME='" + home.string() + "'\ncd '" + BB_SOURCE_DIR + "'\n" +

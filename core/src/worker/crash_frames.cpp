@@ -87,22 +87,82 @@ struct Line {
   }
 };
 
+uintptr_t parse_hex(const char*& p, const char* end) {
+  uintptr_t v = 0;
+  for (; p < end; ++p) {
+    const char c = *p;
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) break;
+    v = v * 16 + static_cast<uintptr_t>(d);
+  }
+  return v;
+}
+
+// A module not noted yet (one being loaded: its static initialisers crashed) from
+// /proc/self/maps, read with open and read alone: the mapping's file and the address's offset in
+// it (for a shared library, its virtual address). False where none maps it.
+bool from_maps(uintptr_t pc, Line& l) {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  static char buf[1 << 16];
+  char line[kNameBytes + 128];
+  int n = 0;
+  bool found = false;
+  for (ssize_t got; !found && (got = read(fd, buf, sizeof buf)) > 0;)
+    for (ssize_t i = 0; i < got && !found; ++i) {
+      if (buf[i] != '\n') {
+        if (n < static_cast<int>(sizeof line) - 1) line[n++] = buf[i];
+        continue;
+      }
+      // "start-end perms offset dev inode   path"
+      const char* p = line;
+      const char* end = line + n;
+      const uintptr_t lo = parse_hex(p, end);
+      ++p;
+      const uintptr_t hi = parse_hex(p, end);
+      int field = 0;
+      uintptr_t file_offset = 0;
+      for (; p < end && field < 5; ++p)
+        if (*p == ' ') {
+          while (p + 1 < end && p[1] == ' ') ++p;
+          ++field;
+          if (field == 2) {
+            const char* q = p + 1;
+            file_offset = parse_hex(q, end);
+          }
+        }
+      if (pc >= lo && pc < hi && p < end && *p == '/') {
+        line[n] = 0;
+        l.text(" ");
+        l.hex(pc - lo + file_offset);
+        l.text(" ");
+        l.text(p);
+        found = true;
+      }
+      n = 0;
+    }
+  close(fd);
+  return found;
+}
+
 void frame(uintptr_t pc) {
   Line l;
   l.text("backendbench-frame ");
   l.hex(pc);
+  bool known = false;
   const int current = g_current.load(std::memory_order_acquire);
   if (current >= 0) {
     const Modules& t = g_tables[current];
-    for (int i = 0; i < t.count; ++i)
+    for (int i = 0; i < t.count && !known; ++i)
       if (pc >= t.m[i].lo && pc < t.m[i].hi) {
         l.text(" ");
         l.hex(pc - t.m[i].bias);
         l.text(" ");
         l.text(t.m[i].name);
-        break;
+        known = true;
       }
   }
+  if (!known) from_maps(pc, l);
   l.flush();
 }
 
@@ -124,8 +184,12 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     l.text("backendbench-crash SIG");
     const char* abbrev = sigabbrev_np(sig);
     l.text(abbrev ? abbrev : "?");
-    l.text(" addr=");
-    l.hex(reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr));
+    if (info && info->si_code <= 0) {  // sent (raise, kill): no faulting address
+      l.text(" sent");
+    } else {
+      l.text(" addr=");
+      l.hex(reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr));
+    }
     l.flush();
     const uintptr_t pc = faulting_pc(context);
     if (pc) frame(pc);
@@ -139,9 +203,10 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     if (!from) from = n > 2 ? 2 : n;
     for (int i = from; i < n; ++i) frame(reinterpret_cast<uintptr_t>(frames[i]));
   }
-  // SA_RESETHAND put the default action back: the fault happens again, or abort() raises again,
-  // and the process ends of the signal as it would have.
-  if (sig == SIGABRT) raise(sig);
+  // SA_RESETHAND put the default action back; the signal raised again is pending until this
+  // handler returns, and then ends the process as it would have (a signal sent with raise() or
+  // kill(), which returning would let the process survive, as much as a fault).
+  raise(sig);
 }
 
 }  // namespace
