@@ -628,6 +628,11 @@ TEST(Hostile, ACrashNamesItsFileAndLineAndTheLineThatRunsItAgain) {
   EXPECT_EQ(std::filesystem::path(crash["frames"][0].value("file", "")).filename(), "scale_segfault.cpp") << crash.dump();
   EXPECT_EQ(crash["frames"][0].value("line", 0), 5) << crash.dump();
   EXPECT_EQ(segfault[0].value("output", "").find("backendbench-frame"), std::string::npos) << "the report's lines are taken out of what it printed";
+  // The HTML report folds the same frames and line under the message.
+  std::ifstream html_in(logs / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<summary>where it crashed</summary>"), std::string::npos);
+  EXPECT_NE(html.find("scale_segfault.cpp:5"), std::string::npos);
   // The rerun, as printed: that test alone, in this process, which the fault ends.
   const std::string rerun = crash.value("rerun", "");
   EXPECT_NE(rerun.find("--no-isolate"), std::string::npos) << rerun;

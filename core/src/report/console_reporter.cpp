@@ -319,7 +319,7 @@ class ConsoleReporter final : public Reporter {
     if (r.performance.peak_pct && r.performance.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.performance.peak_pct_theoretical);
     if (r.performance.peak_pct) line += ")";
     if (!r.outcome.message.empty()) line += "\n      " + r.outcome.message;
-    if (r.outcome.verdict == Verdict::crash) line += crash_lines(r.outcome.crash);
+    if (r.outcome.verdict == Verdict::crash) line += crash_text(r.outcome.crash);
     if (r.outcome.mismatch && r.outcome.message.find("output '" + r.outcome.mismatch->output + "'") == std::string::npos) {
       // The worker's message says this already; a result from elsewhere may not.
       const auto& m = *r.outcome.mismatch;
@@ -338,22 +338,9 @@ class ConsoleReporter final : public Reporter {
 
   // A crash's first frames (the worker's own words: its function names and files are the
   // plugin's, shown as text only) and the line that runs the test again in the foreground.
-  static std::string crash_lines(const nlohmann::json& crash) {
-    if (!crash.is_object()) return "";
-    constexpr std::size_t kFrames = 6;
+  static std::string crash_text(const nlohmann::json& crash) {
     std::string out;
-    const auto frames = crash.value("frames", nlohmann::json::array());
-    for (std::size_t i = 0; frames.is_array() && i < frames.size() && i < kFrames; ++i) {
-      const auto& f = frames[i];
-      if (!f.is_object()) continue;
-      std::string where = f.value("function", f.value("pc", std::string("?")));
-      if (f.contains("file")) where += fmt::format(" at {}:{}", f.value("file", std::string()), f.value("line", 0));
-      if (f.contains("module"))
-        where += fmt::format(" ({}+{})", std::filesystem::path(f.value("module", std::string())).filename().string(), f.value("offset", std::string()));
-      out += fmt::format("\n      #{} {}", i, truncated(terminal_text(where), 200));
-    }
-    if (frames.is_array() && frames.size() > kFrames) out += fmt::format("\n      ... {} more frames in results.json", frames.size() - kFrames);
-    if (crash.contains("rerun")) out += "\n      again, alone, in the foreground: " + terminal_text(crash.value("rerun", std::string()));
+    for (const auto& line : crash_lines(crash, 6)) out += "\n      " + terminal_text(line);
     return out;
   }
 

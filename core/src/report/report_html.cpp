@@ -361,6 +361,15 @@ std::string printed(const TestResult& t) {
                      t.output.bytes ? t.output.bytes : t.output.text.size(), h(t.output.text));
 }
 
+// Where a CRASH happened and the line that runs it again, folded under its message.
+std::string crash_details(const TestResult& t) {
+  const auto lines = crash_lines(t.outcome.crash, 16);
+  if (lines.empty()) return "";
+  std::string text;
+  for (const auto& l : lines) text += (text.empty() ? "" : "\n") + l;
+  return fmt::format("<details class=\"crash\" open><summary>where it crashed</summary><pre>{}</pre></details>", h(text));
+}
+
 // A mismatch's figures in one line, under the message.
 std::string mismatch_line(const TestResult& t) {
   if (!t.outcome.mismatch) return "";
@@ -515,7 +524,7 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
       const auto& t = *failures[i];
       out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><div class=\"msg\">{}</div>{}</td></tr>\n",
                          badge(t.outcome.verdict), h(t.id.impl), h(t.id.case_id), t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "", h(device_label(t)),
-                         t.outcome.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.outcome.message), mismatch_line(t) + printed(t));
+                         t.outcome.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.outcome.message), mismatch_line(t) + crash_details(t) + printed(t));
     }
     out += "</tbody></table>\n";
     if (failures.size() > kMaxFailures)

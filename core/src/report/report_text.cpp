@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -71,6 +72,23 @@ std::string message_shape(std::string_view m) {
   return out;
 }
 
+std::vector<std::string> crash_lines(const nlohmann::json& crash, std::size_t max_frames) {
+  std::vector<std::string> out;
+  if (!crash.is_object()) return out;
+  const auto frames = crash.value("frames", nlohmann::json::array());
+  for (std::size_t i = 0; frames.is_array() && i < frames.size() && i < max_frames; ++i) {
+    const auto& f = frames[i];
+    if (!f.is_object()) continue;
+    std::string where = f.value("function", f.value("pc", std::string("?")));
+    if (f.contains("file")) where += fmt::format(" at {}:{}", f.value("file", std::string()), f.value("line", 0));
+    if (f.contains("module")) where += fmt::format(" ({}+{})", std::filesystem::path(f.value("module", std::string())).filename().string(), f.value("offset", std::string()));
+    out.push_back(fmt::format("#{} {}", i, truncate_text(clean_text(where), 300)));
+  }
+  if (frames.is_array() && frames.size() > max_frames) out.push_back(fmt::format("... {} more frames in results.json", frames.size() - max_frames));
+  if (crash.contains("rerun")) out.push_back("again, alone, in the foreground: " + clean_text(crash.value("rerun", std::string())));
+  return out;
+}
+
 bool is_failure(Verdict v) { return v != Verdict::pass && v != Verdict::skipped; }
 
 bool finite(const std::optional<double>& x) { return x && std::isfinite(*x); }
@@ -81,6 +99,7 @@ std::string format_percent(double share) { return std::isfinite(share) ? fmt::fo
 
 std::string failure_details(const TestResult& r) {
   std::string out = r.outcome.message;
+  for (const auto& line : crash_lines(r.outcome.crash, 16)) out += "\n" + line;
   if (r.outcome.mismatch) {
     const auto& m = *r.outcome.mismatch;
     if (!out.empty()) out += "\n";

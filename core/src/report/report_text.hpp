@@ -19,6 +19,10 @@ namespace bb {
 std::string first_line(std::string_view s, std::size_t max_bytes);
 // A message's first line; for a Python traceback, the exception it ends with ("ValueError: ...").
 std::string message_headline(std::string_view message);
+// A CRASH's report as lines (crash_report.hpp): its first `max_frames` frames ("#0 run(bb::Call&)
+// at k.cpp:5 (k.so+0x1138)") and the line that runs the test again; none without one. Text
+// only: the renderers escape it.
+std::vector<std::string> crash_lines(const nlohmann::json& crash, std::size_t max_frames);
 // A message's headline with every number (sign, point, exponent, 0x... included) one '#': the
 // failures of one implementation that differ only in their figures read as one group.
 std::string message_shape(std::string_view message);
