@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include "dtype.hpp"
-#include "fork_guard.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
 #include "measure/cpu_pin.hpp"
@@ -251,12 +250,11 @@ std::string FreshInputs::next_stage(Side& s) {
   if (!stage || ftruncate(stage.get(), static_cast<off_t>(layout_.total)) != 0) return fmt::format("the stage: {}", std::strerror(errno));
   // Its size sealed: a worker that shrank it would have the host's writes fault (SIGBUS).
   if (fcntl(stage.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return fmt::format("the stage's seals: {}", std::strerror(errno));
-  void* p = MAP_FAILED;
-  {
-    const ForkFreeWindow no_fork;  // no worker started meanwhile keeps a writable copy (fork_guard.hpp)
-    p = mmap(nullptr, layout_.total, PROT_READ | PROT_WRITE, MAP_SHARED, stage.get(), 0);
-    if (p != MAP_FAILED) madvise(p, layout_.total, MADV_DONTFORK);
-  }
+  // No worker started later inherits it (a stage is never sealed for writes: one that a fork
+  // caught in between only costs that child the mapping until it execs; no lock on this path,
+  // which serves timed blocks).
+  void* p = mmap(nullptr, layout_.total, PROT_READ | PROT_WRITE, MAP_SHARED, stage.get(), 0);
+  if (p != MAP_FAILED) madvise(p, layout_.total, MADV_DONTFORK);
   if (p == MAP_FAILED) return fmt::format("the stage could not be mapped: {}", std::strerror(errno));
   if (s.base) munmap(s.base, layout_.total);
   s.base = static_cast<uint8_t*>(p);
