@@ -15,9 +15,9 @@
 #include "landlock.hpp"
 #include "plugin_library.hpp"
 #include "python_site.hpp"
+#include "rerun_command.hpp"
 #include "sandbox.hpp"
 #include "test_driver.hpp"
-#include "rerun_command.hpp"
 #include "trace.hpp"
 #include "measure/roofline.hpp"
 

@@ -1,7 +1,5 @@
 #include "sealed_blob.hpp"
 
-#include "fork_guard.hpp"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +9,8 @@
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "fork_guard.hpp"
 
 namespace bb {
 
