@@ -135,6 +135,25 @@ TEST(Compare, ClearSlowdownIsExit3NoisyOneAndListedChangesAreNot) {
   EXPECT_EQ(e2e::backendbench({"compare", base.string(), noisy.string(), "--skip-is-regression"}).exit_code, 3);
 }
 
+// compare --html: the page leads with what changed (the regressions, before the run's standing
+// failures), each with its figures, and says what its columns and its ± mean.
+TEST(Compare, TheHtmlLeadsWithTheRegressionsAndDefinesItsSymbols) {
+  const auto dir = e2e::temp_dir("runs");
+  const auto base = write(dir / "base.json", run_of({timed("scale__a", "performance/p", 1e-3, 0.02, 0.01), test("scale__b", "c1", bb::Verdict::fail)}));
+  const auto slow = write(dir / "slow.json", run_of({timed("scale__a", "performance/p", 1.5e-3, 0.02, 0.01), test("scale__b", "c1", bb::Verdict::fail)}));
+  const auto r = e2e::backendbench({"compare", base.string(), slow.string(), "--html", (dir / "page.html").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  const std::string html = e2e::read_text(dir / "page.html");
+  const auto compared = html.find("<section id=\"compared\">"), failures = html.find("<section id=\"failures\">");
+  ASSERT_NE(compared, std::string::npos) << html;
+  ASSERT_NE(failures, std::string::npos) << html;
+  EXPECT_LT(compared, failures) << "the regressions come before the standing failures";
+  EXPECT_LT(html.find("<a href=\"#compared\">"), html.find("<a href=\"#failures\">"));
+  EXPECT_TRUE(contains(html, "+50.0%")) << html;
+  EXPECT_TRUE(contains(html, "change: (now &minus; before) / before")) << html;
+  EXPECT_TRUE(contains(html, "± is the samples' relative standard deviation")) << html;
+}
+
 TEST(Compare, UnusableInputIsExit2WithTheReason) {
   const auto dir = e2e::temp_dir("runs");
   const auto good = write(dir / "good.json", run_of({test("scale__a", "c1")}));

@@ -345,6 +345,9 @@ std::string timing_chart(const RunRecord& run) {
     if (!doubt.empty()) ++untrusted;
   }
   out += "</svg>\n";
+  out += "<p class=\"note\">Each row: the box spans the middle half of the samples (first to third quartile), the line in it is the "
+         "median, the whiskers reach the fastest and slowest sample, ◆ is the baseline's median; ± is the samples' relative standard "
+         "deviation (their spread, in percent of the mean).</p>\n";
   if (total > rows.size()) out += fmt::format("<p class=\"note\">The first {} of {} timed cases are drawn.</p>\n", rows.size(), total);
   if (untrusted > 0)
     out += fmt::format("<p class=\"note\"><span class=\"untrusted\">⚠</span> {} of these spreads are not to be trusted (dashed box): the "
@@ -398,11 +401,15 @@ std::string comparison_section(const ReportComparison& rc) {
   out += "<div class=\"chips\">";
   for (ChangeKind k : {ChangeKind::correctness_regression, ChangeKind::slower, ChangeKind::lost_coverage, ChangeKind::inconclusive,
                        ChangeKind::faster, ChangeKind::fixed, ChangeKind::new_test, ChangeKind::removed_test})
-    if (const int n = c.count(k); n > 0)
-      out += fmt::format("<span class=\"badge {}\">{} {}</span>", k == ChangeKind::correctness_regression || k == ChangeKind::slower ? "fail"
-                                                                   : k == ChangeKind::faster || k == ChangeKind::fixed         ? "pass"
-                                                                                                                               : "skip",
-                         change_kind_name(k), n);
+    if (const int n = c.count(k); n > 0) {
+      // How many of them compare --confirm re-timed and confirmed (a regression that stands).
+      int confirmed = 0;
+      for (const auto& ch : c.changes) confirmed += ch.kind == k && ch.regression && !ch.confirmation.empty() && ch.confirmation.rfind("not re-timed", 0) != 0;
+      out += fmt::format("<span class=\"badge {}\">{} {}{}</span>", k == ChangeKind::correctness_regression || k == ChangeKind::slower ? "fail"
+                                                                     : k == ChangeKind::faster || k == ChangeKind::fixed         ? "pass"
+                                                                                                                                 : "skip",
+                         change_kind_name(k), n, confirmed > 0 ? fmt::format(" ({} confirmed)", confirmed) : "");
+    }
   out += "</div>\n";
   for (const auto& n : c.notes) out += fmt::format("<p class=\"note\">{}</p>\n", h(n, 1000));
   std::size_t listed = 0;
@@ -418,9 +425,13 @@ std::string comparison_section(const ReportComparison& rc) {
     out += fmt::format("<tr class=\"failure\"><td><span class=\"badge fail\">{}</span></td><td class=\"name\">{}</td><td class=\"name\">{}</td>"
                        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
                        change_kind_name(ch.kind), h(ch.impl), h(ch.next ? ch.next->case_id : ch.base ? ch.base->case_id : ch.key),
-                       h(median(ch.base)), h(median(ch.next)), ch.relative ? fmt::format("{:+.1f}%", *ch.relative * 100) : "", h(ch.note, 1000));
+                       h(median(ch.base)), h(median(ch.next)), ch.relative ? fmt::format("{:+.1f}%", *ch.relative * 100) : "",
+                       h(ch.note, 1000) + (ch.confirmation.empty() ? "" : "<div class=\"confirm\">" + h(ch.confirmation, 1000) + "</div>"));
   }
-  if (listed > 0) out += "</tbody></table>\n";
+  if (listed > 0)
+    out += "</tbody></table>\n<p class=\"note\">before, now: the test's median (or its verdict); change: (now &minus; before) / before; "
+           "a slowdown counts once it exceeds the threshold and both runs' noise; re-timed: compare --confirm timed NEW's library "
+           "against BASE's, paired, now.</p>\n";
   if (listed > kMaxFailures) out += fmt::format("<p class=\"note\">…and {} more regressions.</p>\n", listed - kMaxFailures);
   if (listed == 0) out += "<p class=\"empty\">No test regressed.</p>\n";
   return out + "</section>\n";
@@ -482,17 +493,20 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
   int correct = 0, ran = 0;
   for (const auto& is : s.impls) correct += is.fully_correct ? 1 : 0, ran += is.ran() ? 1 : 0;
   card(fmt::format("{} / {}", correct, ran), "implementations fully correct");
-  out += "</div>\n<nav><a href=\"#failures\">Failures</a><a href=\"#speedup\">Speedup</a><a href=\"#bandwidth\">Bandwidth</a>"
+  out += "</div>\n<nav>";
+  if (compared && compared->comparison) out += "<a href=\"#compared\">Compared</a>";
+  out += "<a href=\"#failures\">Failures</a><a href=\"#speedup\">Speedup</a><a href=\"#bandwidth\">Bandwidth</a>"
          "<a href=\"#timing\">Timing</a><a href=\"#implementations\">Implementations</a><a href=\"#skipped\">Skipped</a>"
          "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a>";
-  if (compared && compared->comparison) out += "<a href=\"#compared\">Compared</a>";
   out += "</nav>\n</div></header>\n<main>\n";
 
   // Ops that could not be used.
   for (const auto& op : run.ops)
     for (const auto& e : op.errors) out += fmt::format("<p><span class=\"badge fail\">UNUSABLE</span> <b>{}</b>: {}</p>\n", h(op.op), h(e));
 
-  // Failures first.
+  // What changed since the run compared with first (compare --html: the regressions lead), then
+  // the failures.
+  if (compared && compared->comparison) out += comparison_section(*compared);
   out += fmt::format("<section id=\"failures\">\n<h2>Failures <span class=\"count\">{}</span></h2>\n", failures.size());
   if (failures.empty()) out += "<p class=\"empty\">No test failed.</p>\n";
   else {
@@ -531,8 +545,6 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
       out += fmt::format("<p class=\"note\">…and {} more failing tests (junit.xml and results.json have them all).</p>\n", failures.size() - kMaxFailures);
   }
   out += "</section>\n";
-  if (compared && compared->comparison) out += comparison_section(*compared);
-
   out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
   out += speedup_chart(run) + "</section>\n";
   out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the device's measured peak bandwidth</span></h2>\n";
