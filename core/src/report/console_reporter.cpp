@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
