@@ -202,6 +202,7 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   r.id.repeat = t.repeat;
   r.id.flops = c.flops;
   r.id.bytes = c.bytes;
+  r.id.shapes = c.shapes();
   return r;
 }
 
@@ -271,13 +272,22 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   // A user of its own where everything it must read is readable by others; else uid 0 without
   // any capability.
   if (support.drop_user) {
-    bool reachable = others_can_reach(o.worker_binary) && others_can_reach(std::filesystem::absolute(o.root, ec).string());
-    for (const auto& dir : runtime_plugin_dirs()) reachable = reachable && (!std::filesystem::exists(dir, ec) || others_can_reach(dir));
-    for (const auto& dir : python_site_dirs()) reachable = reachable && others_can_reach(dir);
+    const bool reachable = unreachable_for_workers(o).empty();
     w.own_user = reachable;
     w.drop_capabilities = !reachable;
   }
   return w;
+}
+
+std::string unreachable_for_workers(const SessionOptions& o) {
+  std::error_code ec;
+  std::vector<std::string> paths = {o.worker_binary, std::filesystem::absolute(o.root, ec).string()};
+  for (const auto& dir : runtime_plugin_dirs())
+    if (std::filesystem::exists(dir, ec)) paths.push_back(dir);
+  for (const auto& dir : python_site_dirs()) paths.push_back(dir);
+  for (const auto& p : paths)
+    if (!others_can_reach(p)) return p;
+  return "";
 }
 
 void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx, bool impl_fresh) {

@@ -64,6 +64,10 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
                       const std::vector<std::string>& own_libraries);
 // ... and, with `cuda_ordinal` (a worker of a CUDA slot), that device alone (WorkerWalls::
 // device_uuid) where the run knows its UUID and the device is no MIG instance.
+// The first path a worker must read (its binary, the root, the runtime plugins, Python's
+// packages) that a user of its own could not, "" where none: where one is, workers run as uid 0
+// without capabilities instead (walls_for), and /proc/self/mem is theirs to write.
+std::string unreachable_for_workers(const SessionOptions& o);
 WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal = -1);
 WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own_libraries, int cuda_ordinal = -1);
 

@@ -252,8 +252,11 @@ class SessionRun {
       remove_stale_cgroups();  // what earlier runs' abandoned workers left (Executor::abandon)
       // The walls of the workers (sandbox.hpp): what is up, and what could not be, said once.
       const auto& walls = sandbox_support();
+      // A user of its own for each worker where the host can and the worker's files are readable
+      // by others (not in a 0700 folder, as `mktemp -d` makes): said, with the path, where not.
+      unreachable_ = walls.drop_user ? unreachable_for_workers(o_) : "";
       run_.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
-                              {"namespaces", walls.namespaces}, {"own_user", walls.drop_user},
+                              {"namespaces", walls.namespaces}, {"own_user", walls.drop_user && unreachable_.empty()},
                               {"syscall_filter", syscall_filter_supported() ? nlohmann::json(refused_syscalls()) : nlohmann::json()},
                               {"landlock_abi", landlock_supported() ? nlohmann::json(landlock_abi()) : nlohmann::json()},
                               {"code_sealed", code_seal_supported()},
@@ -264,8 +267,13 @@ class SessionRun {
     run_.perf_p = o_.perf_p;
     run_.score_rule = o_.score_rule;
     each([&](Reporter& r) { r.run_started(run_); });
-    if (o_.isolate)
+    if (o_.isolate) {
       for (const auto& off : sandbox_support().off) warn("worker sandbox: off: " + off);
+      if (!unreachable_.empty())
+        warn(fmt::format("worker sandbox: workers run as uid 0 without capabilities, not as users of their own: others cannot read {} "
+                         "(chmod o+rx on it and the folders above it puts that wall up)",
+                         unreachable_));
+    }
   }
 
   // The ops, their libraries (each probed in a worker), references and baselines; told to the
@@ -566,6 +574,7 @@ class SessionRun {
 
   const SessionOptions& o_;
   RunRecord run_;
+  std::string unreachable_;  // a path workers must read that others cannot (unreachable_for_workers), "" where none
   const std::vector<Reporter*>& reporters_;
   const ExecutorFactory given_, make_executor_, make_prober_;
   std::future<std::map<std::string, ExecOutcome>> early_devices_;  // describe_devices_early's probes
