@@ -32,13 +32,16 @@ Comparison compare_range(DType t, const void* actual, const void* expected, std:
       const double diff = std::fabs(a - e);
       if (diff > c.max_abs_error) c.max_abs_error = diff;
       if (e != 0.0 && diff / std::fabs(e) > c.max_rel_error) c.max_rel_error = diff / std::fabs(e);
+      const double allowed = tol.atol + tol.rtol * std::fabs(e);
+      const double used = diff == 0.0 ? 0.0 : allowed > 0.0 ? diff / allowed : INFINITY;
+      if (used > c.tolerance_used) c.tolerance_used = used;
       if (!floating && t == DType::int64) {
         // doubles lose int64 bits beyond 2^53: compare the integers themselves
         const int64_t ai = static_cast<const int64_t*>(actual)[i];
         const int64_t ei = static_cast<const int64_t*>(expected)[i];
         ok = ai == ei || static_cast<double>(ai > ei ? ai - ei : ei - ai) <= tol.atol + tol.rtol * std::fabs(e);
       } else {
-        ok = diff <= tol.atol + tol.rtol * std::fabs(e);
+        ok = diff <= allowed;
       }
     }
     if (!ok) {
@@ -112,6 +115,7 @@ Comparison compare(DType t, const void* actual, const void* expected, std::size_
     c.nonfinite += p.nonfinite;
     c.max_abs_error = std::max(c.max_abs_error, p.max_abs_error);
     c.max_rel_error = std::max(c.max_rel_error, p.max_rel_error);
+    c.tolerance_used = std::max(c.tolerance_used, p.tolerance_used);
   }
   return c;
 }

@@ -20,6 +20,9 @@ struct Comparison {
   int64_t nonfinite = 0;       // mismatching elements NaN or infinite on one side (or infinities of two signs)
   double max_abs_error = 0.0;  // over finite pairs
   double max_rel_error = 0.0;  // over finite pairs with expected != 0
+  // The share of the tolerance the worst finite pair used: max |a - e| / (atol + rtol |e|) (1: at
+  // the edge; infinite where a pair differs under a tolerance of 0). A passing output's margin.
+  double tolerance_used = 0.0;
   int64_t first_mismatch = -1; // linear index
   double actual_at_first = 0.0;
   double expected_at_first = 0.0;

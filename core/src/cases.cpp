@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "did_you_mean.hpp"
 #include "expr.hpp"
@@ -21,6 +22,14 @@ int64_t ConcreteOutput::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+std::string ConcreteCase::shapes() const {
+  std::string out;
+  for (const auto& t : inputs)
+    out += fmt::format("{}{}: {} {}", out.empty() ? "" : ", ", t.name, t.shape.empty() ? std::string("[]") : fmt::format("{}", fmt::join(t.shape, "x")),
+                       dtype_name(t.dtype));
+  return out;
 }
 
 std::vector<DType> ConcreteCase::dtypes() const {

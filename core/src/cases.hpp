@@ -53,6 +53,8 @@ struct ConcreteCase {
     return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
   }
   std::vector<DType> dtypes() const;  // distinct dtypes of inputs and outputs
+  // Its inputs' shapes and dtypes: "x: 4096x1024 float16, weight: 1024 float16" (a scalar: "[]").
+  std::string shapes() const;
 };
 
 // What a run adds to the manifest's cases: --random-cases and --variants.

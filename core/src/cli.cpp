@@ -352,6 +352,9 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
   app.add_flag("-v,--verbose", o.verbose, "a line for every test that ran (SKIPPED ones stay grouped by reason)");
   app.add_flag("-q,--quiet", o.quiet, "print only the final table");
+  app.add_flag("--table", o.case_table,
+               "print the per-case table at the end: each case's shapes, then per implementation its verdict, median, GB/s, TFLOP/s, "
+               "% of peak, speedup and error figures (tests.csv has it as rows)");
   std::vector<std::string> copies(report_formats().size());
   for (std::size_t i = 0; i < copies.size(); ++i) app.add_option(report_formats()[i].flag, copies[i], report_formats()[i].help);
   std::string devices;

@@ -23,6 +23,7 @@ struct CliOptions {
   bool list_only = false;
   bool verbose = false;
   bool quiet = false;
+  bool case_table = false;  // --table
   // Report files by flag (nvbench's names: report_formats()), beside the log dir's.
   ReportPaths report_copies;
   bool json_to_stdout = false;  // --json -: stdout holds the JSON alone

@@ -12,7 +12,7 @@ nlohmann::json to_json(const std::vector<DeviceCheckItem>& items) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& i : items)
     a.push_back({{"mirror", i.mirror}, {"offset", i.offset}, {"bytes", i.bytes}, {"expected_offset", i.expected_offset},
-                 {"close", i.close}, {"code", i.code}, {"bits", i.bits}, {"n", i.n}, {"atol", i.atol}, {"rtol", i.rtol}, {"scale_atol", i.scale_atol}});
+                 {"close", i.close}, {"code", i.code}, {"bits", i.bits}, {"n", i.n}, {"atol", i.atol}, {"rtol", i.rtol}, {"scale_atol", i.scale_atol}, {"output", i.output}});
   return a;
 }
 
@@ -33,6 +33,7 @@ std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& 
     i.atol = e.value("atol", 0.0);
     i.rtol = e.value("rtol", 0.0);
     i.scale_atol = e.value("scale_atol", false);
+    i.output = e.value("output", "");
     items.push_back(i);
   }
   return items;
@@ -49,7 +50,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
   const BlobLayout l = buffers_layout(c);
   std::vector<DeviceCheckItem> items;
   auto same = [&](int mirror, std::size_t offset, std::size_t bytes, std::size_t expected) {
-    items.push_back(DeviceCheckItem{mirror, offset, bytes, expected, false, 0, 0, 0, 0, 0, false});
+    items.push_back(DeviceCheckItem{mirror, offset, bytes, expected, false, 0, 0, 0, 0, 0, false, ""});
   };
   // A tensor's data within tolerance, its guards byte for byte.
   auto close = [&](int mirror, std::size_t region, const ConcreteOutput& o) -> bool {
@@ -58,7 +59,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
     same(mirror, 0, g, l.offsets[region]);
     same(mirror, g + o.nbytes(), g, l.offsets[region] + g + o.nbytes());
     items.push_back(DeviceCheckItem{mirror, g, o.nbytes(), l.offsets[region] + g, true, dl.code, dl.bits, static_cast<std::size_t>(o.numel()),
-                                    o.tolerance.atol, o.tolerance.rtol, o.tolerance.scale_atol});
+                                    o.tolerance.atol, o.tolerance.rtol, o.tolerance.scale_atol, o.name});
     return true;
   };
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -191,7 +192,7 @@ std::string DeviceChecker::watch_mirror(int k, std::size_t bytes, UniqueFd fd) {
   return "";
 }
 
-DeviceChecker::Verdict DeviceChecker::verify() {
+DeviceChecker::Verdict DeviceChecker::verify(bool figures) {
   Verdict v;
   if (!place_.rt || !expected_) {
     v.error = "nothing is watched";
@@ -225,6 +226,19 @@ DeviceChecker::Verdict DeviceChecker::verify() {
       if (int e = api.mismatches(i.code, i.bits, got, expected + i.expected_offset, i.n, effective_atol(tol, scale), i.rtol, &bad); e != 0) {
         v.error = "comparing on the device: " + place_.rt->describe(e);
         return v;
+      }
+      // How close it came (a runtime before version 8 cannot say: no figures).
+      if (figures && api.struct_size >= offsetof(bb_device_runtime, error_figures) + sizeof(api.error_figures) && api.error_figures) {
+        double max_abs = 0, max_rel = 0, used = 0;
+        if (int e = api.error_figures(i.code, i.bits, got, expected + i.expected_offset, i.n, effective_atol(tol, scale), i.rtol, &max_abs, &max_rel, &used);
+            e != 0) {
+          v.error = "the error figures, on the device: " + place_.rt->describe(e);
+          return v;
+        }
+        ErrorFigures& f = v.errors ? *v.errors : v.errors.emplace();
+        f.max_abs_error = std::max(f.max_abs_error, max_abs);
+        f.max_rel_error = std::max(f.max_rel_error, max_rel);
+        if (f.output.empty() || used > f.tolerance_used) f.output = i.output, f.tolerance_used = used;
       }
       if (bad) {
         v.why = fmt::format("buffer {}: {} of {} elements not close", i.mirror, bad, i.n);

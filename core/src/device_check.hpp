@@ -25,6 +25,7 @@
 
 #include "worker/bound_call.hpp"
 #include "cases.hpp"
+#include "results.hpp"
 #include "sealed_blob.hpp"
 
 namespace bb {
@@ -40,6 +41,7 @@ struct DeviceCheckItem {
   std::size_t n = 0;
   double atol = 0, rtol = 0;
   bool scale_atol = false;  // Tolerance::scale_atol: atol times the largest finite |expected| above 1
+  std::string output;       // a close item's output, by name (its error figures are told by it)
 };
 nlohmann::json to_json(const std::vector<DeviceCheckItem>& items);
 std::vector<DeviceCheckItem> device_check_items_from_json(const nlohmann::json& j);
@@ -84,8 +86,10 @@ class DeviceChecker {
     // The case's expected buffers (not a checked call's): whether outputs of zeros would pass
     // them (allclose.hpp's zeros_would_pass, every output); unset where not asked.
     std::optional<bool> zeros_pass;
+    // How close the outputs came (asked for: `figures`), over every output on a pass.
+    std::optional<ErrorFigures> errors;
   };
-  Verdict verify();
+  Verdict verify(bool figures = false);
   void unwatch();
 
  private:

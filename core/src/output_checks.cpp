@@ -50,7 +50,7 @@ const uint8_t* CallBuffersView::output(std::size_t j) const {
 }
 
 std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView& got, const SealedBlob& inputs,
-                                    const CallBuffersView& expected) {
+                                    const CallBuffersView& expected, ErrorFigures* figures) {
   // Writes outside the tensors.
   for (size_t i = 0; i < c.inputs.size(); ++i)
     if (auto o = guard_overrun(got.raw_input(i), c.inputs[i].nbytes()); o.any())
@@ -83,6 +83,11 @@ std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView
   for (size_t j = 0; j < c.outputs.size(); ++j) {
     const auto& o = c.outputs[j];
     const Comparison cmp = compare(o.dtype, got.output(j), expected.output(j), static_cast<size_t>(o.numel()), o.tolerance);
+    if (figures) {
+      figures->max_abs_error = std::max(figures->max_abs_error, cmp.max_abs_error);
+      figures->max_rel_error = std::max(figures->max_rel_error, cmp.max_rel_error);
+      if (figures->output.empty() || cmp.tolerance_used > figures->tolerance_used) figures->output = o.name, figures->tolerance_used = cmp.tolerance_used;
+    }
     if (cmp.passed()) continue;
     // A value variant's atol grows with what is expected: the figure compared with, and how it came.
     const double atol = effective_atol(o.tolerance, o.tolerance.scale_atol ? expected_scale(o.dtype, expected.output(j), static_cast<size_t>(o.numel()))

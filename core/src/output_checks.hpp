@@ -37,8 +37,9 @@ struct Judgement {
 // Writes outside the tensors (OUT_OF_BOUNDS), inputs that are not in-place targets changed
 // against `inputs` (the case's inputs blob: INPUT_MUTATED), then every output against the
 // reference's (`expected`, a buffers blob): UNWRITTEN or FAIL. nullopt: the call is right.
+// `figures`, where given: how close the outputs compared came (every output on a pass).
 std::optional<Judgement> judge_call(const ConcreteCase& c, const CallBuffersView& got, const SealedBlob& inputs,
-                                    const CallBuffersView& expected);
+                                    const CallBuffersView& expected, ErrorFigures* figures = nullptr);
 
 // Whether outputs of zeros would pass against `expected`, every output (allclose.hpp's
 // zeros_would_pass): the case cannot tell an implementation that writes zeros from a right one.

@@ -1,5 +1,6 @@
 #include "results.hpp"
 
+#include <cmath>
 #include <limits>
 
 namespace bb {
@@ -43,6 +44,9 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   if (r.outcome.refused) j["refused"] = true;
   if (!id.variant.empty()) j["variant"] = id.variant;
   if (r.outcome.zeros_pass) j["zeros_would_pass"] = true;
+  if (!id.shapes.empty()) j["shapes"] = id.shapes;
+  if (const auto& e = r.outcome.errors)
+    j["errors"] = {{"output", e->output}, {"max_abs_error", e->max_abs_error}, {"max_rel_error", e->max_rel_error}, {"tolerance_used", e->tolerance_used}};
   if (!r.outcome.crash.is_null()) j["crash"] = r.outcome.crash;
   if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
   if (r.output.bytes) {
@@ -101,6 +105,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   id.device_index = j.value("device_index", 0);
   id.repeat = j.value("repeat", 0);
   id.variant = j.value("variant", "");
+  id.shapes = j.value("shapes", "");
   get(j, "flops", id.flops);
   get(j, "bytes", id.bytes);
   r.outcome.verdict = parse_verdict(j.value("verdict", "ERROR")).value_or(Verdict::error);
@@ -114,6 +119,15 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   if (auto it = j.find("phases"); it != j.end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_number()) r.phases.seconds[k] = v.get<double>();
+  if (auto it = j.find("errors"); it != j.end() && it->is_object()) {
+    ErrorFigures e;
+    e.output = it->value("output", "");
+    e.max_abs_error = number(*it, "max_abs_error");
+    e.max_rel_error = number(*it, "max_rel_error");
+    e.tolerance_used = number(*it, "tolerance_used", std::numeric_limits<double>::infinity());  // null: infinite
+    if (std::isnan(e.tolerance_used)) e.tolerance_used = std::numeric_limits<double>::infinity();
+    r.outcome.errors = e;
+  }
   if (auto it = j.find("mismatch"); it != j.end()) {
     Mismatch m;
     m.output = it->value("output", "");

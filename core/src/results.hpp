@@ -31,6 +31,15 @@ struct Mismatch {
   double atol = 0, rtol = 0;
 };
 
+// How close a call's outputs came to the reference, over every output compared (passing or not):
+// the largest errors, and the largest share of its tolerance an element used (allclose.hpp's
+// Comparison::tolerance_used: 1 is the edge, above 1 a mismatch), with the output it was in.
+struct ErrorFigures {
+  std::string output;
+  double max_abs_error = 0, max_rel_error = 0;
+  double tolerance_used = 0;
+};
+
 struct Timing {
   std::string mode = "cold";  // cold | hot
   SampleStats stats;          // seconds per call (on a device: GPU time between events)
@@ -75,6 +84,7 @@ struct TestId {
   int device_index = 0;  // the device's ordinal (0 on the CPU)
   int repeat = 0;        // --repeat: which pass over the sweep (0-based)
   std::optional<double> flops, bytes;  // work of the case
+  std::string shapes;    // the case's inputs: "x: 4096x1024 float16, weight: 1024 float16"
 };
 
 // What the checks found.
@@ -87,6 +97,9 @@ struct Outcome {
   // failure (scores.hpp).
   bool refused = false;
   std::optional<Mismatch> mismatch;
+  // Every output's distance from the reference, where the values were compared (a device check's
+  // come from the device: errors over finite pairs, as the host counts them).
+  std::optional<ErrorFigures> errors;
   // An output of zeros would pass this case too: every expected value is within the tolerance of
   // 0, so the case cannot tell an implementation that writes zeros from a right one.
   bool zeros_pass = false;

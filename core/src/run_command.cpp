@@ -134,6 +134,7 @@ int run_main(int argc, char** argv) {
   bb::ConsoleOptions console;
   console.verbose = cli->verbose;
   console.quiet = cli->quiet;
+  console.case_table = cli->case_table;
   console.out = cli->json_to_stdout ? stderr : stdout;
   console.terminal = isatty(cli->json_to_stdout ? STDERR_FILENO : STDOUT_FILENO) != 0;
   const char* no_colour = std::getenv("NO_COLOR");  // no-color.org: set and not empty

@@ -552,8 +552,10 @@ class TestDriver {
     auto got = impl_call(nullptr, "");
     if (!got) return failed_;
     const auto t0 = Clock::now();
-    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want));
+    ErrorFigures figures;
+    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want), &figures);
     trace_host("judge", t0);
+    if (!figures.output.empty()) r_.outcome.errors = figures;
     if (j) {
       r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
@@ -572,11 +574,20 @@ class TestDriver {
     keep.return_buffers = false;
     if (!impl_call_reply(nullptr, "", keep)) return failed_;
     auto t0 = Clock::now();
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
+    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}, {"figures", true}}, limits_.call_timeout);
     const bool answered = checker_ok(out);
     trace_host("check_on_device", t0);
     if (answered && out.reply.value("ok", false)) {
       r_.outcome.zeros_pass = out.reply.value("zeros_pass", false);
+      if (auto e = out.reply.find("errors"); e != out.reply.end() && e->is_object()) {
+        ErrorFigures f;
+        f.output = e->value("output", "");
+        f.max_abs_error = e->value("max_abs_error", 0.0);
+        f.max_rel_error = e->value("max_rel_error", 0.0);
+        // JSON has no infinity: null is an element that differs under a tolerance of 0.
+        f.tolerance_used = (*e)["tolerance_used"].is_number() ? (*e)["tolerance_used"].get<double>() : INFINITY;
+        r_.outcome.errors = f;
+      }
       return std::nullopt;
     }
     if (!answered) device_check_ = false;
@@ -588,7 +599,10 @@ class TestDriver {
     if (!want) return finish(Verdict::error, "reference: " + want.error().message);
     auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
     if (!got) return finish(Verdict::error, "its buffers: " + got.error().message);
-    if (auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want))) {
+    ErrorFigures figures;
+    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want), &figures);
+    if (!figures.output.empty()) r_.outcome.errors = figures;
+    if (j) {
       r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -168,4 +169,40 @@ TEST(Console, NoColorOnATerminalKeepsTheStatusLineAndDropsTheColours) {
   EXPECT_EQ(run.out.find("\x1b[31m"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("\x1b[32m"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("FAIL             scale__scale_wrong"), std::string::npos) << run.out;
+}
+
+// --table: each case's shapes, then its implementations' figures; tests.csv has the same as rows,
+// and every passing test says how close it came to the reference (issue 40's per-case table).
+TEST(Console, TheTableShowsEachCasesShapesFiguresAndHowCloseItCame) {
+  const auto logs = e2e::temp_dir("table");
+  auto run = backendbench({"--custom-ops-root", BB_SHIPPED_ROOT, "--ops", "rmsnorm", "--impls", "rmsnorm_cpp", "--table", "--variants", "none",
+                           "--min-time", "0.01", "--max-samples", "5", "--timeout", "0.05", "--log-dir", logs.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\nrmsnorm per case: \d+ cases\n +implementation +verdict +median +GB/s +TFLOP/s +% peak +speedup +interval +max abs err +max rel err +tol used\n)")))
+      << run.out;
+  // A timed case: its shapes, then the implementation's median, GB/s and speedup with its interval.
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\n  performance/llm\[dtype=float32,rows=1024,cols=4096\]  x: 1024x4096 float32, weight: 4096 float32\n    rmsnorm__rmsnorm_cpp +PASS +[0-9.]+ [mu]s +[0-9.]+ +\S+ +- +[0-9.]+x +\[[0-9.]+, [0-9.]+\] +[0-9.]+e[-+]\d+ +[0-9.]+e[-+]\d+ +[0-9.]+%\n)")))
+      << run.out;
+  EXPECT_NE(run.out.find("tol used: the largest |a - e| / (atol + rtol |e|)"), std::string::npos);
+
+  const auto results = e2e::read_json(logs / "results.json");
+  std::ifstream in(logs / "tests.csv");
+  std::string header, line;
+  ASSERT_TRUE(std::getline(in, header));
+  std::size_t rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, results["tests"].size());
+  EXPECT_EQ(header.rfind("op,implementation,case,variant,kind,device,repeat,shapes,verdict,median_s,", 0), 0u) << header;
+  // Every PASS with a floating output has its error figures, within its tolerance.
+  std::size_t passes = 0;
+  for (const auto& t : e2e::tests_of(results, "rmsnorm__rmsnorm_cpp")) {
+    if (t["verdict"] != "PASS") continue;
+    ++passes;
+    ASSERT_TRUE(t.contains("errors")) << t.dump();
+    EXPECT_EQ(t["errors"]["output"], "y") << t.dump();
+    EXPECT_LE(t["errors"]["tolerance_used"].get<double>(), 1.0) << t.dump();
+    EXPECT_GE(t["errors"]["max_abs_error"].get<double>(), 0.0) << t.dump();
+    EXPECT_FALSE(t.value("shapes", "").empty()) << t.dump();
+  }
+  EXPECT_GE(passes, 20u);
 }

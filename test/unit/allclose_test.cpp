@@ -163,3 +163,23 @@ TEST(Allclose, WithoutThreadsTheChunksRunOnTheCallingThread) {
   ASSERT_TRUE(WIFEXITED(status)) << "the child died: signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a wrong Comparison; 3: setrlimit failed; 4: a thread could still start";
 }
+
+// How much of its tolerance the worst element used: a passing output's margin, reported on
+// every test (results.json's errors.tolerance_used).
+TEST(Allclose, TheShareOfTheToleranceUsed) {
+  const bb::Tolerance tol{1e-3, 1e-2};
+  // Allowed at 1.0: 1e-3 + 1e-2 = 0.011; 0.0055 off is half of it; at 10.0: 0.101, 0.0101 off is a tenth.
+  auto c = cmp({1.0055f, 10.0101f}, {1.0f, 10.0f}, tol);
+  EXPECT_TRUE(c.passed());
+  EXPECT_NEAR(c.tolerance_used, 0.5, 1e-4);
+  EXPECT_EQ(cmp({1.0f, 2.0f}, {1.0f, 2.0f}, tol).tolerance_used, 0.0);
+  // Outside: above 1. Under a tolerance of 0, any difference is infinitely over.
+  EXPECT_NEAR(cmp({1.022f}, {1.0f}, tol).tolerance_used, 2.0, 1e-3);
+  EXPECT_TRUE(std::isinf(cmp({1.5f}, {1.0f}, bb::Tolerance{0, 0}).tolerance_used));
+  // NaN and infinities are not figures: counted as mismatches, never as a share.
+  EXPECT_NEAR(cmp({NAN, 1.0055f}, {1.0f, 1.0f}, tol).tolerance_used, 0.5, 1e-4);
+  // The same in chunks on many threads as on one.
+  std::vector<float> a(1 << 20, 1.0f), e(1 << 20, 1.0f);
+  a[777777] = 1.0055f;
+  EXPECT_NEAR(bb::compare(bb::DType::float32, a.data(), e.data(), a.size(), tol).tolerance_used, 0.5, 1e-4);
+}

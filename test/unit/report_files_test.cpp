@@ -10,12 +10,14 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "report/case_table.hpp"
 #include "report/report_files.hpp"
 #include "report/report_text.hpp"
 #include "run_record.hpp"
@@ -435,14 +437,17 @@ TEST(HtmlReport, ZeroTestsAndTenThousand) {
   for (int i = 0; i < 150; ++i) op.impls.push_back("big__impl" + std::to_string(i));
   run.ops = {op};
   for (int i = 0; i < 10000; ++i) {
-    auto t = test("big", op.impls[i % 150], "performance/case" + std::to_string(i), i % 10 ? Verdict::pass : Verdict::fail, "msg");
+    // Each failure's message its own words (numbers alone would group them: like failures are one row).
+    std::string words = "msg ";
+    for (int k = i; k > 0; k /= 26) words += static_cast<char>('a' + k % 26);
+    auto t = test("big", op.impls[i % 150], "performance/case" + std::to_string(i), i % 10 ? Verdict::pass : Verdict::fail, words);
     if (t.outcome.verdict == Verdict::pass) timed(t, 1e-5 * (1 + i % 7), 2e-5);
     run.tests.push_back(t);
   }
   bb::rescore(run);
   const std::string html = bb::html_report(run);
   EXPECT_LT(html.size(), 4u * 1024 * 1024) << html.size();
-  EXPECT_NE(html.find("…and 500 more failing tests"), std::string::npos);
+  EXPECT_NE(html.find("…and 500 more groups of failing tests"), std::string::npos);
   EXPECT_NE(html.find("The first 2000 of 10000 tests are listed"), std::string::npos);
   EXPECT_NE(html.find("The first 100 of 150 implementations are drawn"), std::string::npos);
 }
@@ -536,4 +541,124 @@ TEST(Reports, SpeedupIntervalsReachEveryReportAndPerfAtCountsTheLowEnd) {
   EXPECT_NE(md.find("0.50x [0.45, 0.56] |"), std::string::npos);  // significant: no mark
   const std::string html = bb::html_report(run);
   EXPECT_NE(html.find(fmt::format("4.00x [{:.2f}, {:.2f}] n.s.", low, high)), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-case table: tests.csv, the console's --table, the HTML's "Per case"
+
+namespace {
+RunRecord with_figures() {
+  RunRecord run = every_verdict_run();
+  for (auto& t : run.tests) {
+    if (t.id.op == "scale") t.id.shapes = "x: 1024x4096 float16, alpha: [] float32";
+    if (t.id.impl == "scale__good" && t.id.case_id == "performance/big") {
+      t.outcome.errors = bb::ErrorFigures{"y", 9.765625e-4, 4.8e-4, 0.125};
+      t.performance.tflops = 0.0123;
+      t.performance.speedup_low = 1.9;
+      t.performance.speedup_high = 2.1;
+    }
+    if (t.id.impl == "scale__slow") t.outcome.errors = bb::ErrorFigures{"y", 0.0, 0.0, 0.0};
+    if (t.id.impl == "scale__wrong" && t.outcome.verdict == Verdict::fail) t.outcome.errors = bb::ErrorFigures{"y", 0.0263, 0.01, INFINITY};
+  }
+  return run;
+}
+}  // namespace
+
+TEST(CaseTable, TestsCsvHasOneRowPerTestWithShapesSpeedAndErrorFiguresOnPassingTests) {
+  const RunRecord run = with_figures();
+  const auto rows = parse_csv(bb::tests_csv(run));
+  ASSERT_EQ(rows.size(), run.tests.size() + 1);
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  for (const char* c : {"op", "implementation", "case", "device", "shapes", "verdict", "median_s", "gbps", "tflops", "peak_bandwidth_pct",
+                        "speedup", "speedup_low", "speedup_high", "max_abs_error", "max_rel_error", "tolerance_used", "message"})
+    ASSERT_TRUE(col.count(c)) << c;
+  for (const auto& r : rows) ASSERT_EQ(r.size(), rows[0].size());
+  auto find = [&](const std::string& impl, const std::string& c, const std::string& verdict) {
+    for (const auto& r : rows)
+      if (r[col["implementation"]] == impl && r[col["case"]] == c && r[col["verdict"]] == verdict) return r;
+    ADD_FAILURE() << impl << " " << c << " " << verdict << " not found";
+    return rows[0];
+  };
+  const auto good = find("scale__good", "performance/big", "PASS");
+  EXPECT_EQ(good[col["shapes"]], "x: 1024x4096 float16, alpha: [] float32");
+  EXPECT_NEAR(std::stod(good[col["median_s"]]), 1e-5, 1e-12);
+  EXPECT_NEAR(std::stod(good[col["gbps"]]), 800, 1e-9);
+  EXPECT_NEAR(std::stod(good[col["tflops"]]), 0.0123, 1e-12);
+  EXPECT_NEAR(std::stod(good[col["speedup"]]), 2.0, 1e-9);
+  EXPECT_NEAR(std::stod(good[col["speedup_low"]]), 1.9, 1e-9);
+  EXPECT_NEAR(std::stod(good[col["max_abs_error"]]), 9.765625e-4, 1e-12);
+  EXPECT_NEAR(std::stod(good[col["tolerance_used"]]), 0.125, 1e-12);
+  EXPECT_EQ(good[col["error_output"]], "y");
+  // A failed test keeps its error figures but never a time (its timed 3x pass is another row).
+  const auto wrong = find("scale__wrong", "correctness/small[n=16]", "FAIL");
+  EXPECT_EQ(wrong[col["median_s"]], "");
+  EXPECT_EQ(wrong[col["speedup"]], "");
+  EXPECT_EQ(wrong[col["tolerance_used"]], "inf");
+  EXPECT_NE(wrong[col["message"]].find("2 of 16 elements differ"), std::string::npos);
+  // SKIPPED rows are there, with their reason; a hostile message stays one CSV cell.
+  const auto cuda = find("scale__cuda", "performance/big", "SKIPPED");
+  EXPECT_EQ(cuda[col["device"]], "cuda:0");
+  EXPECT_EQ(cuda[col["message"]], "device cuda not available: no driver");
+  EXPECT_EQ(find("scale__crash", "correctness/small[n=16]", "CRASH")[col["message"]], "killed by signal SIGSEGV");
+  // The report file's table has it.
+  bool listed = false;
+  for (const auto& f : bb::report_formats()) listed = listed || (std::string(f.file_name) == "tests.csv" && std::string(f.flag) == "--tests-csv");
+  EXPECT_TRUE(listed);
+}
+
+TEST(CaseTable, TheConsoleTableGroupsEachCasesImplementationsUnderItsShapes) {
+  const std::string text = bb::case_table_text(with_figures());
+  // scale's performance/big: its shapes once, then good, slow and wrong, aligned.
+  const auto big = text.find("  performance/big  x: 1024x4096 float16, alpha: [] float32\n");
+  ASSERT_NE(big, std::string::npos) << text;
+  std::istringstream lines(text.substr(big));
+  std::string head, good, slow, wrong;
+  std::getline(lines, head), std::getline(lines, good), std::getline(lines, slow), std::getline(lines, wrong);
+  EXPECT_EQ(good.rfind("    scale__good ", 0), 0u) << good;
+  EXPECT_NE(good.find("10.00 us"), std::string::npos) << good;
+  EXPECT_NE(good.find("800.0"), std::string::npos) << good;
+  EXPECT_NE(good.find("0.0123"), std::string::npos) << good;
+  EXPECT_NE(good.find("62.5%"), std::string::npos) << good;
+  EXPECT_NE(good.find("2.00x  [1.90, 2.10]"), std::string::npos) << good;
+  EXPECT_NE(good.find("9.77e-04"), std::string::npos) << good;
+  EXPECT_NE(good.find("12.5%"), std::string::npos) << good;
+  EXPECT_EQ(slow.rfind("    scale__slow ", 0), 0u) << slow;
+  EXPECT_NE(slow.find("0.50x"), std::string::npos) << slow;
+  EXPECT_EQ(wrong.rfind("    scale__wrong ", 0), 0u) << wrong;
+  // Columns line up: the median's end at one place on every row.
+  EXPECT_EQ(good.find(" us"), slow.find(" us")) << good << "\n" << slow;
+  // Each op has its header; SKIPPED tests are not rows; the symbols are defined.
+  EXPECT_NE(text.find("\nscale per case: 4 cases\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nrms per case: 1 case\n"), std::string::npos);
+  EXPECT_EQ(text.find("scale__cuda"), std::string::npos);
+  EXPECT_NE(text.find("tol used: the largest |a - e| / (atol + rtol |e|)"), std::string::npos);
+  // Hostile bytes in a name are cleaned, never printed raw.
+  EXPECT_EQ(text.find('\x07'), std::string::npos);
+  EXPECT_EQ(bb::case_table_text(RunRecord{}), "");
+}
+
+TEST(HtmlReport, ThePerCaseTableAndLikeFailuresAsOneRow) {
+  RunRecord run = with_figures();
+  // Five failures of one implementation that differ only in their numbers: one row, four under it.
+  for (int i = 0; i < 5; ++i) {
+    run.tests.push_back(test("scale", "scale__drift", fmt::format("correctness/small[n={}]", 100 + i), Verdict::fail,
+                             fmt::format("output 'y': {} of {} elements differ (atol 1e-05, rtol 1.3e-06); max abs error {}", i + 1, 100 + i, -0.5 * i)));
+  }
+  bb::rescore(run);
+  const std::string html = bb::html_report(run);
+  const std::string failures = html.substr(html.find("id=\"failures\""), html.find("id=\"speedup\"") - html.find("id=\"failures\""));
+  EXPECT_EQ(count(failures, "<td class=\"name\">scale__drift</td><td class=\"name\">correctness/small"), 1u) << failures;
+  EXPECT_NE(html.find("<summary>and 4 more cases like it</summary>"), std::string::npos);
+  EXPECT_NE(html.find("correctness/small[n=104]"), std::string::npos);
+  // The per-case section: in the navigation, the shapes, GB/s (a CPU case too) and the error figures.
+  EXPECT_NE(html.find("<a href=\"#cases\">Per case</a>"), std::string::npos);
+  const auto cases = html.find("<table class=\"cases\">");
+  ASSERT_NE(cases, std::string::npos);
+  const std::string table = html.substr(cases, html.find("</table>", cases) - cases);
+  EXPECT_NE(table.find("x: 1024x4096 float16, alpha: [] float32"), std::string::npos);
+  EXPECT_NE(table.find("<td class=\"num\">800.0</td>"), std::string::npos);
+  EXPECT_NE(table.find("<td class=\"num\">12.5%</td>"), std::string::npos);
+  EXPECT_NE(table.find("<td class=\"num\">over</td>"), std::string::npos);
+  EXPECT_EQ(table.find("scale__cuda"), std::string::npos);
 }

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 7
+#define BB_DEVICE_RUNTIME_VERSION 8
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -205,6 +205,15 @@ typedef struct bb_device_runtime {
    * 0 where none is finite), and whether any is NaN or infinite: the host's expected_scale
    * (allclose.hpp). Blocks until known. */
   int (*expected_scale)(uint8_t code, uint8_t bits, const void* data, size_t n, double* max_abs, int* nonfinite);
+
+  /* Version 8: how close a check came, passing or not. */
+
+  /* Over the n elements of a floating dtype, as mismatches reads them, the pairs that are
+   * finite and not poison: the largest |a - e|, the largest |a - e| / |e| (e != 0), and the
+   * largest |a - e| / (atol + rtol * |e|) (infinity where a pair differs under a tolerance of
+   * 0): the host's Comparison (allclose.hpp). Blocks until known. */
+  int (*error_figures)(uint8_t code, uint8_t bits, const void* actual, const void* expected, size_t n, double atol, double rtol,
+                       double* max_abs, double* max_rel, double* tolerance_used);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "host_load.hpp"
+#include "report/case_table.hpp"
 #include "report/report_text.hpp"
 #include "report/reporter.hpp"
 
@@ -262,6 +263,7 @@ class ConsoleReporter final : public Reporter {
     flush_pending();
     flush_groups("");
     if (!o_.quiet) print_failures();
+    if (o_.case_table) std::fputs(case_table_text(s).c_str(), o_.out);
     print_table(s);
     std::fflush(o_.out);
     std::fflush(o_.err);

@@ -13,7 +13,8 @@
 //                       implementation: the mean of its timed cases' speedups
 //   geomean_speedup     op: the geomean over its fully correct implementations (scores.hpp);
 //                       implementation: its speedup, the geomean over its timed cases
-//   max_absolute_error  the largest of the tests' mismatches (empty: no mismatch recorded)
+//   max_absolute_error  the largest error of the tests' outputs against the reference, passing
+//                       tests too (empty: no values compared)
 //   max_relative_error
 // Then ours:
 //   level                    operator | implementation
@@ -62,10 +63,11 @@ struct Tally {
   std::size_t timed = 0;
   std::set<std::string> devices;
   void add(const TestResult& t) {
-    if (t.outcome.mismatch) {
-      if (std::isfinite(t.outcome.mismatch->max_abs_error)) max_abs = std::max(max_abs.value_or(0.0), t.outcome.mismatch->max_abs_error);
-      if (std::isfinite(t.outcome.mismatch->max_rel_error)) max_rel = std::max(max_rel.value_or(0.0), t.outcome.mismatch->max_rel_error);
-    }
+    // The errors of every test compared (passing ones too), else a mismatch's (a run before them).
+    const double a = t.outcome.errors ? t.outcome.errors->max_abs_error : t.outcome.mismatch ? t.outcome.mismatch->max_abs_error : NAN;
+    const double r = t.outcome.errors ? t.outcome.errors->max_rel_error : t.outcome.mismatch ? t.outcome.mismatch->max_rel_error : NAN;
+    if (std::isfinite(a)) max_abs = std::max(max_abs.value_or(0.0), a);
+    if (std::isfinite(r)) max_rel = std::max(max_rel.value_or(0.0), r);
     if (t.performance.timing) ++timed;
     if (t.outcome.verdict == Verdict::pass && finite(t.performance.speedup)) speedups.push_back(*t.performance.speedup);
     if (t.outcome.verdict != Verdict::skipped) devices.insert(device_label(t));

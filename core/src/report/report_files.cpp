@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "report/case_table.hpp"
+
 namespace bb {
 
 Status write_file_atomically(const std::filesystem::path& file, const std::string& content) {
@@ -37,6 +39,8 @@ const std::vector<ReportFormat>& report_formats() {
       {"--json", "results.json", "write results.json's content to this file too (-: to stdout, the console then on stderr)", results_json, true},
       {"--junit", "junit.xml", "write a JUnit XML report to this file too", junit_xml},
       {"--csv", "operator_summary.csv", "write the operator summary CSV to this file too", operator_summary_csv},
+      {"--tests-csv", "tests.csv", "write the per-test CSV (one row per test: shapes, verdict, median, GB/s, TFLOP/s, % of peak, speedup, error figures) to this file too",
+       tests_csv},
       {"--md", "OVERALL_SUMMARY.md", "write the Markdown summary to this file too", overall_summary_md},
       {"--html", "report.html", "write the HTML report to this file too", [](const RunRecord& run) { return html_report(run); }},
   };

@@ -5,6 +5,7 @@
 //   results.json           the whole run (schema: run_record.hpp)
 //   junit.xml              one testcase per (op, implementation, case)
 //   operator_summary.csv   BackendBench's columns, then ours
+//   tests.csv              one row per test (case_table.hpp)
 //   OVERALL_SUMMARY.md     sized for a CI job summary
 //   report.html            self-contained: inline CSS, JS and SVG
 #pragma once

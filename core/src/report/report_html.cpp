@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "report/case_table.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
 #include "report/report_text.hpp"
@@ -29,6 +31,7 @@ namespace {
 
 constexpr std::size_t kMaxFailures = 500;
 constexpr std::size_t kMaxTestRows = 2000;
+constexpr std::size_t kMaxAlike = 50;  // cases listed under a group of like failures
 constexpr std::size_t kMaxChartRows = 100;
 constexpr std::size_t kMaxMessage = 4096;
 
@@ -96,6 +99,8 @@ svg .axis{stroke:#8c959f;stroke-width:1} svg .grid{stroke:#eaeef2;stroke-width:1
 svg .faster{fill:#2da44e} svg .slower{fill:#fb8f44} svg .bw{fill:#218bff} svg .failed{fill:var(--fail);font-weight:600} svg .muted{fill:var(--muted)}
 svg .box{fill:#b6e3ff;stroke:#0969da} svg .box.untrusted{fill:#fff1e5;stroke:var(--warn);stroke-dasharray:3 2} svg text.untrusted,.untrusted{fill:var(--warn);color:var(--warn)} svg .whisker{stroke:#0969da;stroke-width:1.2} svg .median{stroke:#0a3069;stroke-width:2.5} svg .base{fill:var(--warn)}
 .legend{font-size:12px;color:var(--muted);margin:4px 0 8px}
+table.cases tr.op th{background:var(--bg);text-align:left;font-size:15px} table.cases tr.case td{padding-top:10px;font-weight:600;border-bottom:none} table.cases .muted{color:var(--muted);font-weight:400;margin-left:8px}
+.alike{font-size:12px;color:var(--muted);margin-top:4px} .alike ul{margin:4px 0;padding-left:18px}
 .legend span{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px;vertical-align:middle}
 .filter{margin:8px 0;display:flex;gap:8px;align-items:center}
 .filter input{padding:5px 8px;border:1px solid var(--line);border-radius:6px;width:320px;font:inherit}
@@ -386,6 +391,43 @@ std::string mismatch_line(const TestResult& t) {
   return "<div class=\"mm\">" + out + "</div>";
 }
 
+// The per-case table (case_table.hpp): a row naming each case, its shapes and device, then a row
+// per implementation.
+std::string case_table_html(const RunRecord& run) {
+  const auto groups = case_groups(run);
+  if (groups.empty()) return "<p class=\"empty\">No tests ran.</p>\n";
+  std::string out =
+      "<table class=\"cases\"><thead><tr><th>implementation</th><th>verdict</th><th class=\"num\">median</th><th class=\"num\">GB/s</th>"
+      "<th class=\"num\">TFLOP/s</th><th class=\"num\">% peak</th><th class=\"num\">speedup</th><th class=\"num\">interval</th>"
+      "<th class=\"num\">max abs err</th><th class=\"num\">max rel err</th><th class=\"num\">tol used</th></tr></thead><tbody>\n";
+  std::size_t rows = 0, total = 0;
+  for (const auto& g : groups) total += g.tests.size();
+  std::string op;
+  for (const auto& g : groups) {
+    if (rows >= kMaxTestRows) break;
+    if (g.op != op) out += fmt::format("<tr class=\"op\"><th colspan=\"11\">{}</th></tr>\n", h(op = g.op));
+    out += fmt::format("<tr class=\"case\"><td colspan=\"11\"><span class=\"name\">{}{}</span>{}{}</td></tr>\n", h(g.case_id),
+                       g.repeat > 0 ? fmt::format(" #{}", g.repeat) : "", g.shapes.empty() ? "" : " <span class=\"muted\">" + h(g.shapes) + "</span>",
+                       g.device == "cpu" ? "" : " <span class=\"muted\">on " + h(g.device) + "</span>");
+    for (const auto* t : g.tests) {
+      const CaseCells c = case_cells(*t);
+      out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td></tr>\n",
+                         h(t->id.impl), badge(t->outcome.verdict), h(c.median), h(c.gbps), h(c.tflops), h(c.peak), h(c.speedup), h(c.interval), h(c.max_abs),
+                         h(c.max_rel), h(c.tolerance_used));
+      ++rows;
+    }
+  }
+  out += "</tbody></table>\n";
+  if (rows < total) out += fmt::format("<p class=\"note\">The first {} of {} tests are listed (tests.csv has them all).</p>\n", rows, total);
+  out += "<p class=\"note\">median: per call; GB/s, TFLOP/s: the case's bytes and FLOPs over the median (CPU cases too); % peak: of the device's "
+         "measured bandwidth; speedup: the baseline's median over this one's, paired, with its 99% interval; max abs/rel err: against the "
+         "reference over finite elements, on passing tests too; tol used: the largest |actual &minus; expected| / (atol + rtol &middot; |expected|) "
+         "(100%: at the edge of the tolerance; over: an exact output differed).</p>\n";
+  return out;
+}
+
 std::string timing_cell(const TestResult& t) {
   if (!t.performance.timing) return "";
   return h(format_seconds(t.performance.timing->stats.median));
@@ -496,7 +538,7 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
   out += "</div>\n<nav>";
   if (compared && compared->comparison) out += "<a href=\"#compared\">Compared</a>";
   out += "<a href=\"#failures\">Failures</a><a href=\"#speedup\">Speedup</a><a href=\"#bandwidth\">Bandwidth</a>"
-         "<a href=\"#timing\">Timing</a><a href=\"#implementations\">Implementations</a><a href=\"#skipped\">Skipped</a>"
+         "<a href=\"#timing\">Timing</a><a href=\"#cases\">Per case</a><a href=\"#implementations\">Implementations</a><a href=\"#skipped\">Skipped</a>"
          "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a>";
   out += "</nav>\n</div></header>\n<main>\n";
 
@@ -533,16 +575,36 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
       };
       return rank(a) < rank(b);
     });
+    // Failures of one implementation with one verdict whose messages differ only in their numbers
+    // are one row (as the console groups them): the first in full, the others' cases under it.
+    std::vector<std::vector<const TestResult*>> rows;
+    std::map<std::tuple<std::string, Verdict, std::string>, std::size_t> row_of;
+    for (const auto* t : failures) {
+      auto [it, fresh] = row_of.try_emplace({t->id.impl, t->outcome.verdict, message_shape(t->outcome.message)}, rows.size());
+      if (fresh) rows.emplace_back();
+      rows[it->second].push_back(t);
+    }
     out += "<table class=\"tests\"><thead><tr><th>verdict</th><th>implementation</th><th>case</th><th>device</th><th>message and details</th></tr></thead><tbody>\n";
-    for (std::size_t i = 0; i < failures.size() && i < kMaxFailures; ++i) {
-      const auto& t = *failures[i];
+    for (std::size_t i = 0; i < rows.size() && i < kMaxFailures; ++i) {
+      const auto& t = *rows[i].front();
+      std::string alike;
+      if (rows[i].size() > 1) {
+        std::string cases;
+        for (std::size_t k = 1; k < rows[i].size() && k <= kMaxAlike; ++k)
+          cases += fmt::format("<li><span class=\"name\">{}{}</span> {}: {}</li>", h(rows[i][k]->id.case_id),
+                               rows[i][k]->id.repeat > 0 ? fmt::format(" #{}", rows[i][k]->id.repeat) : "", h(device_label(*rows[i][k])),
+                               h(first_line(message_headline(rows[i][k]->outcome.message), 300)));
+        if (rows[i].size() - 1 > kMaxAlike) cases += fmt::format("<li>…and {} more</li>", rows[i].size() - 1 - kMaxAlike);
+        alike = fmt::format("<details class=\"alike\"><summary>and {} like it</summary><ul>{}</ul></details>", plural(rows[i].size() - 1, "more case"), cases);
+      }
       out += fmt::format("<tr class=\"failure\"><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}{}</td><td>{}</td><td><div class=\"msg\">{}</div>{}</td></tr>\n",
                          badge(t.outcome.verdict), h(t.id.impl), h(t.id.case_id), t.id.repeat > 0 ? fmt::format(" #{}", t.id.repeat) : "", h(device_label(t)),
-                         t.outcome.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.outcome.message), mismatch_line(t) + crash_details(t) + printed(t));
+                         t.outcome.message.empty() ? "<span class=\"empty\">no message</span>" : h(t.outcome.message),
+                         mismatch_line(t) + crash_details(t) + printed(t) + alike);
     }
     out += "</tbody></table>\n";
-    if (failures.size() > kMaxFailures)
-      out += fmt::format("<p class=\"note\">…and {} more failing tests (junit.xml and results.json have them all).</p>\n", failures.size() - kMaxFailures);
+    if (rows.size() > kMaxFailures)
+      out += fmt::format("<p class=\"note\">…and {} more groups of failing tests (junit.xml and results.json have them all).</p>\n", rows.size() - kMaxFailures);
   }
   out += "</section>\n";
   out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
@@ -551,6 +613,8 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
   out += bandwidth_chart(run) + "</section>\n";
   out += "<section id=\"timing\">\n<h2>Timing spread <span class=\"count\">per timed case, log scale</span></h2>\n";
   out += timing_chart(run) + "</section>\n";
+  out += "<section id=\"cases\">\n<h2>Per case <span class=\"count\">each case's implementations side by side</span></h2>\n";
+  out += case_table_html(run) + "</section>\n";
 
   // Implementations.
   out += fmt::format("<section id=\"implementations\">\n<h2>Implementations <span class=\"count\">{}</span></h2>\n", s.impls.size());

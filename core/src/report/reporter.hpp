@@ -47,6 +47,7 @@ class Reporter {
 struct ConsoleOptions {
   bool verbose = false;   // -v: a line for every test, not only the ones that did not pass
   bool quiet = false;     // -q: only the final table
+  bool case_table = false;  // --table: the per-case table (case_table.hpp) before the final table
   bool terminal = false;  // stdout is a terminal: one live status line, colours
   bool colour = true;     // verdicts coloured on a terminal (false: NO_COLOR is set)
   double progress_interval = 5.0;  // not a terminal: a plain progress line this often (seconds)

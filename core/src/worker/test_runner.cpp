@@ -698,11 +698,14 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
   } else if (cmd == "expect") {
     error = checker_.expect(std::move(fd));
   } else if (cmd == "verify") {
-    const DeviceChecker::Verdict v = checker_.verify();
+    const DeviceChecker::Verdict v = checker_.verify(request.value("figures", false));
     error = v.error;
     body["ok"] = v.ok;
     body["why"] = v.why;
     if (v.zeros_pass) body["zeros_pass"] = *v.zeros_pass;
+    if (v.errors)
+      body["errors"] = {{"output", v.errors->output}, {"max_abs_error", v.errors->max_abs_error}, {"max_rel_error", v.errors->max_rel_error},
+                        {"tolerance_used", v.errors->tolerance_used}};
   } else {
     checker_.unwatch();
   }
