@@ -50,6 +50,16 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_illegal", c), "CRASH");
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_illegal"))
     EXPECT_NE(t["message"].get<std::string>().find("sticky device error"), std::string::npos) << t.dump();
+  // A fault in a CUDA plugin's host code: the report names its file and line, from a worker that
+  // holds a CUDA context (the runtime's own signal handlers do not hide it).
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_hostsegv")) {
+    EXPECT_EQ(t["verdict"], "CRASH") << t.dump();
+    ASSERT_TRUE(t.contains("crash")) << t.dump();
+    EXPECT_EQ(t["crash"]["signal"], "SIGSEGV") << t.dump();
+    ASSERT_FALSE(t["crash"]["frames"].empty()) << t.dump();
+    EXPECT_EQ(std::filesystem::path(t["crash"]["frames"][0].value("file", "")).filename(), "scale_cuda_hostsegv.cu") << t.dump();
+    EXPECT_EQ(t["crash"]["frames"][0].value("line", 0), 6) << t.dump();
+  }
   // Each crash is its test's alone: the next tests ran in fresh workers with fresh contexts.
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_overflow", c), "OUT_OF_BOUNDS");
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_unwritten", c), "UNWRITTEN");
@@ -115,7 +125,7 @@ TEST(Gpu, HostileCudaFixturesGetTheirVerdictsAndTheSweepCompletes) {
       << message_of(r, "scale__scale_cuda_samplecache", "performance/big");
   // Persisting L2 over its inputs: right, so PASS (its time: Gpu.PersistingL2DoesNotOutliveTheFlush).
   for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_persist")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
-  EXPECT_EQ(r["tests"].size(), 19u * 3u);
+  EXPECT_EQ(r["tests"].size(), 20u * 3u);
   for (const auto& t : r["tests"]) EXPECT_EQ(t["device"], "cuda") << t.dump();
 }
 
@@ -291,6 +301,12 @@ TEST(Gpu, ATimedBlockIsCheckedOnTheDeviceAndAWrongOneExplainedFromItsBuffers) {
   EXPECT_NE(m.find("wrong while timed: after the last timed call of block 1: output 'y'"), std::string::npos) << m;
   EXPECT_NE(m.find("left unwritten"), std::string::npos) << m;
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_good", "performance/big"), "PASS") << run.out << run.err;
+  // Its passing tests say how close they came, from the device (runtime v8's error_figures).
+  for (const auto& t : e2e::tests_of(r, "scale__scale_cuda_good")) {
+    ASSERT_TRUE(t.contains("errors")) << t.dump();
+    EXPECT_EQ(t["errors"]["output"], "y") << t.dump();
+    EXPECT_LE(t["errors"]["tolerance_used"].get<double>(), 1.0) << t.dump();
+  }
   // The checked calls are compared on the device too: a cache keyed by sampled inputs returns
   // its kept result on sparsely changed inputs, the checker says no, its buffers come home.
   EXPECT_EQ(verdict_of(r, "scale__scale_cuda_samplecache", "performance/big"), "FAIL");

@@ -2,6 +2,7 @@
 // tests are skipped with the reason the runtime gave.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "device.hpp"
 #include "measure/device_peak.hpp"
 #include "init.hpp"
+#include "allclose.hpp"
+#include "host_buffer.hpp"
+#include "tolerance.hpp"
 
 namespace {
 
@@ -205,4 +209,44 @@ TEST(Device, TheHostKeepsThePeaksAProbeMeasured) {
   EXPECT_FALSE(peaks.contains("v5|cuda|b"));
   EXPECT_FALSE(peaks.contains("v5|cuda|c"));
   EXPECT_FALSE(peaks.contains("v5|cuda|d"));
+}
+
+// The device's error figures (runtime v8) are the host's: on the same buffers, max abs and rel
+// error and the share of the tolerance used agree with allclose's Comparison, in every floating
+// dtype, with poison, NaN and infinities left out of the figures as the host leaves them out.
+TEST(Device, TheDevicesErrorFiguresAreTheHosts) {
+  std::string why;
+  bb::DeviceRuntime* rt = runtime_or_skip("cuda", why);
+  if (!rt) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto& api = rt->api();
+  ASSERT_EQ(api.set_device(0), 0);
+  ASSERT_NE(api.error_figures, nullptr);
+  const std::size_t n = (std::size_t{1} << 20) + 5;
+  void *da = nullptr, *de = nullptr;
+  ASSERT_EQ(api.malloc(&da, n * 8), 0);
+  ASSERT_EQ(api.malloc(&de, n * 8), 0);
+  for (bb::DType d : {bb::DType::float16, bb::DType::bfloat16, bb::DType::float32, bb::DType::float64}) {
+    std::vector<uint8_t> a(n * bb::dtype_size(d)), e(a.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = std::sin(0.001 * static_cast<double>(i)) * 4.0;
+      bb::store_element(d, e.data(), i, x);
+      bb::store_element(d, a.data(), i, x * (1.0 + 1e-3 * std::cos(0.37 * static_cast<double>(i))));
+    }
+    bb::store_element(d, a.data(), 17, NAN);       // not a figure
+    bb::store_element(d, a.data(), 99, INFINITY);  // nor this
+    bb::poison_element(d, a.data() + 1234 * bb::dtype_size(d));
+    const bb::Tolerance tol{1e-3, 1e-2};
+    const bb::Comparison host = bb::compare(d, a.data(), e.data(), n, tol);
+    ASSERT_EQ(api.memcpy_h2d(da, a.data(), a.size()), 0);
+    ASSERT_EQ(api.memcpy_h2d(de, e.data(), e.size()), 0);
+    const DLDataType dl = bb::to_dlpack(d);
+    double max_abs = -1, max_rel = -1, used = -1;
+    ASSERT_EQ(api.error_figures(dl.code, dl.bits, da, de, n, tol.atol, tol.rtol, &max_abs, &max_rel, &used), 0) << bb::dtype_name(d);
+    EXPECT_DOUBLE_EQ(max_abs, host.max_abs_error) << bb::dtype_name(d);
+    EXPECT_DOUBLE_EQ(max_rel, host.max_rel_error) << bb::dtype_name(d);
+    EXPECT_NEAR(used, host.tolerance_used, 1e-12 * std::max(1.0, host.tolerance_used)) << bb::dtype_name(d);
+    EXPECT_GT(used, 0.0);
+  }
+  api.free(da);
+  api.free(de);
 }
