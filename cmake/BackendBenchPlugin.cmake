@@ -3,13 +3,16 @@
 #     SOURCES <files...>        the plugin's sources
 #     [NAME <stem>]             file stem; default <target>. The library is <root>/<op>/<stem>.so
 #     [ROOT <dir>]              the custom-ops root to build into; default ${BACKENDBENCH_ROOT}
-#     [MANIFEST <file>]         the op's gen_input.yaml; default gen_input.yaml beside the caller
+#     [MANIFEST <file>]         the op's gen_input.yaml (or gen_input.py); default the one beside
+#                               the caller
 #     [LINK <targets...>]       extra libraries to link
 #     [NO_EXPORT_CHECK])        build it even where it exports no entry point for its op (a
 #                               fixture of a library the run must refuse)
 #
-# Builds a plugin library into its op's folder of a built custom-ops root, next to a copy of
-# the op's manifest (and of any data/ folder beside it, for .npy initialisers). A library that
+# Builds a plugin library into its op's folder of a built custom-ops root, next to a link to
+# the op's manifest in the source folder (and to any data/ folder beside it, for .npy
+# initialisers): an edited manifest is what the next run reads, without a rebuild (where links
+# cannot be made, a copy, refreshed at the next build). A library that
 # exports neither <op>_kernel_impl nor <op>_reference fails the build, naming what it exports.
 # A plugin is timed: built optimised. A project that names no build type gets Release (at
 # find_package(BackendBench), or where this file is included); backendbench_add_plugin warns
@@ -38,10 +41,6 @@ function(backendbench_add_plugin target)
     endif()
     set(ARG_ROOT "${BACKENDBENCH_ROOT}")
   endif()
-  if(NOT ARG_MANIFEST AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
-    set(ARG_MANIFEST "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
-  endif()
-
   set(out_dir "${ARG_ROOT}/${ARG_OP}")
   add_library(${target} MODULE ${ARG_SOURCES})
   set_target_properties(${target} PROPERTIES
@@ -79,16 +78,87 @@ function(backendbench_add_plugin target)
                     "its timings will not be the kernel's; build with -DCMAKE_BUILD_TYPE=Release")
   endif()
 
-  if(ARG_MANIFEST)
-    configure_file("${ARG_MANIFEST}" "${out_dir}/gen_input.yaml" COPYONLY)
-    get_filename_component(manifest_dir "${ARG_MANIFEST}" DIRECTORY)
-    if(IS_DIRECTORY "${manifest_dir}/data")
-      file(GLOB data_files "${manifest_dir}/data/*")
-      foreach(f IN LISTS data_files)
-        get_filename_component(n "${f}" NAME)
-        configure_file("${f}" "${out_dir}/data/${n}" COPYONLY)
-      endforeach()
+  _backendbench_link_manifest("${out_dir}" "${ARG_MANIFEST}")
+endfunction()
+
+# backendbench_add_python(
+#     OP <op>                   the op's name (its folder in the root)
+#     SOURCES <files...>        Python implementations (<op>_kernel_impl), references
+#                               (<op>_reference) and the modules they import
+#     [ROOT <dir>]              the custom-ops root; default ${BACKENDBENCH_ROOT}
+#     [MANIFEST <file>])        the op's gen_input.yaml (or gen_input.py); default the one beside
+#                               the caller
+#
+# Puts Python files into their op's folder of a built custom-ops root as links to the sources
+# (a copy where links cannot be made): nothing to build, and an edited file is what the next
+# run imports. backendbench_add_tests() registers each implementation as a ctest test.
+function(backendbench_add_python)
+  cmake_parse_arguments(ARG "" "OP;ROOT;MANIFEST" "SOURCES" ${ARGN})
+  if(NOT ARG_OP)
+    message(FATAL_ERROR "backendbench_add_python: OP is required")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "backendbench_add_python(OP ${ARG_OP}): SOURCES is required")
+  endif()
+  if(NOT ARG_ROOT)
+    if(NOT BACKENDBENCH_ROOT)
+      set(BACKENDBENCH_ROOT "${CMAKE_BINARY_DIR}/custom_ops")
     endif()
+    set(ARG_ROOT "${BACKENDBENCH_ROOT}")
+  endif()
+  set(out_dir "${ARG_ROOT}/${ARG_OP}")
+  foreach(f IN LISTS ARG_SOURCES)
+    get_filename_component(f "${f}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${f}")
+      message(FATAL_ERROR "backendbench_add_python(OP ${ARG_OP}): ${f} does not exist")
+    endif()
+    get_filename_component(n "${f}" NAME)
+    _backendbench_link("${f}" "${out_dir}/${n}")
+  endforeach()
+  _backendbench_link_manifest("${out_dir}" "${ARG_MANIFEST}")
+endfunction()
+
+# <dest> made a symbolic link to <source> (a copy where the filesystem has no links; either
+# replaces what was there).
+function(_backendbench_link source dest)
+  get_filename_component(dest_dir "${dest}" DIRECTORY)
+  file(MAKE_DIRECTORY "${dest_dir}")
+  if(IS_DIRECTORY "${dest}" AND NOT IS_SYMLINK "${dest}")
+    file(REMOVE_RECURSE "${dest}")  # a copied data/ folder of an older build
+  endif()
+  file(CREATE_LINK "${source}" "${dest}" RESULT failed SYMBOLIC)
+  if(failed)
+    if(IS_DIRECTORY "${source}")
+      file(COPY "${source}/" DESTINATION "${dest}")
+    else()
+      configure_file("${source}" "${dest}" COPYONLY)
+    endif()
+  endif()
+endfunction()
+
+# The op's manifest (given, else gen_input.yaml or gen_input.py beside the caller) and its data/
+# folder linked into <out_dir>.
+function(_backendbench_link_manifest out_dir manifest)
+  if(NOT manifest)
+    foreach(name gen_input.yaml gen_input.py)
+      if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${name}")
+        set(manifest "${CMAKE_CURRENT_SOURCE_DIR}/${name}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(NOT manifest)
+    return()
+  endif()
+  get_filename_component(manifest "${manifest}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  get_filename_component(name "${manifest}" NAME)
+  if(NOT name MATCHES "^gen_input\\.(yaml|py)$")
+    set(name gen_input.yaml)  # a manifest of another name is the op's gen_input.yaml in the root
+  endif()
+  _backendbench_link("${manifest}" "${out_dir}/${name}")
+  get_filename_component(manifest_dir "${manifest}" DIRECTORY)
+  if(IS_DIRECTORY "${manifest_dir}/data")
+    _backendbench_link("${manifest_dir}/data" "${out_dir}/data")
   endif()
 endfunction()
 

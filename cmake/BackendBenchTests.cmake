@@ -7,7 +7,7 @@
 #     [OPS <op...>]               only these ops; default every <root>/<op>/gen_input.yaml
 #     [IMPLS <name...>]           only these implementations (<op>__<name> or <name>)
 #     [GPU_MATCH <regex>]         an implementation whose name matches runs on a GPU; default
-#                                 "cuda|hip"
+#                                 "cuda|hip|triton"
 #     [GPU_IMPLS <name...>]       more GPU implementations, by name
 #     [ARGS <arg...>]             more backendbench arguments (e.g. --correctness-only)
 #     [LABELS <label...>]         ctest labels of every test ("gpu" is added to GPU tests)
@@ -26,7 +26,8 @@
 # own, and backendbench reads that GPU (CTEST_RESOURCE_GROUP_0_GPUS) as its --devices.
 #
 # The implementations are found when ctest runs, not when CMake configures: a TEST_INCLUDE_FILES
-# script globs <root>/<op>/*.so then. So a root that this build has yet to build works (its
+# script globs <root>/<op>/*.so and the Python implementations (*.py naming <op>_kernel_impl)
+# then. So a root that this build has yet to build works (its
 # libraries exist by the time ctest runs), an installed root works, and a library dropped into
 # an op's folder is a new test at the next ctest, without reconfiguring. <op>_reference.* is the
 # op's reference, not a test (for an op named with a trailing '_', <op without it>_reference.*).
@@ -81,7 +82,7 @@ function(backendbench_add_tests)
     set(ARG_PREFIX backendbench)
   endif()
   if(NOT DEFINED ARG_GPU_MATCH)
-    set(ARG_GPU_MATCH "cuda|hip")
+    set(ARG_GPU_MATCH "cuda|hip|triton")
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
@@ -134,12 +135,14 @@ function(_backendbench_register_tests)
   endif()
   set(ops ${ARG_OPS})
   if(NOT problem AND NOT ops)
-    file(GLOB manifests LIST_DIRECTORIES false RELATIVE "${ARG_ROOT}" "${ARG_ROOT}/*/gen_input.yaml")
-    list(SORT manifests)
+    # gen_input.yaml, or a BackendBench-py folder's gen_input.py.
+    file(GLOB manifests LIST_DIRECTORIES false RELATIVE "${ARG_ROOT}" "${ARG_ROOT}/*/gen_input.yaml" "${ARG_ROOT}/*/gen_input.py")
     foreach(m IN LISTS manifests)
       get_filename_component(op "${m}" DIRECTORY)
       list(APPEND ops "${op}")
     endforeach()
+    list(REMOVE_DUPLICATES ops)
+    list(SORT ops)
     if(NOT ops)
       set(problem "custom-ops root ${ARG_ROOT} has no <op>/gen_input.yaml")
     endif()
@@ -152,6 +155,19 @@ function(_backendbench_register_tests)
 
   foreach(op IN LISTS ops)
     file(GLOB libraries LIST_DIRECTORIES false "${ARG_ROOT}/${op}/*.so" "${ARG_ROOT}/${op}/*.dylib" "${ARG_ROOT}/${op}/*.dll")
+    # Python implementations, as the run finds them (discovery.cpp): a .py whose text names
+    # <op>_kernel_impl, not gen_input.py nor a private module (_name.py).
+    file(GLOB python_files LIST_DIRECTORIES false "${ARG_ROOT}/${op}/*.py")
+    foreach(py IN LISTS python_files)
+      get_filename_component(n "${py}" NAME)
+      if(n STREQUAL "gen_input.py" OR n MATCHES "^_")
+        continue()
+      endif()
+      file(STRINGS "${py}" names REGEX "${op}_kernel_impl")
+      if(names)
+        list(APPEND libraries "${py}")
+      endif()
+    endforeach()
     list(SORT libraries)
     foreach(lib IN LISTS libraries)
       get_filename_component(impl "${lib}" NAME_WLE)

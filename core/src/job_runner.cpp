@@ -263,6 +263,13 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
         if (!dir.empty()) w.spec.landlock_read.push_back(std::filesystem::absolute(dir, ec).string());
         rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
       }
+  // What the root links to outside itself (a build's manifests, data and Python files are links
+  // to the op's source folder: BackendBenchPlugin.cmake): those folders read-only too.
+  const auto linked = linked_source_dirs(o.root, libraries, own_libraries);
+  for (const auto& d : linked) {
+    w.spec.readonly_dirs.push_back(d);
+    w.spec.landlock_read.push_back(d);
+  }
   std::set<std::filesystem::path> own;
   for (const auto& lib : own_libraries) own.insert(std::filesystem::weakly_canonical(lib, ec));
   for (const auto& lib : libraries) {
@@ -272,11 +279,48 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   // A user of its own where everything it must read is readable by others; else uid 0 without
   // any capability.
   if (support.drop_user) {
-    const bool reachable = unreachable_for_workers(o).empty();
+    bool reachable = unreachable_for_workers(o).empty();
+    for (const auto& d : linked) reachable = reachable && others_can_reach(d);
     w.own_user = reachable;
     w.drop_capabilities = !reachable;
   }
   return w;
+}
+
+std::vector<std::string> linked_source_dirs(const std::filesystem::path& root, const std::vector<std::string>& libraries,
+                                            const std::vector<std::string>& own_libraries) {
+  std::error_code ec;
+  const auto real_root = std::filesystem::weakly_canonical(root, ec);
+  std::set<std::filesystem::path> op_dirs, found;
+  for (const auto* list : {&libraries, &own_libraries})
+    for (const auto& lib : *list) op_dirs.insert(std::filesystem::path(lib).parent_path());
+  // No library named (a worker that probes the root's libraries): every op folder, every entry.
+  const bool whole = libraries.empty() && own_libraries.empty();
+  if (whole)
+    for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) op_dirs.insert(it->path());
+  auto inside = [&](const std::filesystem::path& p) {
+    const auto rel = p.lexically_relative(real_root);
+    return !real_root.empty() && !rel.empty() && *rel.begin() != "..";
+  };
+  for (const auto& dir : op_dirs) {
+    std::vector<std::filesystem::path> entries = {dir / "gen_input.yaml", dir / "gen_input.py", dir / "data"};
+    if (whole)
+      for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+    ec.clear();
+    for (const auto* list : {&libraries, &own_libraries})
+      for (const auto& lib : *list)
+        if (std::filesystem::path(lib).parent_path() == dir) entries.emplace_back(lib);
+    for (const auto& e : entries) {
+      if (!std::filesystem::is_symlink(e, ec)) continue;
+      const auto real = std::filesystem::canonical(e, ec);
+      if (ec || inside(real)) continue;
+      found.insert(std::filesystem::is_directory(real, ec) ? real : real.parent_path());
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& d : found)
+    if (d != "/" && !d.empty()) out.push_back(d.string());
+  return out;
 }
 
 std::string unreachable_for_workers(const SessionOptions& o) {

@@ -68,6 +68,11 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
 // packages) that a user of its own could not, "" where none: where one is, workers run as uid 0
 // without capabilities instead (walls_for), and /proc/self/mem is theirs to write.
 std::string unreachable_for_workers(const SessionOptions& o);
+// The folders outside `root` that its ops' manifests, data/ folders and the given libraries link
+// to (a CMake build links them to the op's source folder): a worker reads them as it reads the
+// root, read-only.
+std::vector<std::string> linked_source_dirs(const std::filesystem::path& root, const std::vector<std::string>& libraries,
+                                            const std::vector<std::string>& own_libraries);
 WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal = -1);
 WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own_libraries, int cuda_ordinal = -1);
 

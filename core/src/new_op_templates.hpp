@@ -162,10 +162,13 @@ BB_PLUGIN_INFO("1.0.0", "hip", "float32")
 
 inline constexpr const char* kCMakeHead = R"(# Builds the op @OP@ out of tree against an installed BackendBench:
 #   cmake -S @OP@ -B @OP@/build && cmake --build @OP@/build
-# The libraries and the manifest go into the op's folder of BACKENDBENCH_ROOT: by default the
-# root the installed `backendbench` runs (so `backendbench --ops @OP@` sees them); pass
-# -DBACKENDBENCH_ROOT=DIR for another. A new implementation is one more source file and one
-# more backendbench_add_plugin() line: its file stem is its name (@OP@_<impl>).
+# The libraries go into the op's folder of BACKENDBENCH_ROOT, by default this build's own
+# @OP@/build/custom_ops (run it: backendbench --custom-ops-root @OP@/build/custom_ops), beside a
+# link to this folder's gen_input.yaml: an edited manifest needs no rebuild. Pass
+# -DBACKENDBENCH_ROOT=DIR for another root. A new implementation is one more source file and one
+# more backendbench_add_plugin() line (a Python one: backendbench_add_python(OP @OP@ SOURCES
+# @OP@_<impl>.py)): its file stem is its name (@OP@_<impl>). backendbench_add_tests() after
+# enable_testing() makes each a ctest test.
 cmake_minimum_required(VERSION 3.25)
 project(@OP@ LANGUAGES CXX)
 

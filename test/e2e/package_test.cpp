@@ -3,6 +3,7 @@
 // with the list of what exists.
 #include <cctype>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -139,4 +140,89 @@ BB_KERNEL_IMPL(gemop, run)
                       "gemop_kernel_impl (the op's name misspelt in BB_KERNEL_IMPL?)"),
             std::string::npos)
       << said;
+}
+
+// An out-of-tree op as a kernel engineer keeps it (issue 40: the source folder is what runs): a
+// C++ reference and implementation, a PyTorch one through backendbench_add_python, ctest tests
+// from backendbench_add_tests. It builds into its own build tree by default (the installed root
+// is left alone); the built root links the manifest and the Python file to the sources, so an
+// edited manifest is what the next run reads, without a rebuild; ctest registers the Python
+// implementation beside the library; the installed root holds copies, no links.
+TEST(Package, AnOutOfTreeOpRunsFromItsSourcesWithPythonAndCtest) {
+  const auto prefix = e2e::temp_dir("src_prefix"), project = e2e::temp_dir("src_project");
+  auto install = e2e::run_program({BB_CMAKE, "--install", BB_BUILD_DIR, "--prefix", prefix.string()}, 300);
+  ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+  const fs::path installed_root = prefix / "share" / "backendbench" / "custom_ops";
+  for (const auto& e : fs::recursive_directory_iterator(installed_root))
+    EXPECT_FALSE(fs::is_symlink(e.symlink_status())) << e.path() << ": the installed root holds copies, not links into a source tree";
+  EXPECT_TRUE(fs::is_regular_file(installed_root / "myop" / "gen_input.yaml"));
+
+  std::ofstream(project / "CMakeLists.txt") << R"(cmake_minimum_required(VERSION 3.25)
+project(twice LANGUAGES CXX)
+find_package(BackendBench REQUIRED)
+enable_testing()
+backendbench_add_plugin(twice_reference OP twice SOURCES twice_reference.cpp)
+backendbench_add_plugin(twice_cpp OP twice SOURCES twice_cpp.cpp)
+backendbench_add_python(OP twice SOURCES twice_torch.py)
+backendbench_add_tests(ARGS --correctness-only)
+)";
+  const std::string manifest = "op: twice\ninputs:\n  - name: x\noutputs:\n  - {name: y, shape: x, dtype: x}\ntests:\n  correctness:\n"
+                               "    - name: vector\n      params: {n: [1, 100]}\n      inputs:\n        x: {shape: [n], dtype: float32, init: randn}\n";
+  std::ofstream(project / "gen_input.yaml") << manifest;
+  for (const char* name : {"twice_reference", "twice_cpp"})
+    std::ofstream(project / (std::string(name) + ".cpp")) << R"(#include <backendbench/plugin.hpp>
+namespace {
+void run(bb::Call& c) {
+  auto x = c.input<float>("x");
+  auto y = c.output<float>("y");
+  for (int64_t i = 0; i < x.numel(); ++i) y.data()[i] = 2.0f * x.data()[i];
+}
+}  // namespace
+)" << (std::string(name) == "twice_reference" ? "BB_REFERENCE(twice, run)\n" : "BB_KERNEL_IMPL(twice, run)\n")
+                                                                  << "BB_PLUGIN_INFO(\"1.0\", \"cpu\", \"float32\")\n";
+  std::ofstream(project / "twice_torch.py") << "import torch\n\nBACKENDBENCH_INFO = {\"devices\": [\"cpu\"], \"version\": \"1\"}\n\n\n"
+                                               "def twice_kernel_impl(x):\n    return x * 2.0\n";
+  const auto build = project / "build";
+  auto configure = e2e::run_program({BB_CMAKE, "-S", project.string(), "-B", build.string(), "-G", "Ninja", "-DCMAKE_PREFIX_PATH=" + prefix.string()}, 300);
+  ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+  auto made = e2e::run_program({BB_CMAKE, "--build", build.string()}, 300);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  // Its own build tree, not the installed root.
+  const fs::path root = build / "custom_ops";
+  EXPECT_TRUE(fs::exists(root / "twice" / "twice_cpp.so"));
+  EXPECT_FALSE(fs::exists(installed_root / "twice")) << "an out-of-tree build wrote into the installed root";
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(root / "twice" / "gen_input.yaml")));
+  EXPECT_EQ(fs::canonical(root / "twice" / "twice_torch.py"), fs::canonical(project / "twice_torch.py"));
+
+  // ctest lists the library and the Python implementation (the reference is no test).
+  auto listed = e2e::run_program({BB_CTEST, "--test-dir", build.string(), "-N"}, 60);
+  EXPECT_NE(listed.out.find("backendbench.twice__twice_cpp"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("backendbench.twice__twice_torch"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("twice_reference"), std::string::npos) << listed.out;
+
+  const std::string binary = (prefix / "bin" / "backendbench").string();
+  auto run = [&](const char* logs) {
+    auto r = e2e::run_program({binary, "--custom-ops-root", root.string(), "--correctness-only", "--log-dir", (project / logs).string()}, 300);
+    return std::pair{r, e2e::read_json(project / logs / "results.json")};
+  };
+  auto [first, first_results] = run("logs1");
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::size_t cpp = e2e::tests_of(first_results, "twice__twice_cpp").size();
+  EXPECT_GT(cpp, 0u) << first.out;
+  const bool torch = first.out.find("No module named 'torch'") == std::string::npos;
+  if (torch) EXPECT_EQ(e2e::tests_of(first_results, "twice__twice_torch").size(), cpp) << first.out << first.err;
+
+  // The manifest edited in the source folder: the next run has the new case, nothing rebuilt.
+  std::ofstream(project / "gen_input.yaml") << std::regex_replace(manifest, std::regex("n: \\[1, 100\\]"), "n: [1, 100, 4099]");
+  auto [second, second_results] = run("logs2");
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_GT(e2e::tests_of(second_results, "twice__twice_cpp").size(), cpp) << second.out;
+  bool big = false;
+  for (const auto& t : e2e::tests_of(second_results, "twice__twice_cpp")) {
+    big = big || t["case"].get<std::string>().find("n=4099") != std::string::npos;
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+  }
+  EXPECT_TRUE(big) << second.out;
+  if (torch)
+    for (const auto& t : e2e::tests_of(second_results, "twice__twice_torch")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
 }

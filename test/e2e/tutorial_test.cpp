@@ -65,8 +65,11 @@ TEST(Tutorial, AddingAnOpAsTheDocsSayGivesAVerdict) {
   for (const auto& t : e2e::tests_of(r, "demo__demo_cuda")) EXPECT_TRUE(t["verdict"] == "PASS" || t["verdict"] == "SKIPPED") << t.dump();
   EXPECT_EQ(r["scores"]["implementations"][0]["fully_correct"], true) << r["scores"].dump();
 
-  // The op went into the installed root, beside the shipped ones: the build was the drop-in.
-  EXPECT_TRUE(fs::exists(home / ".local" / "share" / "backendbench" / "custom_ops" / "demo" / "demo_cpp.so"));
+  // The op went into its own build tree, its manifest a link to the source; the installed root
+  // (the shipped ops) was left alone.
+  EXPECT_TRUE(fs::exists(work / "demo" / "build" / "custom_ops" / "demo" / "demo_cpp.so"));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(work / "demo" / "build" / "custom_ops" / "demo" / "gen_input.yaml")));
+  EXPECT_FALSE(fs::exists(home / ".local" / "share" / "backendbench" / "custom_ops" / "demo"));
   EXPECT_TRUE(fs::exists(home / ".local" / "share" / "backendbench" / "custom_ops" / "myop" / "gen_input.yaml"));
 
   // new-op never overwrites.
