@@ -64,11 +64,24 @@ Status fill_tensor(const ConcreteTensor& t, void* data, uint64_t seed, const std
       break;
     case InitKind::npy: {
       const auto file = dir / s.path;
-      // Inside the op's folder after links are followed, too (the manifest's check is lexical).
+      // Inside the op's folder after links are followed, too (the manifest's check is lexical),
+      // or inside the folder its manifest links to (a build links gen_input.yaml and data/ to
+      // the op's source folder).
       std::error_code ec;
-      const auto real = std::filesystem::weakly_canonical(file, ec), home = std::filesystem::weakly_canonical(dir, ec);
-      const auto rel = real.lexically_relative(home);
-      if (ec || rel.empty() || *rel.begin() == "..")
+      const auto real = std::filesystem::weakly_canonical(file, ec);
+      bool inside = false;
+      auto within = [&](const std::filesystem::path& home) {
+        const auto rel = real.lexically_relative(home);
+        return !home.empty() && !rel.empty() && *rel.begin() != "..";
+      };
+      if (!ec) {
+        std::error_code h;
+        inside = within(std::filesystem::weakly_canonical(dir, h));
+        for (const char* manifest : {"gen_input.yaml", "gen_input.py"})
+          if (!inside && std::filesystem::is_symlink(dir / manifest, h))
+            inside = within(std::filesystem::canonical(dir / manifest, h).parent_path());
+      }
+      if (!inside)
         return make_error(fmt::format("{}: leaves the op's folder {} (through a link?); expected a file inside it", file.string(), dir.string()));
       auto arr = read_npy(file);
       if (!arr) return arr.error();
