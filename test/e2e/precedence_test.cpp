@@ -1,4 +1,6 @@
 // Reference precedence, filters and unusable plugins, end to end.
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
@@ -22,7 +24,12 @@ TEST(Precedence, AReferenceLibraryServesFirst) {
   EXPECT_EQ(r["ops"][0]["reference_kind"], "library");
   for (const auto& t : e2e::tests_of(r, "scale__scale_alpha")) EXPECT_EQ(t["verdict"], "PASS");
   for (const auto& t : e2e::tests_of(r, "scale__scale_zwrong")) EXPECT_EQ(t["verdict"], "FAIL");
-  EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;
+  // No warning about the reference (the sandbox's own, where a wall is down on this host, aside).
+  std::string warnings;
+  std::istringstream err(run.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.find("warning") != std::string::npos && line.rfind("warning: worker sandbox:", 0) != 0) warnings += line + "\n";
+  EXPECT_EQ(warnings, "") << run.err;
 }
 
 TEST(Precedence, OtherwiseTheFirstImplementationWithAWarning) {
