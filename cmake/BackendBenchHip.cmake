@@ -70,15 +70,7 @@ endfunction()
 
 function(backendbench_add_hip_plugin target)
   cmake_parse_arguments(ARG "" "OP;NAME;ROOT;MANIFEST" "SOURCES;DEPENDS" ${ARGN})
-  if(NOT ARG_ROOT)
-    set(ARG_ROOT "${BACKENDBENCH_ROOT}")
-  endif()
-  if(NOT ARG_MANIFEST AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
-    set(ARG_MANIFEST "${CMAKE_CURRENT_SOURCE_DIR}/gen_input.yaml")
-  endif()
-  if(NOT ARG_ROOT)  # outside BackendBench's own build, and no root given
-    set(ARG_ROOT "${CMAKE_BINARY_DIR}/custom_ops")
-  endif()
+  _backendbench_op_dir(out_dir "${ARG_ROOT}" "${ARG_OP}")  # BackendBenchPlugin.cmake
   if(NOT ARG_NAME)
     set(ARG_NAME ${target})
   endif()
@@ -91,11 +83,9 @@ function(backendbench_add_hip_plugin target)
     set(shim_includes "${BACKENDBENCH_HIP_SHIM_DIR}")
   endif()
   file(GLOB local_headers "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh" "${CMAKE_CURRENT_SOURCE_DIR}/*.h" "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp")
-  backendbench_hip_library(${target} OUTPUT "${ARG_ROOT}/${ARG_OP}/${ARG_NAME}${CMAKE_SHARED_MODULE_SUFFIX}"
+  backendbench_hip_library(${target} OUTPUT "${out_dir}/${ARG_NAME}${CMAKE_SHARED_MODULE_SUFFIX}"
                            SOURCES ${ARG_SOURCES} INCLUDES ${shim_includes}
                            DEPENDS ${shim_headers} ${local_headers} ${ARG_DEPENDS}
                            EXPORTS ${ARG_OP}_kernel_impl ${ARG_OP}_reference backendbench_plugin_info)
-  if(ARG_MANIFEST)
-    configure_file("${ARG_MANIFEST}" "${ARG_ROOT}/${ARG_OP}/gen_input.yaml" COPYONLY)
-  endif()
+  _backendbench_link_manifest("${out_dir}" "${ARG_MANIFEST}")  # a link, as backendbench_add_plugin's
 endfunction()

@@ -279,8 +279,7 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
   // A user of its own where everything it must read is readable by others; else uid 0 without
   // any capability.
   if (support.drop_user) {
-    bool reachable = unreachable_for_workers(o).empty();
-    for (const auto& d : linked) reachable = reachable && others_can_reach(d);
+    const bool reachable = unreachable_for_workers(o, linked).empty();
     w.own_user = reachable;
     w.drop_capabilities = !reachable;
   }
@@ -323,9 +322,10 @@ std::vector<std::string> linked_source_dirs(const std::filesystem::path& root, c
   return out;
 }
 
-std::string unreachable_for_workers(const SessionOptions& o) {
+std::string unreachable_for_workers(const SessionOptions& o, const std::vector<std::string>& linked) {
   std::error_code ec;
   std::vector<std::string> paths = {o.worker_binary, std::filesystem::absolute(o.root, ec).string()};
+  paths.insert(paths.end(), linked.begin(), linked.end());
   for (const auto& dir : runtime_plugin_dirs())
     if (std::filesystem::exists(dir, ec)) paths.push_back(dir);
   for (const auto& dir : python_site_dirs()) paths.push_back(dir);

@@ -64,10 +64,11 @@ WorkerWalls walls_for(const SessionOptions& o, const std::filesystem::path& log_
                       const std::vector<std::string>& own_libraries);
 // ... and, with `cuda_ordinal` (a worker of a CUDA slot), that device alone (WorkerWalls::
 // device_uuid) where the run knows its UUID and the device is no MIG instance.
-// The first path a worker must read (its binary, the root, the runtime plugins, Python's
-// packages) that a user of its own could not, "" where none: where one is, workers run as uid 0
-// without capabilities instead (walls_for), and /proc/self/mem is theirs to write.
-std::string unreachable_for_workers(const SessionOptions& o);
+// The first path a worker must read (its binary, the root, the source folders the root links to:
+// `linked`, the runtime plugins, Python's packages) that a user of its own could not, "" where
+// none: where one is, workers run as uid 0 without capabilities instead (walls_for), and
+// /proc/self/mem is theirs to write.
+std::string unreachable_for_workers(const SessionOptions& o, const std::vector<std::string>& linked);
 // The folders outside `root` that its ops' manifests, data/ folders and the given libraries link
 // to (a CMake build links them to the op's source folder): a worker reads them as it reads the
 // root, read-only.

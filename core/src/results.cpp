@@ -35,6 +35,18 @@ std::optional<Verdict> parse_verdict(const std::string& name) {
   return std::nullopt;
 }
 
+void to_json(nlohmann::json& j, const ErrorFigures& e) {
+  j = {{"output", e.output}, {"max_abs_error", e.max_abs_error}, {"max_rel_error", e.max_rel_error}, {"tolerance_used", e.tolerance_used}};
+}
+
+void from_json(const nlohmann::json& j, ErrorFigures& e) {
+  e.output = j.value("output", "");
+  e.max_abs_error = number(j, "max_abs_error");
+  e.max_rel_error = number(j, "max_rel_error");
+  e.tolerance_used = number(j, "tolerance_used");
+  if (std::isnan(e.tolerance_used)) e.tolerance_used = std::numeric_limits<double>::infinity();  // null: infinite
+}
+
 void to_json(nlohmann::json& j, const TestResult& r) {
   const TestId& id = r.id;
   j = nlohmann::json{{"op", id.op},         {"impl", id.impl},   {"case", id.case_id}, {"kind", id.kind},
@@ -45,8 +57,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
   if (!id.variant.empty()) j["variant"] = id.variant;
   if (r.outcome.zeros_pass) j["zeros_would_pass"] = true;
   if (!id.shapes.empty()) j["shapes"] = id.shapes;
-  if (const auto& e = r.outcome.errors)
-    j["errors"] = {{"output", e->output}, {"max_abs_error", e->max_abs_error}, {"max_rel_error", e->max_rel_error}, {"tolerance_used", e->tolerance_used}};
+  if (r.outcome.errors) j["errors"] = *r.outcome.errors;
   if (!r.outcome.crash.is_null()) j["crash"] = r.outcome.crash;
   if (!r.phases.seconds.empty()) j["phases"] = r.phases.seconds;
   if (r.output.bytes) {
@@ -119,15 +130,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   if (auto it = j.find("phases"); it != j.end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_number()) r.phases.seconds[k] = v.get<double>();
-  if (auto it = j.find("errors"); it != j.end() && it->is_object()) {
-    ErrorFigures e;
-    e.output = it->value("output", "");
-    e.max_abs_error = number(*it, "max_abs_error");
-    e.max_rel_error = number(*it, "max_rel_error");
-    e.tolerance_used = number(*it, "tolerance_used", std::numeric_limits<double>::infinity());  // null: infinite
-    if (std::isnan(e.tolerance_used)) e.tolerance_used = std::numeric_limits<double>::infinity();
-    r.outcome.errors = e;
-  }
+  if (auto it = j.find("errors"); it != j.end() && it->is_object()) r.outcome.errors = it->get<ErrorFigures>();
   if (auto it = j.find("mismatch"); it != j.end()) {
     Mismatch m;
     m.output = it->value("output", "");

@@ -155,6 +155,10 @@ struct TestResult {
   PluginOutput output;
 };
 
+// {output, max_abs_error, max_rel_error, tolerance_used}: results.json's `errors` and the checker's
+// reply alike (JSON has no infinity: a tolerance_used written as null reads back infinite).
+void to_json(nlohmann::json& j, const ErrorFigures& e);
+void from_json(const nlohmann::json& j, ErrorFigures& e);
 void to_json(nlohmann::json& j, const TestResult& r);
 void from_json(const nlohmann::json& j, TestResult& r);
 

@@ -254,10 +254,7 @@ class SessionRun {
       const auto& walls = sandbox_support();
       // A user of its own for each worker where the host can and the worker's files are readable
       // by others (not in a 0700 folder, as `mktemp -d` makes): said, with the path, where not.
-      unreachable_ = walls.drop_user ? unreachable_for_workers(o_) : "";
-      if (walls.drop_user && unreachable_.empty())  // the source folders the root links to, too
-        for (const auto& d : linked_source_dirs(o_.root, {}, {}))
-          if (unreachable_.empty() && !others_can_reach(d)) unreachable_ = d;
+      unreachable_ = walls.drop_user ? unreachable_for_workers(o_, linked_source_dirs(o_.root, {}, {})) : "";
       run_.host["sandbox"] = {{"cgroup_freezer", walls.freezer.empty() ? nlohmann::json() : nlohmann::json(walls.freezer)},
                               {"namespaces", walls.namespaces}, {"own_user", walls.drop_user && unreachable_.empty()},
                               {"syscall_filter", syscall_filter_supported() ? nlohmann::json(refused_syscalls()) : nlohmann::json()},

@@ -541,6 +541,14 @@ class TestDriver {
     return blob;
   }
 
+  // The host's judgement of the test's first call, its error figures kept for the result.
+  std::optional<Judgement> judge_first_call(const SealedBlob& got, const SealedBlob& inputs, const SealedBlob& want) {
+    ErrorFigures figures;
+    auto j = judge_call(*c_, CallBuffersView(*c_, got), inputs, CallBuffersView(*c_, want), &figures);
+    if (!figures.output.empty()) r_.outcome.errors = figures;
+    return j;
+  }
+
   std::optional<TestResult> check() {
     enter("check_s");
     if (device_case_ && (device_check_ = watch())) return check_on_device();
@@ -552,10 +560,8 @@ class TestDriver {
     auto got = impl_call(nullptr, "");
     if (!got) return failed_;
     const auto t0 = Clock::now();
-    ErrorFigures figures;
-    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want), &figures);
+    auto j = judge_first_call(*got, **in, **want);
     trace_host("judge", t0);
-    if (!figures.output.empty()) r_.outcome.errors = figures;
     if (j) {
       r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
@@ -579,15 +585,7 @@ class TestDriver {
     trace_host("check_on_device", t0);
     if (answered && out.reply.value("ok", false)) {
       r_.outcome.zeros_pass = out.reply.value("zeros_pass", false);
-      if (auto e = out.reply.find("errors"); e != out.reply.end() && e->is_object()) {
-        ErrorFigures f;
-        f.output = e->value("output", "");
-        f.max_abs_error = e->value("max_abs_error", 0.0);
-        f.max_rel_error = e->value("max_rel_error", 0.0);
-        // JSON has no infinity: null is an element that differs under a tolerance of 0.
-        f.tolerance_used = (*e)["tolerance_used"].is_number() ? (*e)["tolerance_used"].get<double>() : INFINITY;
-        r_.outcome.errors = f;
-      }
+      if (auto e = out.reply.find("errors"); e != out.reply.end() && e->is_object()) r_.outcome.errors = e->get<ErrorFigures>();
       return std::nullopt;
     }
     if (!answered) device_check_ = false;
@@ -599,10 +597,7 @@ class TestDriver {
     if (!want) return finish(Verdict::error, "reference: " + want.error().message);
     auto got = SealedBlob::adopt(std::move(home->fd), buffers_layout(*c_).total);
     if (!got) return finish(Verdict::error, "its buffers: " + got.error().message);
-    ErrorFigures figures;
-    auto j = judge_call(*c_, CallBuffersView(*c_, *got), **in, CallBuffersView(*c_, **want), &figures);
-    if (!figures.output.empty()) r_.outcome.errors = figures;
-    if (j) {
+    if (auto j = judge_first_call(*got, **in, **want)) {
       r_.outcome.mismatch = j->mismatch;
       return finish(j->verdict, j->message);
     }

@@ -180,8 +180,17 @@ void run(bb::Call& c) {
 }  // namespace
 )" << (std::string(name) == "twice_reference" ? "BB_REFERENCE(twice, run)\n" : "BB_KERNEL_IMPL(twice, run)\n")
                                                                   << "BB_PLUGIN_INFO(\"1.0\", \"cpu\", \"float32\")\n";
-  std::ofstream(project / "twice_torch.py") << "import torch\n\nBACKENDBENCH_INFO = {\"devices\": [\"cpu\"], \"version\": \"1\"}\n\n\n"
-                                               "def twice_kernel_impl(x):\n    return x * 2.0\n";
+  // The Python implementation also tries to plant a file beside its source (through the link the
+  // root holds): the folder is read-only to it, so nothing lands there, and it still computes.
+  std::ofstream(project / "twice_torch.py")
+      << "import os\nimport torch\n\nBACKENDBENCH_INFO = {\"devices\": [\"cpu\"], \"version\": \"1\"}\n\n\n"
+         "def twice_kernel_impl(x):\n"
+         "    try:\n"
+         "        with open(os.path.join(os.path.dirname(os.path.realpath(__file__)), 'planted.txt'), 'w') as f:\n"
+         "            f.write('the source folder was writable')\n"
+         "    except OSError:\n"
+         "        pass\n"
+         "    return x * 2.0\n";
   const auto build = project / "build";
   auto configure = e2e::run_program({BB_CMAKE, "-S", project.string(), "-B", build.string(), "-G", "Ninja", "-DCMAKE_PREFIX_PATH=" + prefix.string()}, 300);
   ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
@@ -223,6 +232,8 @@ void run(bb::Call& c) {
     EXPECT_EQ(t["verdict"], "PASS") << t.dump();
   }
   EXPECT_TRUE(big) << second.out;
-  if (torch)
+  if (torch) {
     for (const auto& t : e2e::tests_of(second_results, "twice__twice_torch")) EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    EXPECT_FALSE(fs::exists(project / "planted.txt")) << "a worker wrote into the source folder the root links to";
+  }
 }

@@ -703,9 +703,7 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
     body["ok"] = v.ok;
     body["why"] = v.why;
     if (v.zeros_pass) body["zeros_pass"] = *v.zeros_pass;
-    if (v.errors)
-      body["errors"] = {{"output", v.errors->output}, {"max_abs_error", v.errors->max_abs_error}, {"max_rel_error", v.errors->max_rel_error},
-                        {"tolerance_used", v.errors->tolerance_used}};
+    if (v.errors) body["errors"] = *v.errors;
   } else {
     checker_.unwatch();
   }
