@@ -192,10 +192,45 @@ std::string DeviceChecker::watch_mirror(int k, std::size_t bytes, UniqueFd fd) {
   return "";
 }
 
-DeviceChecker::Verdict DeviceChecker::verify(bool figures) {
+std::string DeviceChecker::keep_sample() {
+  if (!place_.rt || !expected_) return "nothing is watched";
+  if (reference_.empty()) return "the reference's buffers are not watched";
+  const auto& api = place_.rt->api();
+  if (!kept_) {
+    if (int e = api.malloc(&kept_, expected_bytes_); e != 0) {
+      kept_ = nullptr;
+      return "allocating the kept sample's buffers: " + place_.rt->describe(e);
+    }
+  }
+  for (const auto& [k, r] : reference_) {  // region k of the blobs is mirror k's (no in-place output on a device case)
+    auto m = mirrors_.find(k);
+    if (m == mirrors_.end() || m->second.second < r.size) return fmt::format("mirror {} is not watched whole", k);
+    if (int e = api.memcpy_d2d(static_cast<uint8_t*>(kept_) + r.offset, m->second.first, r.size, place_.stream); e != 0)
+      return "keeping the sample's buffers: " + place_.rt->describe(e);
+  }
+  if (int e = api.stream_synchronize(place_.stream); e != 0) return "keeping the sample's buffers: " + place_.rt->describe(e);
+  have_kept_ = true;
+  return "";
+}
+
+Expected<SealedBlob> DeviceChecker::kept_blob() {
+  if (!place_.rt || !kept_ || !have_kept_) return make_error("no sample is kept");
+  std::string error;
+  auto blob = SealedBlob::create(expected_bytes_, [&](uint8_t* p) {
+    if (int e = place_.rt->api().memcpy_d2h(p, kept_, expected_bytes_); e != 0) error = "copying the kept sample home: " + place_.rt->describe(e);
+  }, "bb-kept-sample");
+  if (!error.empty()) return make_error(error);
+  return blob;
+}
+
+DeviceChecker::Verdict DeviceChecker::verify(bool figures, bool kept) {
   Verdict v;
   if (!place_.rt || !expected_) {
     v.error = "nothing is watched";
+    return v;
+  }
+  if (kept && !have_kept_) {
+    v.error = "no sample is kept";
     return v;
   }
   const auto& api = place_.rt->api();
@@ -207,7 +242,8 @@ DeviceChecker::Verdict DeviceChecker::verify(bool figures) {
       v.error = fmt::format("mirror {} is not watched whole", i.mirror);
       return v;
     }
-    const auto* got = static_cast<const uint8_t*>(m->second.first) + i.offset;
+    // The kept copy is laid out as the blobs: an item's bytes lie where the expected ones do.
+    const auto* got = kept ? static_cast<const uint8_t*>(kept_) + i.expected_offset : static_cast<const uint8_t*>(m->second.first) + i.offset;
     if (i.close) {
       // The scale of what is expected: for a scaled atol, and whether zeros would pass (once).
       ExpectedScale scale;
@@ -268,7 +304,10 @@ void DeviceChecker::unwatch() {
     for (auto& [k, r] : reference_) place_.rt->api().free(r.ptr);
     if (expected_) place_.rt->api().free(expected_);
     if (other_) place_.rt->api().free(other_);
+    if (kept_) place_.rt->api().free(kept_);
   }
+  kept_ = nullptr;
+  have_kept_ = false;
   mirrors_.clear();
   reference_.clear();
   expected_ = nullptr;

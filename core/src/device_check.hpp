@@ -53,7 +53,7 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
 int mirror_count(const ConcreteCase& c);
 
 // The checker's side (a worker serving "watch", "watch_mirror", "watch_reference", "stage",
-// "keep_case", "expect", "verify", "unwatch").
+// "keep_case", "expect", "verify", "keep_sample", "kept_home", "unwatch").
 class DeviceChecker {
  public:
   ~DeviceChecker() { unwatch(); }
@@ -89,13 +89,24 @@ class DeviceChecker {
     // How close the outputs came (asked for: `figures`), over every output on a pass.
     std::optional<ErrorFigures> errors;
   };
-  Verdict verify(bool figures = false);
+  // `kept`: the buffers keep_sample() copied, not the implementation's as they are now.
+  Verdict verify(bool figures = false, bool kept = false);
   void unwatch();
+
+  // A timed sample on fresh inputs, kept in secret (fresh_inputs_protocol.hpp): the
+  // implementation's buffers as its call left them, copied into the checker's own memory (laid
+  // out as the blobs), in place of the sample kept before. Needs the reference's mirrors
+  // watched (they say where each region lies). "" or why not.
+  std::string keep_sample();
+  // The kept sample's buffers, home for the host's judgement (buffers_layout).
+  Expected<SealedBlob> kept_blob();
 
  private:
   ExecPlace place_;
   void* expected_ = nullptr;  // the case's
   void* other_ = nullptr;     // a checked call's (expect)
+  void* kept_ = nullptr;      // a timed sample's buffers (keep_sample)
+  bool have_kept_ = false;
   bool other_in_use_ = false;
   std::size_t expected_bytes_ = 0;
   std::vector<DeviceCheckItem> items_;

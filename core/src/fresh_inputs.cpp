@@ -27,18 +27,7 @@ namespace bb {
 std::vector<std::string> repeating_inputs(const ConcreteCase& c) {
   std::vector<std::string> names;
   for (const auto& t : c.inputs)
-    switch (t.init.kind) {
-      case InitKind::randn:
-      case InitKind::uniform:
-      case InitKind::randint:
-        break;
-      case InitKind::ones:
-      case InitKind::zeros:
-      case InitKind::arange:
-      case InitKind::full:
-      case InitKind::npy:
-        names.push_back(t.name);
-    }
+    if (!varies_with_seed(t.init.kind)) names.push_back(t.name);
   return names;
 }
 
@@ -193,7 +182,7 @@ Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std:
   return Ok{};
 }
 
-FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir) : c_(c), dir_(std::move(dir)) {
+FreshInputs::FreshInputs(const ConcreteCase& c, std::filesystem::path dir, bool on_device) : c_(c), dir_(std::move(dir)), on_device_(on_device) {
   const auto repeating = repeating_inputs(c);
   for (const auto& t : c.inputs) varies_.push_back(std::find(repeating.begin(), repeating.end(), t.name) == repeating.end());
 }
@@ -264,12 +253,20 @@ std::string FreshInputs::next_stage(Side& s) {
 
 // The buffers sample `sample` left, in place of those kept before (reservoir sampling: after n
 // samples each one is the kept one with odds 1/n, however many the worker chooses to run).
-void FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
-  s.kept_bytes.resize(layout_.total);
-  std::memcpy(s.kept_bytes.data(), s.base, layout_.total);  // on this thread alone: other cores may be timing
+std::string FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
+  if (on_device_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string e = s.keep_on_device ? s.keep_on_device(sample) : "no checker keeps its samples";
+    s.served.keep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!e.empty()) return e;
+  } else {
+    s.kept_bytes.resize(layout_.total);
+    std::memcpy(s.kept_bytes.data(), s.base, layout_.total);  // on this thread alone: other cores may be timing
+  }
   s.kept_sample = sample;
   s.kept_seed = seed;
   s.have_kept = true;
+  return "";
 }
 
 void FreshInputs::serve(Side& s, bool keeping, int cpu) {
@@ -291,7 +288,8 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     if (fds[1].revents & (POLLIN | POLLHUP)) {
       char what = 0;  // what it sent before its reply ('l') is still read; then no more
       if (recv(s.pacing.get(), &what, 1, MSG_DONTWAIT) == 1 && what == kFreshLast && next > 0) {
-        if (keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
+        if (keeping && pick() % next == 0)
+          if (std::string e = keep(s, next - 1, previous_seed); !e.empty()) out.error = "keeping a sample: " + e;
         out.saw_last = true;
       }
       return;
@@ -308,22 +306,29 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     }
     // The buffers of the sample just ended: kept with odds 1 / (its number), in place of the
     // sample kept before.
-    if (done && keeping && pick() % next == 0) keep(s, next - 1, previous_seed);
+    if (done && keeping && pick() % next == 0)
+      if (std::string e = keep(s, next - 1, previous_seed); !e.empty()) {
+        out.error = "keeping a sample: " + e;
+        break;
+      }
     if (what == kFreshLast) {
       out.saw_last = true;
       return;
     }
     const auto t1 = std::chrono::steady_clock::now();
     previous_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-    if (std::string e = make(s.base, nullptr, previous_seed); !e.empty()) {
+    if (std::string e = on_device_ ? "" : make(s.base, nullptr, previous_seed); !e.empty()) {
       out.error = "inputs: " + e;
       break;
     }
     out.make_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     ++out.samples;
     ++next;
-    const char go = kFreshGo;
-    if (send(s.pacing.get(), &go, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {  // a worker that does not read its go
+    // A device case's go carries the seed, from which its worker makes the inputs there.
+    char go[kFreshSeedGoBytes] = {kFreshGo};
+    std::memcpy(go + 1, &previous_seed, sizeof previous_seed);
+    const std::size_t go_bytes = on_device_ ? kFreshSeedGoBytes : 1;
+    if (send(s.pacing.get(), go, go_bytes, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(go_bytes)) {  // a worker that does not read its go
       out.error = fmt::format("its worker did not take the go of sample {}", next);
       break;
     }
@@ -331,12 +336,14 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   shutdown(s.pacing.get(), SHUT_RDWR);  // its worker stops waiting: the block ends in an error
 }
 
-std::string FreshInputs::begin(bool baseline, bool keeping, int cpu) {
+std::string FreshInputs::begin(bool baseline, bool keeping, int cpu, KeepOnDevice keep_on_device) {
   Side& s = side(baseline);
   if (s.server.joinable()) end(baseline);
   s.served = Served{};
   s.have_kept = false;
-  if (std::string e = next_stage(s); !e.empty()) return e;
+  s.keep_on_device = std::move(keep_on_device);
+  if (on_device_ && keeping && !s.keep_on_device) return "a device case's samples are kept by the checker, and none was given";
+  if (std::string e = on_device_ ? "" : next_stage(s); !e.empty()) return e;
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
   s.stop_read.reset(p[0]);
@@ -355,7 +362,9 @@ FreshInputs::Served FreshInputs::end(bool baseline) {
   }
   s.stop_read.reset();
   s.stop_write.reset();
-  if (s.have_kept) {
+  if (s.have_kept && on_device_) {
+    s.served.kept = Kept{s.kept_sample, s.kept_seed, SealedBlob{}};
+  } else if (s.have_kept) {
     auto blob = SealedBlob::create(layout_.total, [&](uint8_t* p) { std::memcpy(p, s.kept_bytes.data(), layout_.total); }, "bb-fresh-kept");
     if (blob) s.served.kept = Kept{s.kept_sample, s.kept_seed, std::move(*blob)};
     else if (s.served.error.empty()) s.served.error = "the kept sample's buffers: " + blob.error().message;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -34,9 +35,13 @@ std::vector<std::string> repeating_inputs(const ConcreteCase& c);
 // `threads`: split a large tensor across the process's cores (else on the calling thread alone).
 Status fill_fresh(const ConcreteTensor& t, void* data, uint64_t seed, const std::filesystem::path& dir = {}, bool threads = true);
 
+// A CPU case's samples are written into a stage the host and the worker map. A device case's
+// (`on_device`) are made by the worker on its device from the seed each go carries, and a sample
+// is kept by the checker, which maps the implementation's buffers (`keep_on_device`, given to
+// begin()): the host only paces and draws.
 class FreshInputs {
  public:
-  FreshInputs(const ConcreteCase& c, std::filesystem::path dir);
+  FreshInputs(const ConcreteCase& c, std::filesystem::path dir, bool on_device = false);
   ~FreshInputs();
   FreshInputs(const FreshInputs&) = delete;
   FreshInputs& operator=(const FreshInputs&) = delete;
@@ -52,17 +57,21 @@ class FreshInputs {
   // implementation's). `cpu` >= 0: the pairing's one CPU (cpu_pin.hpp), idle while its worker
   // waits for the inputs: the thread runs there, so that no other pairing's timed calls share a
   // core with it. "" or why it could not begin (then no block request may follow).
-  std::string begin(bool baseline, bool keeping, int cpu = -1);
+  // A device case: `keep_on_device(sample)` has the checker keep the buffers of the sample just
+  // ended, before the next go ("" or why not, which ends the block in an error).
+  using KeepOnDevice = std::function<std::string(std::size_t sample)>;
+  std::string begin(bool baseline, bool keeping, int cpu = -1, KeepOnDevice keep_on_device = {});
   struct Kept {
     std::size_t sample = 0;
-    uint64_t seed = 0;   // the sample's inputs: inputs_of(seed)
-    SealedBlob buffers;  // buffers_layout(c), as the call left them
+    uint64_t seed = 0;   // the sample's inputs: inputs_of(seed) (a device case's: fresh_input_seed per input)
+    SealedBlob buffers;  // buffers_layout(c), as the call left them (a device case's: the checker holds them)
   };
   // The inputs of the sample made from `seed`, again (inputs_layout), for the reference.
   Expected<SealedBlob> inputs_of(uint64_t seed) const;
   struct Served {
     std::size_t samples = 0;    // inputs made
     double make_seconds = 0;    // the host's time making them
+    double keep_seconds = 0;    // a device case's: the checker's time keeping samples (its worker waits)
     bool saw_last = false;      // the worker said its block's last sample had ended
     std::optional<Kept> kept;
     std::string error;          // the pacing went wrong ("" when not)
@@ -81,6 +90,7 @@ class FreshInputs {
     std::size_t kept_sample = 0;
     uint64_t kept_seed = 0;
     bool have_kept = false;
+    KeepOnDevice keep_on_device;
   };
   Side& side(bool baseline) { return sides_[baseline ? 1 : 0]; }
   const Side& side(bool baseline) const { return sides_[baseline ? 1 : 0]; }
@@ -90,10 +100,12 @@ class FreshInputs {
   // guard), or at `blob` (inputs_layout). On the calling thread alone: a thread of the host's on
   // another core could share it with another pairing's timed calls.
   std::string make(uint8_t* stage, uint8_t* blob, uint64_t seed) const;
-  void keep(Side& s, std::size_t sample, uint64_t seed);
+  // "" or why the sample could not be kept.
+  std::string keep(Side& s, std::size_t sample, uint64_t seed);
 
   const ConcreteCase& c_;
   std::filesystem::path dir_;
+  bool on_device_ = false;
   std::vector<bool> varies_;  // per input: whether its values change with the seed
   BlobLayout layout_ = buffers_layout(c_);  // the stage's
   Side sides_[2];

@@ -11,10 +11,20 @@
 // worker poisons its outputs, evicts the buffers from the caches and the sample runs. After the
 // block's last sample: kLast. No copy either way: no sample's inputs exist before the previous
 // sample has ended, and nothing but the host's word says when it may begin.
+//
+// A device case (its inputs made on the device, its buffers mapped by the checker:
+// device_check.hpp) has no stage: the go carries the sample's seed (kGo and 8 bytes, one
+// packet), and the worker makes the sample's inputs on its device from it (input `name` from
+// fresh_input_seed(seed, name), worker_protocol.hpp: the host's own generator, bit for bit)
+// before the sample's eviction. The host keeps a sample in secret by having the checker copy
+// the implementation's buffers before it sends the next go.
 #pragma once
+
+#include <cstddef>
 
 namespace bb {
 
 inline constexpr char kFreshReady = 'r', kFreshDone = 'd', kFreshLast = 'l', kFreshGo = 'g';
+inline constexpr std::size_t kFreshSeedGoBytes = 9;  // a device case's go: kFreshGo, then the seed (host byte order)
 
 }  // namespace bb

@@ -16,6 +16,8 @@ uint64_t random_bits(uint64_t seed, uint64_t counter) { return gen::random_bits(
 double random_uniform01(uint64_t seed, uint64_t counter) { return gen::random_uniform01(seed, counter); }
 double random_normal(uint64_t seed, uint64_t counter) { return gen::random_normal(seed, counter); }
 
+bool varies_with_seed(InitKind k) { return k == InitKind::randn || k == InitKind::uniform || k == InitKind::randint; }
+
 std::optional<uint32_t> device_init_kind(InitKind k) {
   switch (k) {
     case InitKind::randn: return gen::kRandn;

@@ -20,6 +20,9 @@ double random_normal(uint64_t seed, uint64_t counter);     // N(0, 1), Box-Mulle
 // The device runtimes' code for an initialiser (bb_fill_spec::kind); nullopt for npy, whose
 // values come from its file.
 std::optional<uint32_t> device_init_kind(InitKind k);
+// Whether an initialiser's values change with the seed (randn, uniform, randint; not constants,
+// arange or a file).
+bool varies_with_seed(InitKind k);
 
 // Element i of a tensor initialised as `s` from `seed` (every initialiser but npy, whose values
 // come from its file: nullopt). fill_tensor writes exactly these.

@@ -84,6 +84,7 @@ void to_json(nlohmann::json& j, const TestResult& r) {
                    {"sm_clock_mhz", t.clock_mhz}, {"blocking_kernel", t.blocking}, {"notes", t.notes}};
     if (!t.eviction.empty()) j["timing"]["eviction"] = t.eviction;
     if (t.samples_per_sync > 1) j["timing"]["samples_per_sync"] = t.samples_per_sync;
+    if (!t.fresh_inputs.empty()) j["timing"]["fresh_inputs"] = t.fresh_inputs;
     if (t.pinned_cpu >= 0) j["timing"]["pinned_cpu"] = t.pinned_cpu;
     if (t.event_cost > 0) {
       j["timing"]["event_cost_s"] = t.event_cost;
@@ -175,6 +176,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
     t.blocking = it->value("blocking_kernel", false);
     t.eviction = it->value("eviction", "");
     t.samples_per_sync = it->value("samples_per_sync", std::size_t{1});
+    t.fresh_inputs = it->value("fresh_inputs", "");
     t.pinned_cpu = it->value("pinned_cpu", -1);
     if (it->contains("event_cost_s")) t.event_cost = number(*it, "event_cost_s");
     t.notes = it->value("notes", std::vector<std::string>{});

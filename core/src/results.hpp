@@ -59,6 +59,9 @@ struct Timing {
   // kernel duration.
   std::string eviction;
   std::size_t samples_per_sync = 1;
+  // Every timed sample ran on inputs made for it just before it (fresh_inputs.hpp): "host" (a CPU
+  // case's, made by the host), "device" (made on the device from the host's seed), "" (none).
+  std::string fresh_inputs;
   double event_cost = 0;
   // A CPU pairing: the one CPU both sides were timed on (cpu_pin.hpp), -1 where they were not
   // pinned (a multi-threaded side, a device, no pairing).

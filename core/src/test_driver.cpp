@@ -321,7 +321,10 @@ class TestDriver {
   // by each worker on its device (the host's bits: init_values.h), the reference's buffers stay
   // on the device for the checker, and the host makes either only to explain a "no".
   void plan_checks() {
-    if (!w_.checker || !req_.check || req_.device == "cpu" || buffers_layout(*c_).total < limits_.device_check_min_bytes) return;
+    // A timed test of any size: its samples' fresh inputs are made on the device and kept by the
+    // checker (measure()).
+    const bool fresh = req_.time && req_.timing.mode == TimingMode::cold && !sandbox_part_off("fresh");
+    if (!w_.checker || !req_.check || req_.device == "cpu" || (buffers_layout(*c_).total < limits_.device_check_min_bytes && !fresh)) return;
     const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
     // A reference library only: its buffers are believed on the device unseen (an
     // implementation serving as the reference could leave poison there for a twin to match).
@@ -680,15 +683,12 @@ class TestDriver {
   std::optional<std::vector<InputRecipe>> input_recipes(const std::string& salt, uint64_t secret, bool sparse) const {
     std::vector<InputRecipe> recipes;
     for (const auto& t : c_->inputs) {
-      const auto kind = device_init_kind(t.init.kind);
-      if (!kind || !std::isfinite(t.init.a) || !std::isfinite(t.init.b)) return std::nullopt;  // JSON has no inf or NaN
-      const DLDataType d = to_dlpack(t.dtype);
-      InputRecipe in;
       const uint64_t seed = salt.empty() ? mix_seed(c_->seed, t.name) : mix_seed(secret, salt + ":" + t.name);
-      in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, seed, d.code, d.bits, t.init.twist, t.init.twist_log2};
+      auto in = input_recipe(t, seed);
+      if (!in) return std::nullopt;
       const auto n = static_cast<uint64_t>(t.numel());
-      in.scatter = sparse ? std::max<uint64_t>(1, n / kSparseEvery) : 0;
-      recipes.push_back(in);
+      in->scatter = sparse ? std::max<uint64_t>(1, n / kSparseEvery) : 0;
+      recipes.push_back(*in);
     }
     return recipes;
   }
@@ -873,6 +873,62 @@ class TestDriver {
     return why;
   }
 
+  // A timed sample on fresh inputs that the checker kept on the device (fresh_inputs_protocol.hpp),
+  // against the reference's for the same inputs: the reference's worker makes them from the
+  // sample's seed on its device and calls the reference; the checker compares. "" when right. A
+  // "no" brings the kept buffers home, where the host makes the inputs and the reference's
+  // buffers itself and judges (its message). No judgement is never a pass (failed_ is set).
+  std::string judge_fresh_on_device(const FreshInputs::Kept& kept) {
+    auto t0 = Clock::now();
+    const auto recipes = input_recipes("fresh", kept.seed, false);
+    w_.impl->freeze(true);  // the reference runs alone
+    if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
+    w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
+    CallRequest reference;
+    reference.witnessed = false;
+    reference.return_buffers = false;
+    reference.generate = recipes;
+    nlohmann::json request = to_json(reference);
+    request["session"] = "reference";
+    ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
+    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_fatal_ = true;
+    const CallReply made = CallReply::from_json(out.reply);
+    if (out.status != ExecOutcome::Status::ok || !made.error.empty() || !made.left_behind.empty()) {
+      failed_ = finish(Verdict::error, "fresh inputs: the reference on the kept sample's inputs: " +
+                                           (out.status != ExecOutcome::Status::ok ? out.detail : made.error.empty() ? "the call " + made.left_behind : made.error));
+      return "";
+    }
+    trace_host("fresh_reference", t0);
+    t0 = Clock::now();
+    out = exec(*w_.checker, "checker", {{"cmd", "stage"}, {"inputs", 0}}, limits_.call_timeout);  // the reference's buffers, compared with
+    bool answered = checker_ok(out);
+    if (answered) {
+      out = exec(*w_.checker, "checker", {{"cmd", "verify"}, {"kept", true}}, limits_.call_timeout);
+      answered = checker_ok(out);
+    }
+    const bool right = answered && out.reply.value("ok", false);
+    std::string why;
+    if (!right) {  // home, for the host's own judgement and message
+      ExecOutcome home = exec(*w_.checker, "checker", {{"cmd", "kept_home"}}, limits_.call_timeout);
+      auto in = inputs_blob("fresh", kept.seed, false);
+      if (!checker_ok(home) || !home.fd || !in) {
+        failed_ = finish(Verdict::error, "fresh inputs: the kept sample could not be judged: " +
+                                             (!in ? in.error().message : home.reply.value("error", home.detail)));
+        return "";
+      }
+      auto want = reference_buffers(&*in);
+      if (!want) {
+        failed_ = finish(Verdict::error, "reference: " + want.error().message);
+        return "";
+      }
+      why = check_buffers(std::move(home.fd), *in, *want);
+      if (why.empty() && answered) why = "on the device, " + out.reply.value("why", std::string("they differ"));
+    }
+    expect(nullptr);  // the case's buffers again, for the blocks to come
+    trace_host("fresh_compare", t0);
+    return why;
+  }
+
   // One block of one side (paired_timer.hpp's callback).
   Expected<Measurement> block(bool baseline, const TimingOptions& options) {
     Executor& side = baseline ? *w_.baseline : *w_.impl;
@@ -905,7 +961,18 @@ class TestDriver {
     const double host_wait_before = on_cpu ? own_thread_wait() : 0;
     if (fresh_) {  // fresh inputs for every sample, made here (fresh_inputs.hpp)
       std::string e = fresh_->attached(baseline) ? "" : fresh_->attach(baseline, side, session, limits_.call_timeout);
-      if (e.empty()) e = fresh_->begin(baseline, req_.check, pin_ == Pin::pinned ? pair_cpu_ : -1);
+      // A device case's samples are kept by the checker, which maps the implementation's buffers
+      // (not the baseline's: its side keeps none). Called from the pacing thread: the checker's
+      // channel alone, nothing of the driver's.
+      FreshInputs::KeepOnDevice keep;
+      const bool keeping = req_.check && (!fresh_on_device_ || !baseline);
+      if (fresh_on_device_ && keeping)
+        keep = [this](std::size_t) -> std::string {
+          ExecOutcome o = w_.checker->execute({{"cmd", "keep_sample"}}, limits_.call_timeout, -1);
+          if (o.status != ExecOutcome::Status::ok) return "the checker: " + o.detail;
+          return o.reply.value("error", "");
+        };
+      if (e.empty()) e = fresh_->begin(baseline, keeping, pin_ == Pin::pinned ? pair_cpu_ : -1, std::move(keep));
       if (!e.empty()) {
         if (baseline) return make_error("baseline: fresh inputs: " + e);
         failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
@@ -930,6 +997,9 @@ class TestDriver {
       }
       if (!baseline) fresh_kept = std::move(served->kept);
     }
+    // The checker's copies of a kept sample are the host's (its worker waits, as it does while
+    // the host makes a CPU sample's inputs), and the baseline's side has none: out of the audit.
+    if (served) out.seconds = std::max(0.0, out.seconds - served->keep_seconds);
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
@@ -959,6 +1029,7 @@ class TestDriver {
       return make_error("block");
     }
     Measurement m = measurement_from_json(out.reply.value("measurement", nlohmann::json::object()));
+    if (fresh_on_device_) r_.phases.seconds["fresh_inputs_s"] += m.fresh_seconds;  // its worker's waits for each go, and its making
     if (m.samples.empty()) {
       if (baseline) return make_error("baseline: a block without samples");
       failed_ = finish(Verdict::error, "while timing: its worker reported a block without samples");
@@ -967,7 +1038,10 @@ class TestDriver {
     // Every sample it reports is one the host paced, on inputs made for it, and the block ended as
     // the protocol ends it: samples run on other inputs (a cache's hits between two paced ones)
     // are not its to report.
-    if (served && (served->samples != m.samples.size() || m.batch != 1 || !served->saw_last)) {
+    // A device sample the clock throttled is paced and dropped (measurement.hpp): never more
+    // reported than paced.
+    const bool paced_right = fresh_on_device_ ? m.paced == served->samples && m.samples.size() <= m.paced : served->samples == m.samples.size();
+    if (served && (!paced_right || m.batch != 1 || !served->saw_last)) {
       const std::string why = fmt::format("its worker reported {} samples of {} call(s) each; the host made inputs for {}{}", m.samples.size(),
                                           m.batch, served->samples, served->saw_last ? "" : ", and was not told the block's last had ended");
       if (baseline) return make_error("baseline: fresh inputs: " + why);
@@ -980,7 +1054,7 @@ class TestDriver {
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: block {} kept no buffers of its samples on fresh inputs for the host", impl_blocks_.size() + 1));
         return make_error("block");
       }
-      const std::string why = judge_fresh(*fresh_kept);
+      const std::string why = fresh_on_device_ ? judge_fresh_on_device(*fresh_kept) : judge_fresh(*fresh_kept);
       if (failed_) return make_error("block");
       if (!why.empty()) {
         failed_ = finish(Verdict::fail, fmt::format("wrong while timed: sample {} of block {}, on fresh inputs: {}", fresh_kept->sample + 1,
@@ -1061,12 +1135,19 @@ class TestDriver {
     std::mt19937_64 draw(secret_);
     // Fresh inputs for every timed sample of a CPU case (fresh_inputs.hpp): where some input can
     // vary, in cold timing, with its outputs checked. The inputs that cannot vary say so.
-    if (req_.device == "cpu" && req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh")) {
+    // A device case's (made there, its buffers mapped by the checker, the reference's too) are made
+    // by its workers on the device from a seed per sample; the checker keeps one in secret.
+    const bool fresh_wanted = req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh");
+    if (fresh_wanted && (req_.device == "cpu" || (device_case_ && device_check_ && watch_reference()))) {
       const std::vector<std::string> repeating = repeating_inputs(*c_);
-      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir());
+      fresh_on_device_ = req_.device != "cpu";
+      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir(), fresh_on_device_);
       if (!repeating.empty())
         fresh_note_ = fmt::format("inputs repeat: {} keep{} {} values in every timed call (constant, arange or a file)", fmt::join(repeating, ", "),
                                   repeating.size() == 1 ? "s" : "", repeating.size() == 1 ? "its" : "their");
+    } else if (fresh_wanted) {
+      fresh_note_ = "inputs repeat: a block's timed calls all run on the case's inputs (fresh inputs for every sample need the case on its "
+                    "device, checked there: a reference on the same device, floating outputs, no .npy input, no in-place output)";
     }
     BlockStop stop = block_stop(req_.timing);
     while (req_.check && checked_before_.size() < static_cast<std::size_t>(std::min<std::size_t>(kCheckedCalls, stop.min_blocks - 1)))
@@ -1161,6 +1242,7 @@ class TestDriver {
     t.blocking = meas.blocking;
     t.eviction = meas.eviction;
     t.samples_per_sync = meas.samples_per_sync;
+    if (fresh_) t.fresh_inputs = fresh_on_device_ ? "device" : "host";
     t.pinned_cpu = pinned_cpu_;
     t.event_cost = meas.event_cost;
     t.notes = meas.notes;
@@ -1209,6 +1291,7 @@ class TestDriver {
   bool watch_tried_ = false;
   int checked_calls_ = 0;
   std::unique_ptr<FreshInputs> fresh_;  // fresh inputs for every timed sample (measure())
+  bool fresh_on_device_ = false;         // made on the device by the workers, kept by the checker
   std::string fresh_note_;
   std::vector<BlockRecord> impl_blocks_, base_blocks_;
   double host_wait_ = 0;  // this thread's run-queue wait in the last block (CPU timing)

@@ -1,6 +1,10 @@
 #include "worker_protocol.hpp"
 
+#include <cmath>
+
+#include "dtype.hpp"
 #include "host_buffer.hpp"
+#include "init.hpp"
 
 namespace bb {
 
@@ -104,6 +108,17 @@ std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j) {
   return r;
 }
 
+std::optional<InputRecipe> input_recipe(const ConcreteTensor& t, uint64_t seed) {
+  const auto kind = device_init_kind(t.init.kind);
+  if (!kind || !std::isfinite(t.init.a) || !std::isfinite(t.init.b)) return std::nullopt;
+  const DLDataType d = to_dlpack(t.dtype);
+  InputRecipe in;
+  in.fill = {sizeof(bb_fill_spec), *kind, t.init.a, t.init.b, seed, d.code, d.bits, t.init.twist, t.init.twist_log2};
+  return in;
+}
+
+uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name) { return mix_seed(sample_seed, "fresh:" + name); }
+
 nlohmann::json to_json(const CallRequest& r) {
   nlohmann::json j = {{"cmd", "call"}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
   if (r.generate) j["generate"] = to_json(*r.generate);
@@ -171,7 +186,7 @@ nlohmann::json to_json(const Measurement& m) {
           {"warmup_calls", m.warmup_calls}, {"wall_time", m.wall_time}, {"measured_time", m.measured_time},
           {"throttled", m.throttled}, {"clock_mhz", m.clock_mhz}, {"min_clock_mhz", m.min_clock_mhz},
           {"blocking", m.blocking}, {"eviction", m.eviction}, {"samples_per_sync", m.samples_per_sync},
-          {"event_cost", m.event_cost}, {"notes", m.notes}, {"samples", m.samples}, {"host_samples", m.host_samples}};
+          {"event_cost", m.event_cost}, {"paced", m.paced}, {"fresh_seconds", m.fresh_seconds}, {"notes", m.notes}, {"samples", m.samples}, {"host_samples", m.host_samples}};
 }
 
 Measurement measurement_from_json(const nlohmann::json& j) {
@@ -189,6 +204,8 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   m.eviction = j.value("eviction", "");
   m.samples_per_sync = j.value("samples_per_sync", std::size_t{1});
   m.event_cost = j.value("event_cost", 0.0);
+  m.paced = j.value("paced", std::size_t{0});
+  m.fresh_seconds = j.value("fresh_seconds", 0.0);
   m.notes = j.value("notes", std::vector<std::string>{});
   m.samples = j.value("samples", std::vector<double>{});
   m.host_samples = j.value("host_samples", std::vector<double>{});

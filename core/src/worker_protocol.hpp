@@ -59,6 +59,13 @@ struct InputRecipe {
 };
 nlohmann::json to_json(const std::vector<InputRecipe>& r);
 std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j);
+// Input t made whole on the device from `seed` (what fill_tensor(t, .., seed) makes on the
+// host, bit for bit); nullopt where the device has no generator for its initialiser (.npy) or
+// its bounds are not finite (JSON has no inf or NaN).
+std::optional<InputRecipe> input_recipe(const ConcreteTensor& t, uint64_t seed);
+// The seed of input `name` in a timed sample on fresh inputs made from `sample_seed` (the
+// host's and the worker's: fresh_inputs_protocol.hpp).
+uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name);
 
 struct PrepareRequest {
   std::string session;

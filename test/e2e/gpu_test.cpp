@@ -4,9 +4,13 @@
 #include <fstream>
 #include <thread>
 
+#include <map>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
+#include "shell_util.hpp"
 
 using e2e::backendbench;
 
@@ -470,5 +474,60 @@ TEST(Gpu, PythonWorkOffTheGivenStreamIsAnError) {
       EXPECT_NE(t.value("message", "").find("ran outside the stream it was given"), std::string::npos) << t.dump();
       EXPECT_FALSE(t.contains("timing")) << t.dump();
     }
+  }
+}
+
+// Fresh inputs for every timed sample of a device case (issue 39 item 1; docs/RELIABILITY.md),
+// attack first: a device-side cache keyed by a hash of every input element (a hash kernel, then a
+// copy of the kept result, all on the given stream) scores 62-63x on `poly`'s heavy case where a
+// block's timed calls repeat one input (BACKENDBENCH_SANDBOX_OFF=fresh). With each sample's
+// inputs made on the device from a seed the host sends with its go, it never hits: it computes
+// and hashes besides, and reads as the honest kernel does. A sample kept in secret by the checker
+// is compared with the reference's for its seed on every block: nothing of the right one comes
+// home.
+TEST(Gpu, DeviceContentCachesGainNothingWhereEveryTimedSampleHasFreshInputs) {
+  if (!std::filesystem::exists(e2e::fixture_root("content_cache"))) GTEST_SKIP() << "no content cache fixtures";
+  const auto logs = e2e::temp_dir("logs");
+  const auto trace = e2e::temp_dir("trace") / "requests.jsonl";
+  setenv("BACKENDBENCH_TRACE_BLOCKS", trace.c_str(), 1);
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("content_cache"), "--impls", "poly_cuda_good,poly_cuda_hashcache", "--cases",
+                           "performance/*", "--log-dir", logs.string(), "--test-timeout", "60"});
+  unsetenv("BACKENDBENCH_TRACE_BLOCKS");
+  const auto r = e2e::read_json(logs / "results.json");
+  if (auto why = cuda_unavailable(r); !why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  ASSERT_FALSE(e2e::tests_of(r, "poly__poly_cuda_hashcache").empty()) << "built without CUDA: " << run.out;
+  for (const char* impl : {"poly__poly_cuda_good", "poly__poly_cuda_hashcache"})
+    for (const auto& t : e2e::tests_of(r, impl)) {
+      EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+      EXPECT_EQ(t["timing"].value("fresh_inputs", ""), "device") << t.dump();
+    }
+  std::map<std::string, double> speedup;
+  for (const auto& t : e2e::tests_of(r, "poly__poly_cuda_hashcache"))
+    if (t["case"] == "performance/heavy" && !t["speedup"].is_null()) speedup["heavy"] = t["speedup"].get<double>();
+  ASSERT_TRUE(speedup.count("heavy")) << run.out;
+  EXPECT_LT(speedup["heavy"], 1.5) << "62-63x where a block's calls repeat one input";
+  EXPECT_GT(r["phases"]["tests"].value("fresh_inputs_s", 0.0), 0.0) << r["phases"].dump();
+  int kept = 0, kept_home = 0, impl_home = 0;
+  std::ifstream lines(trace);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    if (j.value("side", "") == "checker" && j.value("cmd", "") == "kept_home") ++kept_home;
+    if (j.value("side", "") == "impl" && j.value("cmd", "") == "buffers") ++impl_home;
+    if (j.value("cmd", "") == "fresh_compare") ++kept;
+  }
+  EXPECT_GE(kept, 4) << "a kept sample judged after every block of both implementations";
+  EXPECT_EQ(kept_home, 0) << "nothing of a right sample comes home";
+  EXPECT_EQ(impl_home, 0);
+
+  // The attack, where each block's timed calls repeat the case's inputs: the cache wins.
+  const auto off_logs = e2e::temp_dir("fresh_off");
+  const auto off = e2e::shell(fmt::format("BACKENDBENCH_SANDBOX_OFF=fresh {} --custom-ops-root {} --impls poly_cuda_good,poly_cuda_hashcache "
+                                          "--cases performance/heavy --test-timeout 60 --log-dir {}",
+                                          e2e::sh_quote(BB_BINARY), e2e::sh_quote(e2e::fixture_root("content_cache")), e2e::sh_quote(off_logs.string())));
+  const auto o = e2e::read_json(off_logs / "results.json");
+  for (const auto& t : e2e::tests_of(o, "poly__poly_cuda_hashcache")) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    if (!t["speedup"].is_null()) EXPECT_GT(t["speedup"].get<double>(), 5.0) << t.dump();
   }
 }

@@ -73,6 +73,34 @@ TEST(DeviceTimer, ColdSamplesAreTakenBehindTheBlockingKernelWithTheClockRead) {
   EXPECT_LT(m->clock_mhz, c.max_mhz() * 1.1);
 }
 
+// Fresh inputs (ColdTarget::fresh): every timed sample, not the warm-up, has its inputs made
+// just before it, when the host says; samples are then one per synchronisation (a batch's inputs
+// would all exist before its first call), the event pair calibrated for that.
+TEST(DeviceTimer, FreshInputsAreMadeBeforeEveryTimedSampleOnePerSynchronisation) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  std::size_t made = 0, calls = 0, calls_when_made = 0;
+  bb::ColdTarget target;
+  target.fresh = [&]() -> std::string {
+    ++made;
+    calls_when_made = calls;
+    return "";
+  };
+  auto m = bb::measure_device([&] { return ++calls, c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold), target);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->paced, made);
+  EXPECT_EQ(made, m->stats.samples + m->throttled);
+  EXPECT_EQ(calls, m->warmup_calls + made) << "one call per paced sample";
+  EXPECT_EQ(calls_when_made + 1, calls) << "the last sample's inputs were made just before its call";
+  EXPECT_EQ(m->samples_per_sync, 1u);
+  EXPECT_GT(m->event_cost, 0);
+  // And an error making them ends the measurement.
+  target.fresh = [] { return std::string("no go came"); };
+  auto failed = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold), target);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find("fresh inputs: no go came"), std::string::npos) << failed.error().message;
+}
+
 TEST(DeviceTimer, HotModeBatchesShortCalls) {
   Cuda c;
   if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;

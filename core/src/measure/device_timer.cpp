@@ -344,7 +344,15 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     if (blocking) m.batch = std::min(m.batch, kMaxBlockedBatch);
   }
 
+  // Fresh inputs (ColdTarget::fresh): the host's go and the sample's inputs, before its eviction.
+  const bool paced = cold && target.fresh;
   auto sample = [&]() -> Expected<Sample> {
+    if (paced) {
+      const auto t0 = Clock::now();
+      if (std::string e = target.fresh(); !e.empty()) return make_error("fresh inputs: " + e);
+      ++m.paced;
+      m.fresh_seconds += seconds_since(t0);
+    }
     for (;;) {
       auto s = region(m.batch, cold, blocking ? kSampleBlockMs : 0);
       if (!s) return s;
@@ -360,7 +368,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   };
 
   // Cold behind a blocking kernel: batches of samples, the next enqueued while one runs.
-  const bool batched = cold && blocking && has_batches(rt);
+  const bool batched = cold && blocking && has_batches(rt) && !paced;
   std::vector<Sample> taken;  // every sample the rule was given, in order (for the flush guard)
   if (batched) {
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
@@ -430,6 +438,16 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     if (discard) apply_flush_guard(taken, m);
   } else {
     m.eviction = cold ? "flush" : "";
+    if (paced && blocking && has_batches(rt)) {  // one sample per synchronisation: the event pair's cost for that
+      auto evict = [&](std::size_t) {
+        if (int e = target.reset ? target.reset() : 0; e) return e;
+        if (int e = unpersist(false); e) return e;
+        return rt.flush_cache(stream);
+      };
+      auto cost = event_pair_cost(rt, stream, 1, false, evict);
+      if (!cost) return make_error("calibrating the events: " + cost.error().message);
+      m.event_cost = *cost;
+    }
     if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
   }
   if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));

@@ -33,6 +33,9 @@
 //
 // A call that blocks the host (a synchronising copy, say) cannot be queued behind a blocking
 // kernel: the kernel times out, the timer notices, and times without one from then on.
+//
+// Fresh inputs (ColdTarget::fresh): each sample's inputs are made just before it, when the host
+// says so; samples are then one per synchronisation, the event pair calibrated for that.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +60,11 @@ struct ColdTarget {
   // every sample and warm-up call, outside the timed region, so that no call finds the previous
   // one's answer in place. 0 or the runtime's error.
   std::function<int()> reset;
+  // When given (cold only): before every timed sample, not the warm-up, the sample's fresh
+  // inputs made on the device (fresh_inputs_protocol.hpp: the host paces each sample). Samples
+  // are then taken one per synchronisation (a batch's inputs would all exist before its first
+  // call). "" or why not, which ends the measurement.
+  std::function<std::string()> fresh;
 };
 
 Expected<Measurement> measure_device(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream,

@@ -65,6 +65,11 @@ struct Measurement {
   std::string eviction;
   std::size_t samples_per_sync = 1;
   double event_cost = 0;
+  // Fresh inputs for every timed sample (fresh_inputs_protocol.hpp): the samples the host paced
+  // (kept and discarded alike), and the seconds the worker spent waiting for each go and making
+  // the inputs (device cases; outside every timed region).
+  std::size_t paced = 0;
+  double fresh_seconds = 0;
   std::vector<std::string> notes;  // what a reader of the result should know
   std::vector<double> samples, host_samples;  // the kept samples (seconds per call), in order
 };

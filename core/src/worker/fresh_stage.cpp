@@ -67,6 +67,20 @@ std::string FreshStage::next(bool first) {
   }
 }
 
+std::string FreshStage::next_seed(bool first, uint64_t* seed) {
+  if (std::string e = tell(first ? kFreshReady : kFreshDone); !e.empty()) return e;
+  char go[kFreshSeedGoBytes + 1] = {};
+  for (;;) {
+    const ssize_t n = recv(pacing_.get(), go, sizeof go, 0);
+    if (n == static_cast<ssize_t>(kFreshSeedGoBytes) && go[0] == kFreshGo) {
+      std::memcpy(seed, go + 1, sizeof *seed);
+      return "";
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n == 0 ? "the host closed the pacing socket" : fmt::format("the host's pacing socket sent {} bytes, not its go and a seed", n);
+  }
+}
+
 std::string FreshStage::last() { return tell(kFreshLast); }
 
 }  // namespace bb

@@ -3,6 +3,7 @@
 // that tells the host when.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cases.hpp"
@@ -32,6 +33,8 @@ class FreshStage {
   // Before a timed sample: the host told that the previous one has ended (none before the
   // block's first), and its word awaited that the next inputs are in the buffers. "" or why not.
   std::string next(bool first);
+  // A device case's (no stage): as next(), and the sample's seed, which came with the go.
+  std::string next_seed(bool first, uint64_t* seed);
   // After the block's last sample: the host told.
   std::string last();
 

@@ -338,7 +338,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     return Message{CallReply{}.to_json(), {}};
   }
   if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
-      cmd == "unwatch")
+      cmd == "keep_sample" || cmd == "kept_home" || cmd == "unwatch")
     return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
@@ -558,9 +558,31 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
   const ExecPlace& ex = b.place();
   if (ex.rt) {
     const auto& props = ex.rt->devices()[static_cast<size_t>(ex.ordinal)];
-    ColdTarget target{b.input_ranges(), props.l2_bytes, [&] { return b.poison_outputs(); }};
+    ColdTarget target{b.input_ranges(), props.l2_bytes, [&] { return b.poison_outputs(); }, {}};
+    // Fresh inputs on the device (fresh_inputs_protocol.hpp): the host's go carries the sample's
+    // seed; its inputs are made here, on the device, before its eviction.
+    FreshStage* stage = s.fresh && timing.mode == TimingMode::cold ? s.fresh.get() : nullptr;
+    bool first = true;
+    // The sample's outputs in place before the host is told it has ended (the checker may copy
+    // them then): a .py call's results, copied into its outputs.
+    auto settle = [&]() -> std::string {
+      if (std::string e = b.collect(); !e.empty()) return e;
+      if (int e = ex.rt->api().stream_synchronize(ex.stream); e != 0) return "after the sample: " + ex.rt->describe(e);
+      return "";
+    };
+    if (stage)
+      target.fresh = [&]() -> std::string {
+        if (!first)
+          if (std::string e = settle(); !e.empty()) return e;
+        uint64_t seed = 0;
+        std::string e = stage->next_seed(first, &seed);
+        first = false;
+        return e.empty() ? b.make_fresh_inputs(seed) : e;
+      };
     auto m = measure_device([&] { return b.launch(s.fn); }, ex.rt->api(), ex.stream, props.sm_clock_khz / 1e3, timing, target);
-    if (std::string e = m ? b.collect() : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
+    if (std::string e = m ? (stage ? settle() : b.collect()) : ""; !e.empty()) return make_error(e);  // the last call's results, untimed
+    if (stage && m && !first)
+      if (std::string e = stage->last(); !e.empty()) return make_error("fresh inputs: " + e);
     return m;
   }
   // Cold: every byte the call touches, guards included, leaves the caches before a sample.
@@ -698,12 +720,19 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
   } else if (cmd == "expect") {
     error = checker_.expect(std::move(fd));
   } else if (cmd == "verify") {
-    const DeviceChecker::Verdict v = checker_.verify(request.value("figures", false));
+    const DeviceChecker::Verdict v = checker_.verify(request.value("figures", false), request.value("kept", false));
     error = v.error;
     body["ok"] = v.ok;
     body["why"] = v.why;
     if (v.zeros_pass) body["zeros_pass"] = *v.zeros_pass;
     if (v.errors) body["errors"] = *v.errors;
+  } else if (cmd == "keep_sample") {
+    error = checker_.keep_sample();
+  } else if (cmd == "kept_home") {
+    auto blob = checker_.kept_blob();
+    if (!blob) return reply_error(blob.error().message);
+    body["error"] = "";
+    return Message{body, UniqueFd(dup(blob->fd()))};
   } else {
     checker_.unwatch();
   }
