@@ -17,6 +17,7 @@
 
 #include "blob_cache.hpp"
 #include "fresh_inputs.hpp"
+#include "host_buffer.hpp"
 #include "sandbox_off.hpp"
 #include "measure/clock_audit.hpp"
 #include "device_check.hpp"
@@ -873,14 +874,26 @@ class TestDriver {
     return why;
   }
 
+  // A call's inputs (inputs_layout) out of its buffers (buffers_layout: each between its guards).
+  Expected<SealedBlob> inputs_of_buffers(const SealedBlob& buffers) const {
+    const BlobLayout from = buffers_layout(*c_), to = inputs_layout(*c_);
+    if (buffers.size() < from.total) return make_error("its buffers are too small");
+    return SealedBlob::create(to.total, [&](uint8_t* p) {
+      for (std::size_t i = 0; i < c_->inputs.size(); ++i)
+        std::memcpy(p + to.offsets[i], buffers.data() + from.offsets[i] + HostBuffer::kGuardBytes, c_->inputs[i].nbytes());
+    }, "bb-fresh-inputs");
+  }
+
   // A timed sample on fresh inputs that the checker kept on the device (fresh_inputs_protocol.hpp),
   // against the reference's for the same inputs: the reference's worker makes them from the
   // sample's seed on its device and calls the reference; the checker compares. "" when right. A
-  // "no" brings the kept buffers home, where the host makes the inputs and the reference's
-  // buffers itself and judges (its message). No judgement is never a pass (failed_ is set).
+  // "no" brings the kept buffers home, and the reference's (its inputs and outputs) again, and
+  // the host judges (its message). No judgement is never a pass (failed_ is set).
   std::string judge_fresh_on_device(const FreshInputs::Kept& kept) {
     auto t0 = Clock::now();
-    const auto recipes = input_recipes("fresh", kept.seed, false);
+    auto recipes = input_recipes("fresh", kept.seed, false);
+    if (recipes)
+      for (auto& r : *recipes) r.fresh = true;  // as the worker made them: the device's fresh generator
     w_.impl->freeze(true);  // the reference runs alone
     if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
@@ -909,16 +922,19 @@ class TestDriver {
     const bool right = answered && out.reply.value("ok", false);
     std::string why;
     if (!right) {  // home, for the host's own judgement and message
+      // The inputs and the reference's outputs as the reference's worker made them on the device
+      // (the host has not the device's fresh generator), beside the kept sample's buffers.
       ExecOutcome home = exec(*w_.checker, "checker", {{"cmd", "kept_home"}}, limits_.call_timeout);
-      auto in = inputs_blob("fresh", kept.seed, false);
+      reference.return_buffers = true;
+      request = to_json(reference);
+      request["session"] = "reference";
+      ExecOutcome again = exec(*w_.reference, "reference", request, limits_.call_timeout);
+      Expected<SealedBlob> want = make_error("its worker sent no buffers");
+      if (again.status == ExecOutcome::Status::ok && again.fd) want = SealedBlob::adopt(std::move(again.fd), buffers_layout(*c_).total);
+      auto in = want ? inputs_of_buffers(*want) : Expected<SealedBlob>(want.error());
       if (!checker_ok(home) || !home.fd || !in) {
         failed_ = finish(Verdict::error, "fresh inputs: the kept sample could not be judged: " +
-                                             (!in ? in.error().message : home.reply.value("error", home.detail)));
-        return "";
-      }
-      auto want = reference_buffers(&*in);
-      if (!want) {
-        failed_ = finish(Verdict::error, "reference: " + want.error().message);
+                                             (!in ? "the reference: " + in.error().message : home.reply.value("error", home.detail)));
         return "";
       }
       why = check_buffers(std::move(home.fd), *in, *want);

@@ -84,7 +84,7 @@ nlohmann::json to_json(const std::vector<InputRecipe>& r) {
   for (const auto& g : r)
     j.push_back({{"kind", g.fill.kind}, {"a", g.fill.a}, {"b", g.fill.b}, {"seed", g.fill.seed}, {"code", g.fill.code}, {"bits", g.fill.bits},
                  {"twist", g.fill.twist}, {"twist_log2", g.fill.twist_log2},
-                 {"scatter", g.scatter}});
+                 {"scatter", g.scatter}, {"fresh", g.fresh}});
   return j;
 }
 
@@ -103,6 +103,7 @@ std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j) {
     in.fill.twist = g.value("twist", uint32_t{0});
     in.fill.twist_log2 = g.value("twist_log2", int32_t{0});
     in.scatter = g.value("scatter", uint64_t{0});
+    in.fresh = g.value("fresh", false);
     r.push_back(in);
   }
   return r;

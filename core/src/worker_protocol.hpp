@@ -56,6 +56,7 @@ BlobLayout buffers_layout(const ConcreteCase& c);
 struct InputRecipe {
   bb_fill_spec fill{};
   uint64_t scatter = 0;
+  bool fresh = false;  // made as a timed sample's fresh inputs are (the runtime's fill_fresh: other bits, the device's)
 };
 nlohmann::json to_json(const std::vector<InputRecipe>& r);
 std::vector<InputRecipe> input_recipes_from_json(const nlohmann::json& j);

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define BB_DEVICE_RUNTIME_VERSION 8
+#define BB_DEVICE_RUNTIME_VERSION 9
 
 typedef struct bb_device_properties {
   uint32_t struct_size;
@@ -214,6 +214,14 @@ typedef struct bb_device_runtime {
    * 0): the host's Comparison (allclose.hpp). Blocks until known. */
   int (*error_figures)(uint8_t code, uint8_t bits, const void* actual, const void* expected, size_t n, double atol, double rtol,
                        double* max_abs, double* max_rel, double* tolerance_used);
+
+  /* Version 9: a timed sample's fresh inputs (the host's fresh_inputs_protocol.hpp). */
+
+  /* Elements [0, n) of `dst` from spec's distribution at memory speed (randn, uniform, randint:
+   * a counter hash per element, Box-Muller in float): other bits than fill's, the same for the
+   * same spec on the same device; other kinds and twists as fill makes them. Queued on `stream`,
+   * not waited for. */
+  int (*fill_fresh)(const bb_fill_spec* spec, void* dst, size_t n, void* stream);
 } bb_device_runtime;
 
 typedef const bb_device_runtime* (*bb_device_runtime_fn)(void);

@@ -204,24 +204,33 @@ std::string BoundCall::make_inputs(const std::vector<InputRecipe>& recipes) {
   for (size_t i = 0; i < recipes.size(); ++i) {
     void* data = static_cast<uint8_t*>(mirrors_[i].dev) + HostBuffer::kGuardBytes;
     const auto n = static_cast<size_t>(c_.inputs[i].numel());
-    const int e = recipes[i].scatter > 0 ? api.fill_scattered(&recipes[i].fill, data, n, recipes[i].scatter) : api.fill(&recipes[i].fill, data, n);
+    if (recipes[i].fresh && !has_fill_fresh()) return "the device runtime cannot make fresh inputs";
+    const int e = recipes[i].fresh       ? api.fill_fresh(&recipes[i].fill, data, n, ex_.stream)
+                  : recipes[i].scatter > 0 ? api.fill_scattered(&recipes[i].fill, data, n, recipes[i].scatter)
+                                           : api.fill(&recipes[i].fill, data, n);
     if (e != 0) return fmt::format("making input '{}' on the device: {}", c_.inputs[i].name, ex_.rt->describe(e));
   }
+  if (int e = api.stream_synchronize(ex_.stream); e != 0) return "making the inputs on the device: " + ex_.rt->describe(e);
   return "";
+}
+
+bool BoundCall::has_fill_fresh() const {
+  const auto& api = ex_.rt->api();
+  return api.struct_size >= offsetof(bb_device_runtime, fill_fresh) + sizeof(api.fill_fresh) && api.fill_fresh;
 }
 
 std::string BoundCall::make_fresh_inputs(uint64_t sample_seed) {
   if (!ex_.rt) return "inputs are made on a device only";
   const auto& api = ex_.rt->api();
-  if (api.struct_size < offsetof(bb_device_runtime, fill_scattered) + sizeof(api.fill_scattered) || !api.fill)
-    return "the device runtime cannot make inputs";
+  if (!has_fill_fresh()) return "the device runtime cannot make fresh inputs";
   for (size_t i = 0; i < c_.inputs.size(); ++i) {
     const auto& t = c_.inputs[i];
     if (!varies_with_seed(t.init.kind)) continue;  // the same whatever the seed
     const auto recipe = input_recipe(t, fresh_input_seed(sample_seed, t.name));
     if (!recipe) return fmt::format("input '{}' cannot be made on the device", t.name);
     void* data = static_cast<uint8_t*>(mirrors_[i].dev) + HostBuffer::kGuardBytes;
-    if (int e = api.fill(&recipe->fill, data, static_cast<size_t>(t.numel())); e != 0)
+    // On the call's stream, before the sample's eviction: not waited for.
+    if (int e = api.fill_fresh(&recipe->fill, data, static_cast<size_t>(t.numel()), ex_.stream); e != 0)
       return fmt::format("making input '{}' on the device: {}", t.name, ex_.rt->describe(e));
   }
   return "";

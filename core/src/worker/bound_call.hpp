@@ -131,9 +131,10 @@ class BoundCall {
   // first inputs, before keep_pristine).
   std::string make_inputs(const std::vector<InputRecipe>& recipes);
   // A timed sample's fresh inputs (fresh_inputs_protocol.hpp): every input whose initialiser
-  // varies made on the device from fresh_input_seed(sample_seed, its name); the others keep
-  // their values. "" or why not.
+  // varies made on the device from fresh_input_seed(sample_seed, its name) by the runtime's
+  // fill_fresh, queued on the call's stream; the others keep their values. "" or why not.
   std::string make_fresh_inputs(uint64_t sample_seed);
+  bool has_fill_fresh() const;  // a runtime of version 9 or later
   // Every output that is no input's rewritten with its poison, the inputs left as they are (a
   // checked call's, written there by the checker). "" or the device's error.
   std::string poison_own_outputs();
