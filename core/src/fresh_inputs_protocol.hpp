@@ -15,8 +15,8 @@
 // A device case (its inputs made on the device, its buffers mapped by the checker:
 // device_check.hpp) has no stage: the go carries the sample's seed (kGo and 8 bytes, one
 // packet), and the worker makes the sample's inputs on its device from it (input `name` from
-// fresh_input_seed(seed, name), worker_protocol.hpp: the host's own generator, bit for bit)
-// before the sample's eviction. The host keeps a sample in secret by having the checker copy
+// fresh_input_seed(seed, name), worker_protocol.hpp, by the runtime's fill_fresh, which the
+// reference's worker uses too for the kept sample) before the sample's eviction. The host keeps a sample in secret by having the checker copy
 // the implementation's buffers before it sends the next go.
 #pragma once
 

@@ -892,8 +892,11 @@ class TestDriver {
   std::string judge_fresh_on_device(const FreshInputs::Kept& kept) {
     auto t0 = Clock::now();
     auto recipes = input_recipes("fresh", kept.seed, false);
-    if (recipes)
-      for (auto& r : *recipes) r.fresh = true;  // as the worker made them: the device's fresh generator
+    if (!recipes) {  // a device case's inputs all have a generator there (plan_checks)
+      failed_ = finish(Verdict::error, "fresh inputs: the kept sample's inputs cannot be made on the device");
+      return "";
+    }
+    for (auto& r : *recipes) r.fresh = true;  // as the worker made them: the device's fresh generator
     w_.impl->freeze(true);  // the reference runs alone
     if (w_.baseline && w_.baseline != w_.reference) w_.baseline->freeze(true);
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
@@ -1056,7 +1059,7 @@ class TestDriver {
     // are not its to report.
     // A device sample the clock throttled is paced and dropped (measurement.hpp): never more
     // reported than paced.
-    const bool paced_right = fresh_on_device_ ? m.paced == served->samples && m.samples.size() <= m.paced : served->samples == m.samples.size();
+    const bool paced_right = !served || (fresh_on_device_ ? m.paced == served->samples && m.samples.size() <= m.paced : served->samples == m.samples.size());
     if (served && (!paced_right || m.batch != 1 || !served->saw_last)) {
       const std::string why = fmt::format("its worker reported {} samples of {} call(s) each; the host made inputs for {}{}", m.samples.size(),
                                           m.batch, served->samples, served->saw_last ? "" : ", and was not told the block's last had ended");
