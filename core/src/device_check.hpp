@@ -53,7 +53,8 @@ std::optional<std::vector<DeviceCheckItem>> device_checks(const ConcreteCase& c)
 int mirror_count(const ConcreteCase& c);
 
 // The checker's side (a worker serving "watch", "watch_mirror", "watch_reference", "stage",
-// "keep_case", "expect", "verify", "keep_sample", "kept_home", "unwatch").
+// "keep_case", "expect", "verify", "keep_sample", "verify_kept": stage(0), verify(kept), expect(),
+// "kept_home", "unwatch").
 class DeviceChecker {
  public:
   ~DeviceChecker() { unwatch(); }

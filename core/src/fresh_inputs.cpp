@@ -269,6 +269,10 @@ std::string FreshInputs::keep(Side& s, std::size_t sample, uint64_t seed) {
   return "";
 }
 
+namespace {
+constexpr std::chrono::microseconds kSpinBeforeSleep{100};
+}  // namespace
+
 void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   Served& out = s.served;
   if (cpu >= 0) pin_threads({static_cast<long>(gettid())}, cpu);
@@ -278,7 +282,14 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   std::mt19937_64 pick((static_cast<uint64_t>(entropy()) << 32) ^ entropy());
   for (;;) {
     pollfd fds[2] = {{s.pacing.get(), POLLIN, 0}, {s.stop_read.get(), POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    // A device case's samples are short and back to back: the worker's word is awaited spinning
+    // a little first (a sleeping thread's wake-up is most of a round trip), then asleep.
+    int ready = 0;
+    if (on_device_)
+      for (const auto spin = std::chrono::steady_clock::now(); ready == 0 && std::chrono::steady_clock::now() - spin < kSpinBeforeSleep;)
+        ready = poll(fds, 2, 0);
+    if (ready == 0) ready = poll(fds, 2, -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       out.error = fmt::format("poll: {}", std::strerror(errno));
       break;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -70,8 +71,13 @@ std::string FreshStage::next(bool first) {
 std::string FreshStage::next_seed(bool first, uint64_t* seed) {
   if (std::string e = tell(first ? kFreshReady : kFreshDone); !e.empty()) return e;
   char go[kFreshSeedGoBytes + 1] = {};
+  // The go comes within tens of microseconds: awaited spinning a little first (a sleeping
+  // thread's wake-up is most of the round trip), then asleep.
+  const auto spin = std::chrono::steady_clock::now();
   for (;;) {
-    const ssize_t n = recv(pacing_.get(), go, sizeof go, 0);
+    const bool spinning = std::chrono::steady_clock::now() - spin < std::chrono::microseconds(100);
+    const ssize_t n = recv(pacing_.get(), go, sizeof go, spinning ? MSG_DONTWAIT : 0);
+    if (n < 0 && spinning && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n == static_cast<ssize_t>(kFreshSeedGoBytes) && go[0] == kFreshGo) {
       std::memcpy(seed, go + 1, sizeof *seed);
       return "";

@@ -338,7 +338,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
     return Message{CallReply{}.to_json(), {}};
   }
   if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
-      cmd == "keep_sample" || cmd == "kept_home" || cmd == "unwatch")
+      cmd == "keep_sample" || cmd == "verify_kept" || cmd == "kept_home" || cmd == "unwatch")
     return check(cmd, request, std::move(fd));
   const std::string id = request.value("session", "");
   auto it = sessions_.find(id);
@@ -728,6 +728,15 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
     if (v.errors) body["errors"] = *v.errors;
   } else if (cmd == "keep_sample") {
     error = checker_.keep_sample();
+  } else if (cmd == "verify_kept") {  // against the reference's buffers now (its call on the kept sample's inputs), then the case's again
+    error = checker_.stage(0);
+    if (error.empty()) {
+      const DeviceChecker::Verdict v = checker_.verify(false, true);
+      error = v.error;
+      body["ok"] = v.ok;
+      body["why"] = v.why;
+    }
+    if (std::string e = checker_.expect({}); error.empty()) error = e;
   } else if (cmd == "kept_home") {
     auto blob = checker_.kept_blob();
     if (!blob) return reply_error(blob.error().message);
