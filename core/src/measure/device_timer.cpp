@@ -259,6 +259,10 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   };
   if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
 
+  // Paced samples (fresh inputs, below) reset the persisting lines on the stream before each
+  // flush, as batched samples do, and the settings (the context's persisting lines, the stream's
+  // window) once before the first and after the last: resetting those waits for the device.
+  const bool paced = cold && target.fresh;
   // One timed region of `calls` launches; per-call GPU and host seconds, and the SM clock.
   auto region = [&](std::size_t calls, bool flush, double block_ms) -> Expected<Sample> {
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
@@ -267,7 +271,7 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     if (target.reset)
       if (int e = target.reset(); e) return make_error("rewriting the outputs: " + describe(rt, e));
     if (flush) {
-      if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
+      if (int e = unpersist(!paced); e) return make_error("persisting L2 reset: " + describe(rt, e));
       if (int e = rt.flush_cache(stream); e) return make_error("cache flush: " + describe(rt, e));
       // Wait for it: the host time below is then the call's alone, flush excluded.
       if (int e = rt.stream_synchronize(stream); e) return make_error("cache flush: " + describe(rt, e));
@@ -345,7 +349,8 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
   }
 
   // Fresh inputs (ColdTarget::fresh): the host's go and the sample's inputs, before its eviction.
-  const bool paced = cold && target.fresh;
+  if (paced)
+    if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));  // after the warm-up's calls
   auto sample = [&]() -> Expected<Sample> {
     if (paced) {
       const auto t0 = Clock::now();
