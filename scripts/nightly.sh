@@ -5,7 +5,8 @@
 #   scripts/nightly.sh [options] ROOT BASELINE OUT [-- backendbench flags...]
 #
 #   ROOT       the custom-ops root to sweep
-#   BASELINE   the previous night: a results.json, or a log dir holding one
+#   BASELINE   the previous night: a results.json, or a log dir holding one; with --store, the
+#              folder of earlier nights' log dirs (OUT may lie in it, as each night's does)
 #   OUT        this night's log dir: results.json, results.jsonl, junit.xml, operator_summary.csv,
 #              OVERALL_SUMMARY.md, report.html; console.log (the sweep's console output),
 #              compare.md and compare.txt (the comparison, and compare's console output)
@@ -13,6 +14,12 @@
 # Options:
 #   --update-baseline  when nothing regressed, this night becomes the baseline (BASELINE is
 #                      replaced; a missing BASELINE is created: the first night)
+#   --store            BASELINE is a store of past nights: tonight is compared with the last
+#                      --last N of them together (default 7; backendbench compare STORE NEW), each
+#                      test's trend over them in compare.txt, compare.md and trend.csv. The store
+#                      grows as each night's OUT lands in it: nothing to update; a store with no
+#                      earlier night makes tonight its first.
+#   --last N           with --store: how many of its newest nights to compare with
 #   --threshold PCT    a slowdown beyond PCT percent is a regression (backendbench compare's)
 #   --confirm          re-time each performance regression, tonight's library against last night's,
 #                      paired, before calling it one (backendbench compare --confirm): a slowdown
@@ -33,6 +40,8 @@ usage() {
 }
 
 update=0
+store=0
+last=()
 threshold=()
 confirm=()
 binary=${BACKENDBENCH:-}
@@ -41,6 +50,9 @@ extra=()
 while (($#)); do
   case "$1" in
     --update-baseline) update=1 ;;
+    --store) store=1 ;;
+    --last) [[ $# -ge 2 ]] || usage; last=(--last "$2"); shift ;;
+    --last=*) last=(--last "${1#*=}") ;;
     --threshold) [[ $# -ge 2 ]] || usage; threshold=(--threshold "$2"); shift ;;
     --threshold=*) threshold=(--threshold "${1#*=}") ;;
     --confirm) confirm=(--confirm) ;;
@@ -66,9 +78,10 @@ if [[ -z $binary ]]; then
 fi
 read -r -a env_flags <<<"${BACKENDBENCH_FLAGS:-}"
 
-# The baseline's results file: BASELINE itself, or BASELINE/results.json.
+# The baseline's results file: BASELINE itself, or BASELINE/results.json (a store: the folder).
 baseline_file=$baseline
-[[ -d $baseline || $baseline == */ ]] && baseline_file=${baseline%/}/results.json
+((store)) || { [[ -d $baseline || $baseline == */ ]] && baseline_file=${baseline%/}/results.json; }
+((${#last[@]} == 0 || store)) || { echo "nightly: --last needs --store" >&2; usage; }
 
 verdict() {  # one line on stdout, then the status
   echo "nightly: $2"
@@ -91,8 +104,12 @@ if ((run_status == 2)) && ! grep -q '"verdict":' "$out/results.json"; then
   verdict 2 "UNUSABLE: the sweep could not run (exit 2, no test ran; see $out/console.log)"
 fi
 
-# 2. The first night: nothing to compare with.
-if [[ ! -e $baseline_file ]]; then
+# 2. The first night: nothing to compare with (a store: no night but tonight's in it).
+if ((store)); then
+  earlier=$(find "$baseline" -mindepth 2 -maxdepth 2 \( -name results.json -o -name results.jsonl \) 2>/dev/null |
+    while read -r f; do [[ $(cd "$(dirname "$f")" && pwd -P) == $(cd "$out" && pwd -P) ]] || echo "$f"; done | head -n 1)
+  [[ -n $earlier ]] || verdict 0 "FIRST NIGHT: the store $baseline holds no earlier night (sweep exit $run_status); tonight is its first"
+elif [[ ! -e $baseline_file ]]; then
   if ((update)); then
     mkdir -p "$(dirname "$baseline_file")"
     cp "$out/results.json" "$baseline_file.tmp.$$" && mv "$baseline_file.tmp.$$" "$baseline_file"
@@ -101,12 +118,14 @@ if [[ ! -e $baseline_file ]]; then
   verdict 2 "UNUSABLE: no baseline at $baseline (run with --update-baseline to make this night the first)"
 fi
 
-# 3. The comparison.
-"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" "${confirm[@]}" --md "$out/compare.md" --html "$out/report.html" >"$out/compare.txt" 2>&1
+# 3. The comparison (against a store: its last nights, and each test's trend in trend.csv).
+trend=()
+((store)) && trend=("${last[@]}" --trend-csv "$out/trend.csv")
+"$binary" compare "$baseline_file" "$out/results.json" "${threshold[@]}" "${confirm[@]}" "${trend[@]}" --md "$out/compare.md" --html "$out/report.html" >"$out/compare.txt" 2>&1
 compare_status=$?
 case $compare_status in
   0)
-    if ((update)); then
+    if ((update && !store)); then
       cp "$out/results.json" "$baseline_file.tmp.$$" && mv "$baseline_file.tmp.$$" "$baseline_file"
       verdict 0 "OK: no regression against $baseline (sweep exit $run_status); baseline updated; $out/compare.md"
     fi

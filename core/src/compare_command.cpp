@@ -1,5 +1,6 @@
-// backendbench compare BASE NEW: a run against an earlier one (regression.hpp decides; this
-// reads the runs, prints and writes the comparison, and picks the exit status).
+// backendbench compare BASE NEW: a run against an earlier one, or against the last runs of a
+// store of them (run_store.hpp) with each test's trend (regression.hpp decides; this reads the
+// runs, prints and writes the comparison, and picks the exit status).
 //
 //   0  no regression     3  a regression (correctness or performance)     2  unusable input
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -15,6 +17,7 @@
 #include "regression.hpp"
 #include "report/report_files.hpp"
 #include "run_record.hpp"
+#include "run_store.hpp"
 
 namespace bb {
 
@@ -24,7 +27,14 @@ int compare_command(CLI::App& app, const CommandContext& ctx) {
   std::string base_path, next_path, md_file, format = "text";
   CompareOptions options;
   std::size_t max_rows = 0;
-  app.add_option("BASE", base_path, "the earlier run: a results.json, a results.jsonl, or a log dir")->required();
+  app.add_option("BASE", base_path,
+                 "the earlier run: a results.json, a results.jsonl, or a log dir; or a store: a folder of earlier runs' log dirs "
+                 "(NEW is judged against the last --last of them together, and each test's trend over them is shown)")
+      ->required();
+  std::size_t last = 7;
+  app.add_option("--last", last, "with a store as BASE: how many of its newest runs to compare with (default 7)")->check(CLI::PositiveNumber);
+  std::string trend_csv_file;
+  app.add_option("--trend-csv", trend_csv_file, "with a store as BASE: also write each test's median in every run compared with, and NEW's, as CSV to FILE");
   app.add_option("NEW", next_path, "the run to judge: a results.json, a results.jsonl, or a log dir")->required();
   app.add_option("--threshold", options.threshold_pct, "a slowdown of at most PCT percent is never a regression (default 5)")
       ->check(CLI::NonNegativeNumber);
@@ -43,8 +53,25 @@ int compare_command(CLI::App& app, const CommandContext& ctx) {
   if (auto status = parse_command(app, ctx)) return *status;
 
   // Both runs are read before anything is said: either is enough to make the input unusable.
-  auto base = load_run(base_path);
+  // A store as BASE (run_store.hpp): its last runs together stand for one.
   auto next = load_run(next_path);
+  std::optional<RunStore> store;
+  Expected<RunRecord> base = make_error("");
+  if (is_run_store(base_path)) {
+    auto s = load_run_store(base_path, last, next_path, next ? next->started_at : "");
+    if (s) {
+      store = std::move(*s);
+      base = store_baseline(*store);
+    } else {
+      base = s.error();
+    }
+  } else {
+    if (!trend_csv_file.empty()) {
+      fmt::print(stderr, "error: compare: --trend-csv needs a store as BASE (a folder of earlier runs' log dirs), not {}\n", base_path);
+      return 2;
+    }
+    base = load_run(base_path);
+  }
   bool unusable = false;
   if (!base) {
     fmt::print(stderr, "error: compare: BASE {}\n", base.error().message);
@@ -62,6 +89,16 @@ int compare_command(CLI::App& app, const CommandContext& ctx) {
   }
 
   RunComparison c = compare_runs(*base, *next, options);
+  std::vector<TestTrend> trends;
+  if (store) {
+    std::vector<std::string> runs;
+    for (const auto& r : store->runs) runs.push_back(r.path.filename().string());
+    c.notes.insert(c.notes.begin(), fmt::format("BASE is the last {} run(s) of the store {} together ({}): each test's median the median of "
+                                                "theirs, its noise and range spanning every one",
+                                                store->runs.size(), base_path, fmt::join(runs, ", ")));
+    for (const auto& s : store->skipped) c.notes.push_back("the store's entry could not be read, left out: " + s);
+    trends = test_trends(*store, *next);
+  }
   if (confirm) {
     ConfirmOptions co;
     co.binary = ctx.self.string();
@@ -86,12 +123,20 @@ int compare_command(CLI::App& app, const CommandContext& ctx) {
       std::filesystem::remove_all(temp, ec);
     }
   }
-  const CompareText labels{base_path, next_path, max_rows};
-  const std::string text = format == "md" ? comparison_markdown(c, *base, *next, labels) : comparison_text(c, *base, *next, labels);
+  const CompareText labels{store ? fmt::format("{} (its last {} runs)", base_path, store->runs.size()) : base_path, next_path, max_rows};
+  std::string markdown = comparison_markdown(c, *base, *next, labels);
+  if (store) markdown += "\n" + trend_markdown(*store, trends, max_rows);
+  std::string text = format == "md" ? markdown : comparison_text(c, *base, *next, labels);
+  if (store && format != "md") text += "\n" + trend_text(*store, trends, max_rows);
   fmt::print("{}", text);
   std::fflush(stdout);
+  if (!trend_csv_file.empty())
+    if (auto st = write_file_atomically(trend_csv_file, trend_csv(*store, trends)); !st) {
+      fmt::print(stderr, "error: compare: --trend-csv {}\n", st.error().message);
+      return 2;
+    }
   if (!md_file.empty()) {
-    if (auto st = write_file_atomically(md_file, comparison_markdown(c, *base, *next, labels)); !st) {
+    if (auto st = write_file_atomically(md_file, markdown); !st) {
       fmt::print(stderr, "error: compare: --md {}\n", st.error().message);
       return 2;
     }

@@ -135,6 +135,54 @@ TEST(Compare, ClearSlowdownIsExit3NoisyOneAndListedChangesAreNot) {
   EXPECT_EQ(e2e::backendbench({"compare", base.string(), noisy.string(), "--skip-is-regression"}).exit_code, 3);
 }
 
+// A store of past runs (run_store.hpp): NEW against the last N nights together, each test's trend
+// over them. One slow night neither hides a regression nor makes the next night a false one; a
+// night that cannot be read is named and left out; NEW itself in the store is not its own base.
+TEST(Compare, AgainstTheLastNightsOfAStoreWithATrendPerTest) {
+  const auto dir = e2e::temp_dir("store");
+  const auto night = [&](const std::string& name, const std::string& started, double p, double q) {
+    auto r = run_of({timed("scale__a", "performance/p", p, 0.02, 0.01), timed("scale__a", "performance/q", q, 0.02, 0.01), test("scale__a", "c1")});
+    r.started_at = started;
+    return write(dir / "store" / name / "results.json", r);
+  };
+  night("2026-11-01", "2026-11-01T02:00:00Z", 5e-3, 1e-3);  // older than the last 3: left out
+  night("2026-11-02", "2026-11-02T02:00:00Z", 1.00e-3, 1.0e-3);
+  night("2026-11-03", "2026-11-03T02:00:00Z", 1.30e-3, 1.0e-3);  // one slow night
+  night("2026-11-04", "2026-11-04T02:00:00Z", 1.01e-3, 1.0e-3);
+  write_text(dir / "store" / "2026-11-05" / "results.json", "{ truncated");
+  // Tonight: p as usual (1.3 ms the night before would call it faster, 1.0 ms no change); q 60% slower.
+  auto tonight = run_of({timed("scale__a", "performance/p", 1.02e-3, 0.02, 0.01), timed("scale__a", "performance/q", 1.6e-3, 0.02, 0.01),
+                         test("scale__a", "c1")});
+  tonight.started_at = "2026-11-06T02:00:00Z";
+  const auto next = write(dir / "store" / "2026-11-06" / "results.json", tonight);  // written into the store, as a nightly job does
+  const auto r = e2e::backendbench({"compare", (dir / "store").string(), next.string(), "--last", "3", "--trend-csv", (dir / "trend.csv").string(),
+                                    "--md", (dir / "compare.md").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "BASE is the last 3 run(s) of")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2026-11-02, 2026-11-03, 2026-11-04")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2026-11-05/results.json: not valid JSON")) << "the unreadable night is named:\n" << r.out;
+  EXPECT_TRUE(contains(r.out, "SLOWER  scale/scale__a/performance/q")) << r.out;
+  EXPECT_FALSE(contains(r.out, "scale/scale__a/performance/p ")) << "p is as it was on most nights:\n" << r.out;
+  EXPECT_TRUE(contains(r.out, "NEW HIGH  scale/scale__a/performance/q  +60.0% against their median")) << r.out;
+  const std::string csv = e2e::read_text(dir / "trend.csv");
+  EXPECT_TRUE(contains(csv, "op,impl,case,median_s 2026-11-02T02:00,median_s 2026-11-03T02:00,median_s 2026-11-04T02:00,median_s NEW,vs_median"))
+      << csv;
+  EXPECT_TRUE(contains(csv, "scale,scale__a,performance/p,0.001,0.0013,0.00101,0.00102,")) << csv;
+  EXPECT_TRUE(contains(e2e::read_text(dir / "compare.md"), "### Trend over the last 3 run(s)"));
+
+  // Without the slow night in the window: the same verdicts.
+  EXPECT_EQ(e2e::backendbench({"compare", (dir / "store").string(), next.string(), "--last", "1"}).exit_code, 3);
+  // --trend-csv needs a store; a store with nothing readable is unusable input, and says why.
+  const auto single = e2e::backendbench({"compare", next.string(), next.string(), "--trend-csv", (dir / "t.csv").string()});
+  EXPECT_EQ(single.exit_code, 2);
+  EXPECT_TRUE(contains(single.err, "--trend-csv needs a store")) << single.err;
+  write_text(dir / "broken" / "n1" / "results.json", "[]");
+  const auto broken = e2e::backendbench({"compare", (dir / "broken").string(), next.string()});
+  EXPECT_EQ(broken.exit_code, 2) << broken.out;
+  EXPECT_TRUE(contains(broken.err, "a store of runs with no run to compare with")) << broken.err;
+  EXPECT_TRUE(contains(broken.err, "n1/results.json")) << broken.err;
+}
+
 // compare --html: the page leads with what changed (the regressions, before the run's standing
 // failures), each with its figures, and says what its columns and its ± mean.
 TEST(Compare, TheHtmlLeadsWithTheRegressionsAndDefinesItsSymbols) {

@@ -218,3 +218,30 @@ TEST_F(Nightly, ConfirmKeepsOnlyTheSlowdownTheCodeMade) {
       << retimed.out;
   EXPECT_NE(retimed.out.find("1 regression(s) stand"), std::string::npos) << retimed.out;
 }
+
+// A store of past nights (--store: BASELINE is the folder each night's log dir lands in): the
+// first night in it is its first; later nights compare with the last --last of them together
+// (backendbench compare STORE NEW), and write each test's trend (trend.csv); a planted slowdown
+// is a regression, tonight never its own base.
+TEST_F(Nightly, AStoreOfNightsComparesWithTheLastOnesAndKeepsATrend) {
+  const auto store = work_ / "store";
+  auto store_night = [&](const std::string& name) {
+    return e2e::shell(fmt::format("{} --binary {} --threshold 100 --store --last 3 {} {} {} -- {}", sh_quote(script()), sh_quote(BB_BINARY),
+                                  sh_quote(root_.string()), sh_quote(store.string()), sh_quote((store / name).string()), kSweepFlags),
+                      240);
+  };
+  const auto first = store_night("2026-11-01");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("nightly: FIRST NIGHT: the store"), std::string::npos) << first.output;
+  const auto second = store_night("2026-11-02");
+  EXPECT_EQ(second.exit_code, 0) << second.output << e2e::read_text(store / "2026-11-02" / "compare.txt");
+  const std::string text = e2e::read_text(store / "2026-11-02" / "compare.txt");
+  EXPECT_NE(text.find("BASE is the last 1 run(s) of"), std::string::npos) << text;
+  EXPECT_TRUE(fs::exists(store / "2026-11-02" / "trend.csv"));
+  std::ofstream(root_ / "scale" / "scale_tunable.work") << 12 << "\n";
+  const auto slow = store_night("2026-11-03");
+  EXPECT_EQ(slow.exit_code, 3) << slow.output << e2e::read_text(store / "2026-11-03" / "compare.txt");
+  EXPECT_NE(e2e::read_text(store / "2026-11-03" / "compare.txt").find("NEW HIGH"), std::string::npos)
+      << e2e::read_text(store / "2026-11-03" / "compare.txt");
+  EXPECT_NE(e2e::read_text(store / "2026-11-03" / "trend.csv").find("scale__scale_tunable"), std::string::npos);
+}
