@@ -63,6 +63,8 @@ Found kept_copy(const RunRecord& run, const std::string& op, const std::string& 
 }
 
 // The options of NEW's run that decide how a test is timed, as flags.
+constexpr double kConfirmBudget = 10;  // seconds of timing per side, at least, for a re-timing
+
 std::vector<std::string> timing_flags(const RunRecord& next) {
   std::vector<std::string> f;
   const auto& o = next.options;
@@ -77,7 +79,12 @@ std::vector<std::string> timing_flags(const RunRecord& next) {
   number("min_samples", "--min-samples");
   number("max_samples", "--max-samples");
   number("min_time_s", "--min-time");
-  number("timeout_s", "--timeout");
+  // The budget of each side: at least kConfirmBudget, whatever the night's (a quick sweep's 2 s
+  // leaves a paired interval too wide to call a 25% slowdown on a busy machine); the pairing still
+  // stops as soon as its interval is narrow enough.
+  const double timeout = o.contains("timeout_s") && o["timeout_s"].is_number() ? o["timeout_s"].get<double>() : 0;
+  f.push_back("--timeout");
+  f.push_back(fmt::format("{:g}", std::max(timeout, kConfirmBudget)));
   number("warmup_time_s", "--warmup-time");
   number("max_noise", "--max-noise", 100);
   return f;
