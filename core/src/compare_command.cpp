@@ -142,7 +142,9 @@ int compare_command(CLI::App& app, const CommandContext& ctx) {
     }
   }
   if (!html_file.empty()) {
-    const ReportComparison rc{base_path, &c};
+    ReportComparison rc{labels.base_label, &c, store ? &trends : nullptr, {}};
+    if (store)
+      for (const auto& r : store->runs) rc.trend_runs.push_back(r.path.filename().string());
     if (auto st = write_file_atomically(html_file, html_report(*next, &rc)); !st) {
       fmt::print(stderr, "error: compare: --html {}\n", st.error().message);
       return 2;

@@ -156,9 +156,12 @@ TEST(Compare, AgainstTheLastNightsOfAStoreWithATrendPerTest) {
   tonight.started_at = "2026-11-06T02:00:00Z";
   const auto next = write(dir / "store" / "2026-11-06" / "results.json", tonight);  // written into the store, as a nightly job does
   const auto r = e2e::backendbench({"compare", (dir / "store").string(), next.string(), "--last", "3", "--trend-csv", (dir / "trend.csv").string(),
-                                    "--md", (dir / "compare.md").string()});
+                                    "--md", (dir / "compare.md").string(), "--html", (dir / "compare.html").string()});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "BASE is the last 3 run(s) of")) << r.out;
+  const std::string html = e2e::read_text(dir / "compare.html");
+  EXPECT_TRUE(contains(html, "<h3>Trend over the last 3 runs</h3>")) << html;
+  EXPECT_TRUE(contains(html, "new high</span></td><td class=\"name\">scale/scale__a/performance/q</td><td class=\"num\">+60.0%</td>")) << html;
   EXPECT_TRUE(contains(r.out, "2026-11-02, 2026-11-03, 2026-11-04")) << r.out;
   EXPECT_TRUE(contains(r.out, "2026-11-05/results.json: not valid JSON")) << "the unreadable night is named:\n" << r.out;
   EXPECT_TRUE(contains(r.out, "SLOWER  scale/scale__a/performance/q")) << r.out;

@@ -19,6 +19,7 @@
 #include "expected.hpp"
 #include "report/reporter.hpp"
 #include "regression.hpp"
+#include "run_store.hpp"
 #include "run_record.hpp"
 
 namespace bb {
@@ -33,6 +34,10 @@ std::string overall_summary_md(const RunRecord& run);
 struct ReportComparison {
   std::string base_label;  // the earlier run, as compare named it
   const RunComparison* comparison = nullptr;
+  // Against a store of runs (run_store.hpp): each test's trend over them, and the runs' labels
+  // (oldest first), shown under the comparison.
+  const std::vector<TestTrend>* trends = nullptr;
+  std::vector<std::string> trend_runs;
 };
 std::string html_report(const RunRecord& run, const ReportComparison* compared = nullptr);
 

@@ -435,6 +435,31 @@ std::string timing_cell(const TestResult& t) {
 
 }  // namespace
 
+// Against a store of runs: the tests whose median is above or below every earlier run's, with
+// each run's median, oldest first.
+std::string trend_table(const ReportComparison& rc) {
+  std::vector<const TestTrend*> rows;
+  for (const auto& t : *rc.trends)
+    if (t.new_high || t.new_low) rows.push_back(&t);
+  std::stable_sort(rows.begin(), rows.end(), [](const TestTrend* a, const TestTrend* b) { return a->new_high && !b->new_high; });
+  std::string out = fmt::format("<h3>Trend over the last {}</h3>\n", plural(rc.trend_runs.size(), "run"));
+  if (rows.empty()) return out + "<p class=\"empty\">No test's median is above or below every earlier run's.</p>\n";
+  out += "<table class=\"tests\"><thead><tr><th>trend</th><th>test</th><th class=\"num\">against their median</th>";
+  for (const auto& r : rc.trend_runs) out += fmt::format("<th class=\"num\">{}</th>", h(r));
+  out += "<th class=\"num\">now</th></tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < rows.size() && i < kMaxFailures; ++i) {
+    const TestTrend& t = *rows[i];
+    out += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td class=\"name\">{}</td><td class=\"num\">{}</td>", t.new_high ? "fail" : "pass",
+                       t.new_high ? "new high" : "new low", h(t.key), t.vs_median ? fmt::format("{:+.1f}%", *t.vs_median * 100) : "");
+    for (const auto& m : t.medians) out += fmt::format("<td class=\"num\">{}</td>", m ? h(format_seconds(*m)) : "-");
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n<p class=\"note\">new high (low): tonight's median above (below) every one of the runs compared with; "
+         "a new high is a regression only where the table above says so.</p>\n";
+  if (rows.size() > kMaxFailures) out += fmt::format("<p class=\"note\">…and {} more.</p>\n", rows.size() - kMaxFailures);
+  return out;
+}
+
 // "Compared with BASE": what compare found, regressions listed.
 std::string comparison_section(const ReportComparison& rc) {
   const RunComparison& c = *rc.comparison;
@@ -476,6 +501,7 @@ std::string comparison_section(const ReportComparison& rc) {
            "against BASE's, paired, now.</p>\n";
   if (listed > kMaxFailures) out += fmt::format("<p class=\"note\">…and {} more regressions.</p>\n", listed - kMaxFailures);
   if (listed == 0) out += "<p class=\"empty\">No test regressed.</p>\n";
+  if (rc.trends) out += trend_table(rc);
   return out + "</section>\n";
 }
 
