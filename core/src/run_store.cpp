@@ -10,6 +10,7 @@
 
 #include "measure/stats.hpp"
 #include "report/escape.hpp"
+#include "report/report_text.hpp"
 
 namespace bb {
 
@@ -39,14 +40,8 @@ std::vector<std::unordered_map<std::string, TestSummary>> summaries(const RunSto
   return out;
 }
 
-std::string seconds_text(std::optional<double> s) {
-  if (!s) return "-";
-  const double v = *s;
-  if (v < 1e-6) return fmt::format("{:.0f} ns", v * 1e9);
-  if (v < 1e-3) return fmt::format("{:.2f} us", v * 1e6);
-  if (v < 1) return fmt::format("{:.3f} ms", v * 1e3);
-  return fmt::format("{:.3f} s", v);
-}
+// A median as the reports print one, "-" where the run did not time the test.
+std::string seconds_text(std::optional<double> s) { return s ? format_seconds(*s) : "-"; }
 
 std::string run_label(const StoredRun& r) {
   return r.run.started_at.empty() ? r.path.filename().string() : r.run.started_at.substr(0, std::min<std::size_t>(16, r.run.started_at.size()));
