@@ -18,7 +18,7 @@ rm -rf "$out" && mkdir -p "$out/root/scale"
 # reference (the CUDA manifest: the op is declared for cpu and cuda).
 cp -r "$build"/custom_ops/* "$out/root/"
 cp "$here/test/fixtures/gpu/gen_input.yaml" "$out/root/scale/"
-cp "$build"/test_roots/hostile/scale/*.so "$out/root/scale/"
+cp "$build"/test_roots/hostile/scale/*.so "$build"/test_roots/clock/scale/scale_clock_restore.so "$out/root/scale/"
 if [ -d "$build/test_roots/gpu/scale" ]; then
   for so in "$build"/test_roots/gpu/scale/scale_cuda_*.so; do [ -e "$so" ] && cp "$so" "$out/root/scale/"; done
 fi

@@ -278,6 +278,7 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
   if (cpu >= 0) pin_threads({static_cast<long>(gettid())}, cpu);
   std::size_t next = 0;  // the sample whose inputs are asked for next
   uint64_t previous_seed = 0;
+  std::optional<std::chrono::steady_clock::time_point> went;  // when the last go was sent
   std::random_device entropy;
   std::mt19937_64 pick((static_cast<uint64_t>(entropy()) << 32) ^ entropy());
   for (;;) {
@@ -311,6 +312,7 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     if (n < 0 && errno == EINTR) continue;
     if (n != 1) return;  // its worker is gone: the block's reply says how
     const bool done = what == kFreshDone || what == kFreshLast;
+    if (done && went) out.paced_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - *went).count());
     if ((what == kFreshReady) != (next == 0) || (!done && what != kFreshReady)) {
       out.error = fmt::format("its worker paced sample {} out of turn (byte {})", next, static_cast<int>(what));
       break;
@@ -339,6 +341,7 @@ void FreshInputs::serve(Side& s, bool keeping, int cpu) {
     char go[kFreshSeedGoBytes] = {kFreshGo};
     std::memcpy(go + 1, &previous_seed, sizeof previous_seed);
     const std::size_t go_bytes = on_device_ ? kFreshSeedGoBytes : 1;
+    went = std::chrono::steady_clock::now();
     if (send(s.pacing.get(), go, go_bytes, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(go_bytes)) {  // a worker that does not read its go
       out.error = fmt::format("its worker did not take the go of sample {}", next);
       break;

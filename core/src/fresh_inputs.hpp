@@ -73,6 +73,9 @@ class FreshInputs {
     double make_seconds = 0;    // the host's time making them
     double keep_seconds = 0;    // a device case's: the checker's time keeping samples (its worker waits)
     bool saw_last = false;      // the worker said its block's last sample had ended
+    // Each sample's time on the host's clock from its go to its worker's word that it ended: the
+    // sample's call and two wake-ups (clock_audit.hpp, audit_paced).
+    std::vector<double> paced_seconds;
     std::optional<Kept> kept;
     std::string error;          // the pacing went wrong ("" when not)
   };

@@ -1098,7 +1098,9 @@ class TestDriver {
         return make_error("block");
       }
     }
-    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, waited, m});
+    // A CPU block on fresh inputs is audited sample by sample (clock_audit.hpp, audit_paced).
+    std::vector<double> paced = served && on_cpu ? std::move(served->paced_seconds) : std::vector<double>{};
+    (baseline ? base_blocks_ : impl_blocks_).push_back({out.seconds, waited, m, std::move(paced)});
     trace_block(baseline, m, out.seconds, waited, std::chrono::duration<double>(Clock::now() - checking).count(), freeze_seconds,
                 out.reply.value("steps", nlohmann::json::object()));
     return m;
@@ -1238,8 +1240,12 @@ class TestDriver {
     const bool device = req_.device != "cpu";
     AuditOptions audit;
     audit.device = device;
-    std::optional<std::string> implausible = audit_checked_calls(impl_blocks_, audit);
-    if (!implausible && !base_blocks_.empty()) implausible = audit_clock(impl_blocks_, base_blocks_, audit);
+    // CPU blocks on fresh inputs are audited sample by sample, and judged on a secret sample of
+    // each, never the last: a last sample slower than the others there is only the one that
+    // crossed the block's time (a stall on a busy machine ends the block it falls in).
+    const bool paced = std::any_of(impl_blocks_.begin(), impl_blocks_.end(), [](const BlockRecord& b) { return !b.paced.empty(); });
+    std::optional<std::string> implausible = paced ? std::nullopt : audit_checked_calls(impl_blocks_, audit);
+    if (!implausible && !base_blocks_.empty()) implausible = paced ? audit_paced(impl_blocks_, base_blocks_, audit) : audit_clock(impl_blocks_, base_blocks_, audit);
     if (!implausible && req_.timing.mode == TimingMode::cold) implausible = audit_floor(meas.stats.median, c_->bytes, limits_.peak_bytes_per_second);
     if (implausible) return finish(Verdict::implausible, *implausible);
 

@@ -436,6 +436,21 @@ TEST(Adversarial, AttacksOnTheGraderAreCaught) {
       EXPECT_EQ(i["fully_correct"].get<bool>(), i["impl"] == "scale__scale_good") << i.dump();
 }
 
+// A clock forged for the one reading that ends each sample and put back inside it: the worker's
+// check of its GOT after the block finds every slot as loaded, and it read 8.5x (PASS) before
+// the host timed each sample on fresh inputs from its go to its end (audit_paced).
+TEST(Adversarial, AClockForgedForOneReadingIsSeenAroundEachSample) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("clock"), "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string perf = "performance/big", m = message_of(results, "scale__scale_clock_restore", perf);
+  EXPECT_EQ(verdict_of(results, "scale__scale_clock_restore", perf), "IMPLAUSIBLE") << m;
+  EXPECT_NE(m.find("each of its samples took about"), std::string::npos) << m;
+  EXPECT_EQ(m.find("GOT"), std::string::npos) << m;  // put back before the worker looked
+  EXPECT_EQ(verdict_of(results, "scale__scale_good", perf), "PASS") << message_of(results, "scale__scale_good", perf);
+}
+
 // The workers' system call filter (core/src/syscall_filter.hpp): a plugin that traces another
 // process (its own exec'd child: the one a worker can reach) is refused, and computes honestly;
 // with the filter turned off the same plugin traces it, and host.sandbox says the filter is off.

@@ -67,6 +67,46 @@ TEST(ClockAudit, TimeOtherProcessesTookIsNoForgedClock) {
   EXPECT_TRUE(bb::audit_clock(blocks(10e-6, 200e-6, 40), base));
 }
 
+namespace {
+// Blocks on fresh inputs: each sample's span from the host's go to its end is the call's real
+// time and a `trip` of wake-ups; every `delayed`-th sample's wake-up waited `delay` more (a busy
+// machine), and every block's overhead around its samples is anything.
+std::vector<bb::BlockRecord> paced(double reported, double real, std::size_t n, double trip = 25e-6, std::size_t delayed = 0,
+                                   double delay = 0) {
+  auto out = blocks(reported, real, n);
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    out[k].host_seconds += 3e-3 * static_cast<double>(k % 3);  // what broke audit_clock on the busy CI machine
+    for (std::size_t i = 0; i < n; ++i) out[k].paced.push_back(real + trip + (delayed && (i + k) % delayed == 0 ? delay : 0));
+  }
+  return out;
+}
+}  // namespace
+
+TEST(ClockAudit, SamplesPacedByTheHostAreAuditedOneByOne) {
+  // Honest: faster or slower than the baseline, 8 us calls or 400 us ones, with a busy machine's
+  // delays on one wake-up in three (the low quantile is untouched) and any overhead between.
+  EXPECT_FALSE(bb::audit_paced(paced(8e-6, 8e-6, 15), paced(11e-6, 11e-6, 11)));
+  EXPECT_FALSE(bb::audit_paced(paced(400e-6, 400e-6, 5), paced(8e-6, 8e-6, 15)));
+  EXPECT_FALSE(bb::audit_paced(paced(8e-6, 8e-6, 15, 25e-6, 3, 2e-3), paced(11e-6, 11e-6, 11)));
+  // A wake-up a few microseconds slower in one process than the other: within the slack.
+  EXPECT_FALSE(bb::audit_paced(paced(8e-6, 8e-6, 15, 30e-6), paced(11e-6, 11e-6, 11, 25e-6)));
+  // A clock forged 10x for the sample's end reading: 10 us calls that report 1 us.
+  auto why = bb::audit_paced(paced(1e-6, 10e-6, 15), paced(10e-6, 10e-6, 15));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("each of its samples took about 10.0 us from its inputs' go to its end"), std::string::npos) << *why;
+  EXPECT_NE(why->find("the 25.0 us round trip of the baseline's worker"), std::string::npos) << *why;
+  EXPECT_NE(why->find("its worker reported 1.0 us (median over 15 blocks)"), std::string::npos) << *why;
+  // ...on a busy machine too, and with a slow wake-up on every other sample.
+  EXPECT_TRUE(bb::audit_paced(paced(1e-6, 10e-6, 15, 25e-6, 2, 1e-3), paced(10e-6, 10e-6, 15, 25e-6, 3, 2e-3)));
+  // Under twice its report is not called forged (audit_clock's rule), nor a few blocks' worth.
+  EXPECT_FALSE(bb::audit_paced(paced(6e-6, 10e-6, 15), paced(10e-6, 10e-6, 15)));
+  auto few = paced(10e-6, 10e-6, 15);
+  for (std::size_t k = 0; k < 5; ++k) few[k] = paced(1e-6, 10e-6, 15)[k];
+  EXPECT_FALSE(bb::audit_paced(few, paced(10e-6, 10e-6, 15)));
+  // Blocks that were not paced say nothing here.
+  EXPECT_FALSE(bb::audit_paced(blocks(1e-6, 10e-6, 15), blocks(10e-6, 10e-6, 15)));
+}
+
 TEST(ClockAudit, TooFewPairsSayNothing) { EXPECT_FALSE(bb::audit_clock(blocks(25e-6, 400e-6, 20), {})); }
 
 TEST(ClockAudit, WorkOnlyWhereCheckedIsCaught) {

@@ -47,6 +47,45 @@ std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, con
   return std::nullopt;
 }
 
+namespace {
+// The lower quartile of a block's paced spans: one sample in four may have been delayed.
+double low_quantile(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 4];
+}
+}  // namespace
+
+std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base,
+                                       const AuditOptions& options) {
+  const std::size_t pairs = std::min(impl.size(), base.size());
+  std::vector<double> round_trip, impl_span, impl_median;
+  for (std::size_t k = 1; k < pairs; ++k) {
+    const BlockRecord& i = impl[k];
+    const BlockRecord& b = base[k];
+    if (i.paced.size() < 3 || b.paced.size() < 3 || i.m.samples.empty() || b.m.samples.empty()) continue;
+    round_trip.push_back(low_quantile(b.paced) - b.m.stats.median);
+    impl_span.push_back(low_quantile(i.paced));
+    impl_median.push_back(i.m.stats.median);
+  }
+  if (round_trip.size() < 3) return std::nullopt;
+  const double trip = std::max(0.0, median_of(round_trip));
+  const double slack = std::max(options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6, trip / 4);
+  std::vector<double> excess, true_time;
+  std::size_t beyond = 0;
+  for (std::size_t k = 0; k < impl_span.size(); ++k) {
+    true_time.push_back(impl_span[k] - trip);
+    excess.push_back(impl_span[k] - trip - impl_median[k]);
+    beyond += excess.back() > std::max(impl_median[k], slack);
+  }
+  const double e = median_of(excess), t = median_of(true_time), r = median_of(impl_median);
+  if (e > std::max(r, slack) && 4 * beyond >= 3 * excess.size())
+    return fmt::format("the host's clock says each of its samples took about {} from its inputs' go to its end (the lower quartile, less "
+                       "the {} round trip of the baseline's worker), but its worker reported {} (median over {} blocks): a forged clock, "
+                       "or work done outside the timed region",
+                       us(t), us(trip), us(r), excess.size());
+  return std::nullopt;
+}
+
 std::optional<std::string> audit_checked_calls(const std::vector<BlockRecord>& impl, const AuditOptions& options) {
   const double slack = options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6;
   std::vector<double> last, typical;

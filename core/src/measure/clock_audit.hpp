@@ -27,6 +27,9 @@ struct BlockRecord {
   double host_seconds = 0;  // the block's round trip on the host's clock
   double foreign_wait = 0;  // of which other processes kept its worker from running (run_queue.hpp)
   Measurement m;            // as its worker reported it (statistics recomputed on the host)
+  // A block on fresh inputs (fresh_inputs.hpp): each sample's time on the host's clock from its
+  // go to its worker's word that it had ended (empty where the block was not paced).
+  std::vector<double> paced;
 };
 
 struct AuditOptions {
@@ -38,6 +41,19 @@ struct AuditOptions {
 // The reason the implementation's timing is IMPLAUSIBLE, or nullopt. Pairs are (impl[k],
 // base[k]); the first pair (its warm-up differs) is left out; needs three pairs or more.
 std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base,
+                                       const AuditOptions& options = {});
+
+// The same question, sample by sample, for blocks on fresh inputs (`paced`): each sample's call
+// lies between the host's go and its worker's word that it ended, so that span is the call's
+// true time and two wake-ups, whatever the worker's clock says. A low quantile of a block's spans
+// (a wake-up delayed by the machine only adds) less the worker's median is the round trip; the
+// baseline's blocks, in a process with no plugin under test, give the honest one. An
+// implementation whose round trip is longer than the baseline's by more than its own median and
+// the slack (CPU 5 us, or a quarter of the round trip), in three quarters of the blocks and in
+// their median, is IMPLAUSIBLE. Unlike audit_clock it needs no block's overhead to cancel
+// another's: a busy machine's delays, which fall between samples and on every wake-up, leave the
+// low quantile alone. Pairs as audit_clock's; nullopt where fewer than three pairs are paced.
+std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base,
                                        const AuditOptions& options = {});
 
 // The checked calls (the last of each block, whose outputs the host compares) against the
