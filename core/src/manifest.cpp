@@ -26,18 +26,6 @@ std::string scalar_to_string(const Scalar& s) {
       s);
 }
 
-std::string attr_value_to_string(const AttrValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) return x;
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) return fmt::format("{}", x);
-        else return fmt::format("[{}]", fmt::join(x, ", "));
-      },
-      v);
-}
-
 const char* init_kind_name(InitKind k) {
   static const char* names[] = {"randn", "uniform", "randint", "ones", "zeros", "arange", "full", "npy"};
   return names[static_cast<int>(k)];

@@ -73,7 +73,6 @@ struct InputSpec {
 enum class AttrType { int_, float_, bool_, string, int_list, float_list };
 const char* attr_type_name(AttrType t);
 using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
-std::string attr_value_to_string(const AttrValue& v);
 
 struct AttrSpec {
   std::string name;

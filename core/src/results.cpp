@@ -6,9 +6,6 @@
 namespace bb {
 
 namespace {
-constexpr const char* kNames[] = {"PASS",    "FAIL",         "ERROR",         "CRASH",            "TIMEOUT",
-                                  "UNWRITTEN", "INPUT_MUTATED", "OUT_OF_BOUNDS", "NONDETERMINISTIC", "IMPLAUSIBLE", "SKIPPED"};
-
 template <typename T>
 void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
@@ -26,14 +23,6 @@ void get(const nlohmann::json& j, const char* key, std::optional<T>& v) {
   if (auto it = j.find(key); it != j.end() && !it->is_null()) v = it->get<T>();
 }
 }  // namespace
-
-const char* verdict_name(Verdict v) { return kNames[static_cast<int>(v)]; }
-
-std::optional<Verdict> parse_verdict(const std::string& name) {
-  for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
-    if (name == kNames[i]) return static_cast<Verdict>(i);
-  return std::nullopt;
-}
 
 void to_json(nlohmann::json& j, const ErrorFigures& e) {
   j = {{"output", e.output}, {"max_abs_error", e.max_abs_error}, {"max_rel_error", e.max_rel_error}, {"tolerance_used", e.tolerance_used}};

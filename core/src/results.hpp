@@ -1,4 +1,4 @@
-// What one test produced, and its JSON form (the worker protocol and the result files share it).
+// What one test produced, and its JSON form: results.json(l), what merge, compare and resume read back.
 #pragma once
 
 #include <algorithm>
@@ -11,14 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/stats.hpp"
+#include "verdict.hpp"
 
 namespace bb {
 
-// IMPLAUSIBLE: the outputs were right, but the timing cannot be believed (the host's own clock
-// contradicts it, or it is below the physical floor): never scored, never a speedup.
-enum class Verdict { pass, fail, error, crash, timeout, unwritten, input_mutated, out_of_bounds, nondeterministic, implausible, skipped };
-const char* verdict_name(Verdict v);  // "PASS", "FAIL", ...
-std::optional<Verdict> parse_verdict(const std::string& name);
 
 struct Mismatch {
   std::string output;  // which output

@@ -14,7 +14,7 @@
 //     run's, and writes only its private HOME and /dev;
 //   - a system call filter (syscall_filter.hpp), last before exec: no ptrace, process_vm_*,
 //     mount, unshare, bpf, perf_event_open, io_uring, ... for it or anything it starts.
-// What cannot apply here (not root, no cgroup to write) is said once by probe_sandbox() and
+// What cannot apply here (not root, no cgroup to write) is said once by sandbox_support() and
 // recorded with the run's results.
 #pragma once
 

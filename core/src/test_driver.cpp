@@ -20,6 +20,8 @@
 #include "host_buffer.hpp"
 #include "sandbox_off.hpp"
 #include "measure/clock_audit.hpp"
+#include "measure/cpu_pairing.hpp"
+#include "measure/timing_of.hpp"
 #include "device_check.hpp"
 #include "init.hpp"
 #include "output_checks.hpp"
@@ -98,9 +100,9 @@ class TestDriver {
     try {
       return steps();
     } catch (const nlohmann::json::exception& e) {
-      impl_fatal_ = reference_fatal_ = baseline_fatal_ = true;
-      checker_fatal_ = w_.checker != nullptr;
-      prepared_impl_ = prepared_reference_ = prepared_baseline_ = watching_ = false;  // no word to its workers: replaced
+      impl_.fatal = reference_.fatal = baseline_.fatal = true;
+      checker_.fatal = w_.checker != nullptr;
+      impl_.open = reference_.open = baseline_.open = checker_.open = false;  // no word to its workers: replaced
       return finish(Verdict::error, fmt::format("the worker's reply could not be read ({}); its process was replaced", e.what()));
     }
   }
@@ -122,17 +124,17 @@ class TestDriver {
 
   ~TestDriver() {
     // Nothing stays frozen or pinned, and nothing a failed session held stays in a worker.
-    end_pairing();
+    if (pairing_.pinned()) end_pairing();
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);
-    if (!impl_crashed_ && prepared_impl_) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
-    if (prepared_reference_ && !reference_fatal_) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
-    if (prepared_baseline_ && w_.baseline && !baseline_fatal_) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
-    if (watching_ && !checker_fatal_) w_.checker->execute({{"cmd", "unwatch"}}, 10);
-    if (checker_fatal_) w_.checker->recycle();
-    if (impl_fatal_) w_.impl->recycle();
-    if (reference_fatal_) w_.reference->recycle();
-    if (baseline_fatal_ && w_.baseline) w_.baseline->recycle();
+    if (!impl_crashed_ && impl_.open) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
+    if (reference_.open && !reference_.fatal) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
+    if (baseline_.open && w_.baseline && !baseline_.fatal) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
+    if (checker_.open && !checker_.fatal) w_.checker->execute({{"cmd", "unwatch"}}, 10);
+    if (checker_.fatal) w_.checker->recycle();
+    if (impl_.fatal) w_.impl->recycle();
+    if (reference_.fatal) w_.reference->recycle();
+    if (baseline_.fatal && w_.baseline) w_.baseline->recycle();
   }
 
  private:
@@ -205,7 +207,7 @@ class TestDriver {
       failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, out.detail);
       return make_error("the implementation's worker: " + out.detail);
     }
-    if (out.reply.value("fatal", false)) impl_fatal_ = true;
+    if (out.reply.value("fatal", false)) impl_.fatal = true;
     return out;
   }
   // Only one side of a pair runs at a time: the other is frozen, every process of it. Before the
@@ -219,37 +221,10 @@ class TestDriver {
     w_.impl->freeze(true);
     w_.baseline->freeze(false);
   }
-  // A CPU pairing: both sides on the one CPU `pair_cpu_` (cpu_pin.hpp). The first pair runs
-  // where the scheduler puts it and shows whether either side uses more than one core; from the
-  // second on, both are pinned before every block while each runs one thread per process (a
-  // thread started since inherits the pin). A side that runs threads, or that moved itself off
-  // the CPU, ends the pinning of both, for the rest of the pairing.
-  void pin_pair() {
-    if (pin_ == Pin::free) return;
-    if (pin_ == Pin::undecided && (impl_blocks_.empty() || base_blocks_.empty())) return;
-    const WorkerTasks impl = w_.impl->tasks(), base = w_.baseline->tasks();
-    if (pin_ == Pin::undecided && std::max(first_load_[0], first_load_[1]) > kThreadedLoad)
-      return unpin_pair("");
-    if (pin_ == Pin::pinned && !(pinned_to(impl.threads, pair_cpu_) && pinned_to(base.threads, pair_cpu_)))
-      return unpin_pair(fmt::format("not pinned to CPU {} after block {}: a side changed its CPU affinity while timed, so both ran on every CPU from then on",
-                                    pair_cpu_, impl_blocks_.size()));
-    if (!impl.single_threaded() || !base.single_threaded()) return unpin_pair("");
-    pin_ = Pin::pinned;  // from here on, a failure unpins whatever was pinned
-    if (!pin_threads(impl.threads, pair_cpu_) || !pin_threads(base.threads, pair_cpu_)) return unpin_pair("");
-  }
-  // Both sides back on every CPU this process may use; `why`, if any, goes into the timing notes.
-  void unpin_pair(const std::string& why) {
-    if (pin_ == Pin::pinned) {
-      pin_threads(w_.impl->tasks().threads, -1);
-      if (w_.baseline) pin_threads(w_.baseline->tasks().threads, -1);
-    }
-    if (!why.empty()) pin_note_ = why;
-    pin_ = Pin::free;
-  }
-  void end_pairing() {
-    unpin_pair("");
-    if (pair_cpu_ >= 0) release_cpu(pair_cpu_);
-    pair_cpu_ = -1;
+  // A CPU pairing's end (cpu_pairing.hpp): both sides back on every CPU; the CPU it ended pinned to.
+  int end_pairing() {
+    const WorkerTasks impl = w_.impl->tasks(), base = w_.baseline ? w_.baseline->tasks() : WorkerTasks{};
+    return pairing_.end(impl, w_.baseline ? &base : nullptr);
   }
   TestResult call_failure(const CallReply& c, const std::string& prefix) {
     if (c.sticky) return finish(Verdict::crash, prefix + c.error);
@@ -275,7 +250,7 @@ class TestDriver {
 
   // Inputs of the case, made here from its seed; `salt` other than "" makes other values of the
   // same shapes and initialisers from the host's secret, and `sparse` changes only about one
-  // element in 64 of the case's inputs to such values.
+  // element in kSparseEvery (4096), at least one, of the case's inputs to such values.
   Expected<SealedBlob> inputs_blob(const std::string& salt, uint64_t secret, bool sparse) {
     const BlobLayout l = inputs_layout(*c_);
     const SealedBlob* base = nullptr;
@@ -416,7 +391,7 @@ class TestDriver {
     p.shareable = checks_.has_value();  // the checker maps its buffers (plan_checks)
     auto out = send_prepare(*w_.impl, "impl", p);
     if (!out) return failed_ ? failed_ : finish(Verdict::error, "inputs: " + out.error().message);
-    prepared_impl_ = true;
+    impl_.open = true;
     const CallReply c = CallReply::from_json(out->reply);
     if (c.skipped) return finish(Verdict::skipped, c.error);
     if (!c.error.empty()) return call_failure(c, "");
@@ -428,17 +403,17 @@ class TestDriver {
   // be made on the device (checked_on_device).
   Status prepare_reference() {
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
-    if (prepared_reference_) return Ok{};
+    if (reference_.open) return Ok{};
     PrepareRequest p = prepare_request("reference", req_.reference, req_.reference_device);
     p.shareable = checks_.has_value() && req_.reference_device == req_.device;
     auto sent = send_prepare(*w_.reference, "reference", p);
     if (!sent) return sent.error();
     ExecOutcome& out = *sent;
     if (out.status != ExecOutcome::Status::ok) {
-      reference_fatal_ = true;
+      reference_.fatal = true;
       return make_error(out.detail);
     }
-    prepared_reference_ = true;
+    reference_.open = true;
     const CallReply c = CallReply::from_json(out.reply);
     if (c.skipped) return make_error("skipped: " + c.error);
     if (!c.error.empty()) return make_error(c.error);
@@ -450,10 +425,10 @@ class TestDriver {
     ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}},
                            limits_.call_timeout, other ? other->fd() : -1);
     if (out.status != ExecOutcome::Status::ok) {
-      reference_fatal_ = true;
+      reference_.fatal = true;
       return make_error(out.detail);
     }
-    if (out.reply.value("fatal", false)) reference_fatal_ = true;
+    if (out.reply.value("fatal", false)) reference_.fatal = true;
     const CallReply c = CallReply::from_json(out.reply);
     if (!c.error.empty()) return make_error(c.error);
     if (!c.left_behind.empty()) return make_error("the call " + c.left_behind);
@@ -492,10 +467,10 @@ class TestDriver {
     request["session"] = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
-      reference_fatal_ = true;
+      reference_.fatal = true;
       return finish(Verdict::error, "reference: " + out.detail);
     }
-    if (out.reply.value("fatal", false)) reference_fatal_ = true;
+    if (out.reply.value("fatal", false)) reference_.fatal = true;
     const CallReply c = CallReply::from_json(out.reply);
     if (c.unsupported && c.left_behind.empty())
       return finish(Verdict::skipped, "the reference does not support this case: " + c.error.substr(c.error.find(": ") + 2));
@@ -702,7 +677,7 @@ class TestDriver {
     for (int k = 0; k < mirror_count(*c_); ++k) {
       ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "export"}, {"session", "reference"}, {"mirror", k}}, limits_.call_timeout);
       if (out.status != ExecOutcome::Status::ok) {
-        reference_fatal_ = true;
+        reference_.fatal = true;
         return false;
       }
       if (!out.reply.value("error", "").empty() || !out.fd) return false;  // not shareable: the host carries the checked calls
@@ -744,7 +719,7 @@ class TestDriver {
     nlohmann::json request = to_json(reference);
     request["session"] = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
-    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_fatal_ = true;
+    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     if (out.status != ExecOutcome::Status::ok || !CallReply::from_json(out.reply).error.empty() || !CallReply::from_json(out.reply).left_behind.empty()) {
       stage_on_device_ = false;  // the host's blobs say what went wrong
       return std::nullopt;
@@ -791,7 +766,7 @@ class TestDriver {
                             {"expected_bytes", buffers_layout(*c_).total}},
                            limits_.call_timeout, device_case_ ? -1 : expected_->fd());
     if (!checker_ok(out)) return false;
-    watching_ = true;
+    checker_.open = true;
     for (int k = 0; k < mirror_count(*c_); ++k) {
       auto exported = ask_impl({{"cmd", "export"}, {"session", "impl"}, {"mirror", k}}, limits_.call_timeout);
       if (!exported) return false;  // its worker died: the test's verdict is set
@@ -809,7 +784,7 @@ class TestDriver {
   }
   bool checker_ok(const ExecOutcome& out) {
     if (out.status != ExecOutcome::Status::ok) {
-      checker_fatal_ = true;
+      checker_.fatal = true;
       return false;
     }
     return out.reply.value("error", "").empty();
@@ -907,7 +882,7 @@ class TestDriver {
     nlohmann::json request = to_json(reference);
     request["session"] = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
-    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_fatal_ = true;
+    if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     const CallReply made = CallReply::from_json(out.reply);
     if (out.status != ExecOutcome::Status::ok || !made.error.empty() || !made.left_behind.empty()) {
       failed_ = finish(Verdict::error, "fresh inputs: the reference on the kept sample's inputs: " +
@@ -959,11 +934,12 @@ class TestDriver {
     } else {
       use_baseline_side();
     }
-    pin_pair();
+    if (pairing_.active())
+      pairing_.before_block(w_.impl->tasks(), w_.baseline->tasks(), !impl_blocks_.empty() && !base_blocks_.empty(), impl_blocks_.size());
     const double freeze_seconds = std::chrono::duration<double>(Clock::now() - freezing).count();
     const char* session = baseline ? "baseline" : "impl";
-    // A side's first block, unpinned: the cores it keeps busy (pin_pair).
-    const bool first_unpinned = pin_ == Pin::undecided && (baseline ? base_blocks_ : impl_blocks_).empty();
+    // A side's first block, unpinned: the cores it keeps busy (cpu_pairing.hpp).
+    const bool first_unpinned = pairing_.measuring_first_load((baseline ? base_blocks_ : impl_blocks_).empty());
     const double cpu_before = first_unpinned ? cpu_seconds(side.tasks().processes) : 0;
     // Both sides return their buffers, though only the implementation's are checked: the clock
     // audit compares the two sides' blocks, which must cost the same to serve.
@@ -988,7 +964,7 @@ class TestDriver {
           if (o.status != ExecOutcome::Status::ok) return "the checker: " + o.detail;
           return o.reply.value("error", "");
         };
-      if (e.empty()) e = fresh_->begin(baseline, keeping, pin_ == Pin::pinned ? pair_cpu_ : -1, std::move(keep));
+      if (e.empty()) e = fresh_->begin(baseline, keeping, pairing_.cpu_for_block(), std::move(keep));
       if (!e.empty()) {
         if (baseline) return make_error("baseline: fresh inputs: " + e);
         failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
@@ -1019,11 +995,11 @@ class TestDriver {
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
     if (req_.device != "cpu") DeviceActivity::shared().timed(device);
-    if (first_unpinned && out.seconds > 0) first_load_[baseline ? 1 : 0] = (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds;
+    if (first_unpinned && out.seconds > 0) pairing_.note_first_load(baseline, (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds);
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
       if (baseline) {
-        baseline_fatal_ = true;
+        baseline_.fatal = true;
         return make_error("baseline: its worker: " + out.detail);
       }
       impl_crashed_ = true;
@@ -1031,7 +1007,7 @@ class TestDriver {
       failed_ = finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout, "while timing: " + out.detail);
       return make_error("worker");
     }
-    if (out.reply.value("fatal", false)) (baseline ? baseline_fatal_ : impl_fatal_) = true;
+    if (out.reply.value("fatal", false)) (baseline ? baseline_.fatal : impl_.fatal) = true;
     if (!baseline)
       if (std::string t = out.reply.value("tampered", ""); !t.empty()) {
         failed_ = finish(Verdict::implausible, fmt::format("its worker's own code changed while timed (block {}): {}", impl_blocks_.size() + 1, t));
@@ -1117,7 +1093,7 @@ class TestDriver {
       return finish(out.status == ExecOutcome::Status::crashed ? Verdict::crash : Verdict::timeout,
                     "after timing, at the audit of its worker's own code: " + out.detail);
     }
-    if (out.reply.value("fatal", false)) impl_fatal_ = true;
+    if (out.reply.value("fatal", false)) impl_.fatal = true;
     if (std::string t = out.reply.value("tampered", ""); !t.empty())
       return finish(Verdict::implausible, "its worker's own code changed while timed: " + t);
     return std::nullopt;
@@ -1138,7 +1114,8 @@ class TestDriver {
            {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
            {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
            {"host_s", host_seconds}, {"foreign_wait_s", waited}, {"host_wait_s", host_wait_}, {"check_s", check_seconds}, {"freeze_s", freeze_seconds}, {"measured_s", m.measured_time},
-           {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}});
+           {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}, {"paced_s", (baseline ? base_blocks_ : impl_blocks_).back().paced},
+           {"pinned", pairing_.pinned()}});
   }
 
   double block_timeout(const TimingOptions& o) const { return limits_.call_timeout + 4 * o.rule.timeout + o.warmup_time; }
@@ -1183,9 +1160,9 @@ class TestDriver {
       if (!sent) return finish(Verdict::error, "inputs: " + sent.error().message);
       ExecOutcome& out = *sent;
       const CallReply c = CallReply::from_json(out.reply);
-      if (out.status != ExecOutcome::Status::ok) baseline_fatal_ = true, pairing_note = "baseline: its worker: " + out.detail;
+      if (out.status != ExecOutcome::Status::ok) baseline_.fatal = true, pairing_note = "baseline: its worker: " + out.detail;
       else if (!c.error.empty()) pairing_note = "baseline: " + c.error;
-      else prepared_baseline_ = true;
+      else baseline_.open = true;
       paired = pairing_note.empty();
     }
     device_check_ = watch();
@@ -1204,11 +1181,9 @@ class TestDriver {
     } else {
       BlockStop paired_stop = stop;
       paired_stop.floor = kProcessFloor;  // two processes: docs/PERFORMANCE.md
-      if (req_.device == "cpu") pair_cpu_ = claim_cpu(current_cpu());  // where the scheduler has just put the host
-      pin_ = pair_cpu_ >= 0 ? Pin::undecided : Pin::free;
+      if (req_.device == "cpu") pairing_.begin();
       auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing, paired_stop);
-      pinned_cpu_ = pin_ == Pin::pinned ? pair_cpu_ : -1;
-      end_pairing();
+      pinned_cpu_ = end_pairing();
       if (!p && failed_) return *failed_;
       if (!p) {
         // The baseline's fault, not the implementation's: timed alone, and the result says why
@@ -1237,39 +1212,22 @@ class TestDriver {
     if (auto failed = audit_worker()) return failed;
 
     // What the host's own clock, the baseline's blocks and physics say of the reported times.
-    const bool device = req_.device != "cpu";
-    AuditOptions audit;
-    audit.device = device;
-    // CPU blocks on fresh inputs are audited sample by sample, and judged on a secret sample of
-    // each, never the last: a last sample slower than the others there is only the one that
-    // crossed the block's time (a stall on a busy machine ends the block it falls in).
-    const bool paced = std::any_of(impl_blocks_.begin(), impl_blocks_.end(), [](const BlockRecord& b) { return !b.paced.empty(); });
-    std::optional<std::string> implausible = paced ? std::nullopt : audit_checked_calls(impl_blocks_, audit);
-    if (!implausible && !base_blocks_.empty()) implausible = paced ? audit_paced(impl_blocks_, base_blocks_, audit) : audit_clock(impl_blocks_, base_blocks_, audit);
-    if (!implausible && req_.timing.mode == TimingMode::cold) implausible = audit_floor(meas.stats.median, c_->bytes, limits_.peak_bytes_per_second);
+    TimingAudit audit;
+    audit.options.device = req_.device != "cpu";
+    audit.options.pinned = pinned_cpu_ >= 0;
+    audit.cold = req_.timing.mode == TimingMode::cold;
+    audit.median = meas.stats.median;
+    audit.bytes = c_->bytes;
+    audit.peak_bytes_per_second = limits_.peak_bytes_per_second;
+    const std::optional<std::string> implausible = audit_timing(impl_blocks_, base_blocks_, audit);
     if (implausible) return finish(Verdict::implausible, *implausible);
 
-    Timing t;
-    t.mode = timing_mode_name(meas.mode);
-    t.stats = meas.stats;
-    t.host = meas.host;
-    t.stop = stop_reason_name(meas.stop);  // paired: how the pairing stopped
-    t.batch = meas.batch;
-    t.warmup_calls = meas.warmup_calls;
-    t.wall_time = meas.wall_time;
-    t.measured_time = meas.measured_time;
+    Timing t = timing_of(meas);
     t.baseline_measured_time = baseline_measured;
-    t.throttled = meas.throttled;
-    t.clock_mhz = meas.clock_mhz;
-    t.blocking = meas.blocking;
-    t.eviction = meas.eviction;
-    t.samples_per_sync = meas.samples_per_sync;
     if (fresh_) t.fresh_inputs = fresh_on_device_ ? "device" : "host";
     t.pinned_cpu = pinned_cpu_;
-    t.event_cost = meas.event_cost;
-    t.notes = meas.notes;
     if (!pairing_note.empty()) t.notes.push_back(pairing_note + ": no speedup");
-    if (!pin_note_.empty()) t.notes.push_back(pin_note_);
+    if (!pairing_.note().empty()) t.notes.push_back(pairing_.note());
     if (!fresh_note_.empty()) t.notes.push_back(fresh_note_);
     r_.performance.timing = t;
     const double med = meas.stats.median;
@@ -1290,24 +1248,20 @@ class TestDriver {
   const ConcreteCase* c_ = nullptr;
   std::shared_ptr<const SealedBlob> inputs_, expected_;  // the case's, shared with other tests of the run (blob_cache.hpp)
   SealedBlob first_;
-  bool prepared_impl_ = false, prepared_reference_ = false, prepared_baseline_ = false;
-  bool impl_crashed_ = false, impl_fatal_ = false, reference_fatal_ = false, baseline_fatal_ = false;
+  // Each worker's standing in this test: its session open there (ended, or the checker's watch
+  // ended, when the test ends), and whether its process is to be replaced instead (no word to it).
+  struct WorkerState {
+    bool open = false, fatal = false;
+  };
+  WorkerState impl_, reference_, baseline_, checker_;
+  bool impl_crashed_ = false;  // its worker died: nothing to end
   uint64_t secret_ = 0;
   std::set<std::size_t> checked_before_;  // impl block indices preceded by a checked call
   std::optional<std::vector<DeviceCheckItem>> checks_;  // what the checker compares (device_check.hpp)
   bool device_check_ = false;  // the blocks are checked on the device now
-  // A CPU pairing's one CPU (pin_pair): whether both sides are pinned to it now, or not yet
-  // (the first pair), or no more; the cores each side's first block kept busy (impl, baseline);
-  // the CPU the pairing ended pinned to, for the result, and why the pinning ended early.
   bool timing_ = false;  // measure() has begun: the workers it needs have started (use_impl_side)
-  enum class Pin { undecided, pinned, free };
-  static constexpr double kThreadedLoad = 1.5;
-  Pin pin_ = Pin::free;
-  int pair_cpu_ = -1;
-  double first_load_[2] = {0, 0};
-  int pinned_cpu_ = -1;
-  std::string pin_note_;
-  bool watching_ = false, checker_fatal_ = false;
+  CpuPairing pairing_;   // a CPU pairing's one CPU
+  int pinned_cpu_ = -1;  // the CPU the pairing ended pinned to, for the result
   bool stage_on_device_ = true, reference_watched_ = false;  // checked_on_device
   bool device_case_ = false;  // plan_checks
   bool watch_tried_ = false;

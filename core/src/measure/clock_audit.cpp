@@ -69,7 +69,8 @@ std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, con
   }
   if (round_trip.size() < 3) return std::nullopt;
   const double trip = std::max(0.0, median_of(round_trip));
-  const double slack = std::max(options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6, trip / 4);
+  const double slack = std::max(options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6,
+                                trip / (options.pinned ? 4 : 2));
   std::vector<double> excess, true_time;
   std::size_t beyond = 0;
   for (std::size_t k = 0; k < impl_span.size(); ++k) {
@@ -113,6 +114,17 @@ std::optional<std::string> audit_floor(double median_seconds, std::optional<doub
   return fmt::format("its median {} is below the physical floor: the case moves {:.0f} bytes, which takes {} at the measured peak "
                      "bandwidth ({:.1f} GB/s); a time under half of that cannot be real",
                      us(median_seconds), *bytes, us(floor), peak_bytes_per_second / 1e9);
+}
+
+std::optional<std::string> audit_timing(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base, const TimingAudit& a) {
+  // A CPU block on fresh inputs is judged on a secret sample, never its last: a last sample slower
+  // than the others there is only the one that crossed the block's time (a stall on a busy
+  // machine ends the block it falls in).
+  const bool paced = std::any_of(impl.begin(), impl.end(), [](const BlockRecord& b) { return !b.paced.empty(); });
+  std::optional<std::string> why = paced ? std::nullopt : audit_checked_calls(impl, a.options);
+  if (!why && !base.empty()) why = paced ? audit_paced(impl, base, a.options) : audit_clock(impl, base, a.options);
+  if (!why && a.cold) why = audit_floor(a.median, a.bytes, a.peak_bytes_per_second);
+  return why;
 }
 
 }  // namespace bb

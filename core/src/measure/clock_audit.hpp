@@ -36,6 +36,7 @@ struct AuditOptions {
   bool device = false;  // device timing: the host-side launch work of a call is outside its
                         // timed region by design, so more slack per call
   double min_excess_per_call = 0;  // 0: the default for the kind (CPU 5 us, device 200 us)
+  bool pinned = false;  // a CPU pairing that ended with both sides pinned to one CPU (cpu_pairing.hpp)
 };
 
 // The reason the implementation's timing is IMPLAUSIBLE, or nullopt. Pairs are (impl[k],
@@ -49,8 +50,9 @@ std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, con
 // (a wake-up delayed by the machine only adds) less the worker's median is the round trip; the
 // baseline's blocks, in a process with no plugin under test, give the honest one. An
 // implementation whose round trip is longer than the baseline's by more than its own median and
-// the slack (CPU 5 us, or a quarter of the round trip), in three quarters of the blocks and in
-// their median, is IMPLAUSIBLE. Unlike audit_clock it needs no block's overhead to cancel
+// the slack (CPU 5 us, or a quarter of the round trip; half where the pairing was not pinned to
+// one CPU: a wake-up across cores may cost either side some 10 us more), in three quarters of the
+// blocks and in their median, is IMPLAUSIBLE. Unlike audit_clock it needs no block's overhead to cancel
 // another's: a busy machine's delays, which fall between samples and on every wake-up, leave the
 // low quantile alone. Pairs as audit_clock's; nullopt where fewer than three pairs are paced.
 std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base,
@@ -59,6 +61,19 @@ std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, con
 // The checked calls (the last of each block, whose outputs the host compares) against the
 // others: a plugin that does the work only when it will be checked shows slow last calls.
 std::optional<std::string> audit_checked_calls(const std::vector<BlockRecord>& impl, const AuditOptions& options = {});
+
+// Every audit of one test's timed blocks, as the host applies them: CPU blocks on fresh inputs
+// (paced) sample by sample (audit_paced; the last call is not the judged one there), the others
+// by their checked calls and, against a baseline, by block (audit_clock); then a cold median
+// against the physical floor. The first reason found, or nullopt.
+struct TimingAudit {
+  AuditOptions options;
+  bool cold = true;
+  double median = 0;             // the implementation's reported median, seconds
+  std::optional<double> bytes;   // the case's bytes moved
+  double peak_bytes_per_second = 0;
+};
+std::optional<std::string> audit_timing(const std::vector<BlockRecord>& impl, const std::vector<BlockRecord>& base, const TimingAudit& a);
 
 // Below the physical floor: a median under half the time the case's bytes take at the measured
 // peak bandwidth (bytes per second; 0: unknown). nullopt when plausible or unknown.

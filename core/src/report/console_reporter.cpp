@@ -293,7 +293,8 @@ class ConsoleReporter final : public Reporter {
     const std::string name = verdict_name(v);
     const std::string pad(name.size() < width ? width - name.size() : 0, ' ');
     if (!o_.terminal || !o_.colour) return name + pad;
-    const char* c = v == Verdict::pass ? "32" : v == Verdict::skipped ? "33" : "31";
+    const VerdictKind k = verdict_kind(v);
+    const char* c = k == VerdictKind::passed ? "32" : k == VerdictKind::skipped ? "33" : "31";  // green, yellow, red
     return fmt::format("\033[{}m{}\033[0m{}", c, name, pad);
   }
 

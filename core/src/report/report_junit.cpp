@@ -7,9 +7,9 @@
 //   <testcase>     one per test result: classname "<op>.<impl>" (Jenkins shows the op as the
 //                  package and the implementation as the class), name "<case>[#repeat] (<device>)"
 //
-// Verdicts: PASS is a plain testcase; FAIL, UNWRITTEN, INPUT_MUTATED, OUT_OF_BOUNDS and
-// NONDETERMINISTIC a <failure type="VERDICT">; ERROR, CRASH and TIMEOUT an <error>; SKIPPED a
-// <skipped message="why">. The failure's text holds the message and the mismatch's figures; a
+// Verdicts (verdict.hpp, by kind): PASS is a plain testcase; a failed one (FAIL, UNWRITTEN,
+// INPUT_MUTATED, OUT_OF_BOUNDS, NONDETERMINISTIC, IMPLAUSIBLE) a <failure type="VERDICT">; an
+// error (ERROR, CRASH, TIMEOUT) an <error>; SKIPPED a <skipped message="why">. The failure's text holds the message and the mismatch's figures; a
 // timed test's <system-out> its timing, speedup and bandwidth. An op that could not be used
 // (manifest error, unusable library) gets a testcase "load" with an <error>, so a CI job that
 // reads only this file still sees it.
@@ -51,7 +51,7 @@ std::string json_at(const nlohmann::json& j, std::initializer_list<const char*> 
   return json_text(*at);
 }
 
-bool is_error_verdict(Verdict v) { return v == Verdict::error || v == Verdict::crash || v == Verdict::timeout; }
+bool is_error_verdict(Verdict v) { return verdict_kind(v) == VerdictKind::error; }
 
 struct Counts {
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;

@@ -89,8 +89,6 @@ std::vector<std::string> crash_lines(const nlohmann::json& crash, std::size_t ma
   return out;
 }
 
-bool is_failure(Verdict v) { return v != Verdict::pass && v != Verdict::skipped; }
-
 bool finite(const std::optional<double>& x) { return x && std::isfinite(*x); }
 
 std::string format_speedup(const std::optional<double>& x) { return finite(x) ? fmt::format("{:.2f}x", *x) : "-"; }
@@ -158,12 +156,6 @@ std::map<std::string, std::string> verdict_counts_by_impl(const RunRecord& run) 
     out[impl] = s;
   }
   return out;
-}
-
-const ImplScore* find_impl_score(const Scores& s, const std::string& op, const std::string& impl) {
-  for (const auto& is : s.impls)
-    if (is.op == op && is.impl == impl) return &is;
-  return nullptr;
 }
 
 std::string impl_status(const ImplScore& s) {

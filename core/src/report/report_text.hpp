@@ -30,8 +30,6 @@ std::string message_shape(std::string_view message);
 // "12.3 us", "4.56 ms"; "-" for none.
 std::string format_seconds(double s);
 
-// Failed: any verdict but PASS and SKIPPED.
-bool is_failure(Verdict v);
 // The test's failure as lines: its message, then the mismatch's figures (output, count/total,
 // max abs/rel error, first index with actual vs expected, atol/rtol). Not cleaned.
 std::string failure_details(const TestResult& r);
@@ -58,8 +56,6 @@ std::vector<SkipGroup> skip_groups(const RunRecord& run);  // most tests first
 
 // Each implementation's verdict counts, "CRASH=3 FAIL=1" (PASS left out).
 std::map<std::string, std::string> verdict_counts_by_impl(const RunRecord& run);
-// The implementation's score, or null when the run's scores do not list it.
-const ImplScore* find_impl_score(const Scores& s, const std::string& op, const std::string& impl);
 // "failed", "skipped", "correct" or "not run" for an implementation's score.
 std::string impl_status(const ImplScore& s);
 

@@ -465,7 +465,6 @@ void* BoundCall::place(HostBuffer& buf, bool keep_copy, bool is_output) {
   Mirror m{&buf, dev, nullptr, is_output, bytes};
   if (keep_copy && !alloc(&m.poison)) m.poison = nullptr;
   mirrors_.push_back(m);
-  ranges_.push_back({dev, bytes});
   if (!is_output) input_ranges_.push_back({dev, bytes});
   return static_cast<uint8_t*>(dev) + HostBuffer::kGuardBytes;
 }

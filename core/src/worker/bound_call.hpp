@@ -96,9 +96,8 @@ class BoundCall {
   // whole hold (a call that waits on the host before launching elsewhere is seen then).
   CallOutcome run_witnessed(bb_kernel_fn fn, bool watch = true);
 
-  // The call's device memory, whole allocations, as the cold timer may evict it; the inputs'
-  // alone (outputs are rewritten before every sample: discarding their lines would drop that).
-  const std::vector<bb_device_range>& device_ranges() const { return ranges_; }
+  // The inputs' device memory, whole allocations, as the cold timer may evict it (outputs are
+  // rewritten before every sample: discarding their lines would drop that).
   const std::vector<bb_device_range>& input_ranges() const { return input_ranges_; }
 
   // Rewrites every output with its poison pattern where the call reads it, and every in-place
@@ -180,7 +179,7 @@ class BoundCall {
   bool shareable_ = false;
   std::vector<std::pair<size_t, HostBuffer>> inplace_;  // (input, its saved copy) of in-place targets
   std::vector<Mirror> mirrors_;
-  std::vector<bb_device_range> ranges_, input_ranges_;
+  std::vector<bb_device_range> input_ranges_;
   std::unique_ptr<CallFrame> frame_;
   std::string error_;
   std::string escaped_;

@@ -51,7 +51,10 @@ class TestRunner {
  public:
   TestRunner();
   ~TestRunner();
-  // prepare, call, block, end (worker_protocol.hpp) and probe.
+  // One request, by its "cmd" (worker_protocol.hpp): probe, probe_many, read_many, generate,
+  // warm, prepare, audit, call, block, end, export, pace, buffers; and the device checker's:
+  // watch, watch_mirror, watch_reference, stage, keep_case, expect, verify, keep_sample,
+  // verify_kept, kept_home, unwatch.
   Message handle(const nlohmann::json& request, UniqueFd fd);
   ProbeReply probe(const ProbeRequest& request);
   // A sticky device error has left this process's device context unusable, or a call left
