@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "device_runtimes.hpp"
 #include "library_store.hpp"
 #include "provenance.hpp"
 
@@ -181,7 +182,7 @@ int confirm_regressions(RunComparison& c, const RunRecord& base, const RunRecord
       cases += (cases.empty() ? "" : ",") + ch->next->case_id;
     }
     for (const auto& t : next.tests)
-      if (t.id.op == op && t.id.impl == impl && t.id.device != "cpu" && !t.id.device.empty()) devices = std::to_string(t.id.device_index);
+      if (t.id.op == op && t.id.impl == impl && !is_cpu(t.id.device) && !t.id.device.empty()) devices = std::to_string(t.id.device_index);
     // One re-timing over `list` (case ids), each side's budget `scale` times the least.
     auto retime = [&](const std::string& list, double scale, const std::string& logs) -> Expected<RunRecord> {
       std::vector<std::string> args{options.binary, "--custom-ops-root", root.string(), "--ops", op, "--impls", stem, "--cases", list,

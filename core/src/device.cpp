@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "device_runtimes.hpp"
 #include "measure/device_peak.hpp"
 #include "dynamic_library.hpp"
 
@@ -34,7 +35,7 @@ Expected<DeviceRuntime*> DeviceRuntime::get(const std::string& name) {
   auto it = cache.find(name);
   if (it == cache.end()) {
     auto load = [&]() -> Expected<std::unique_ptr<DeviceRuntime>> {
-      const std::string file = "backendbench_" + name + DynamicLibrary::suffix();
+      const std::string file = runtime_plugin_file(name, DynamicLibrary::suffix());
       std::filesystem::path found;
       for (const auto& d : runtime_plugin_dirs())
         if (std::filesystem::exists(std::filesystem::path(d) / file)) {

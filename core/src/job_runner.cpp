@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "device.hpp"
+#include "device_runtimes.hpp"
 #include "interrupt.hpp"
 #include "landlock.hpp"
 #include "plugin_library.hpp"
@@ -38,7 +39,7 @@ SkipReason skip_reason(const Implementation& impl, const Manifest& m, const Conc
   if (impl.device.empty() || !device_kind)
     return {fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", ")),
             true};
-  if (impl.device != "cpu" && !device_kind->available) return {device_kind->reason, false};
+  if (!is_cpu(impl.device) && !device_kind->available) return {device_kind->reason, false};
   std::string why = unsupported_reason(impl.info, c);
   const bool refused = !why.empty();
   return {std::move(why), refused};
@@ -139,7 +140,7 @@ std::pair<double, double> peak_bandwidth(const DeviceKind& kind, int ordinal) {
 }  // namespace
 
 nlohmann::json warm_request(const std::string& device, int ordinal, const std::string& library) {
-  nlohmann::json warm{{"cmd", "warm"}, {"device", device}, {"device_index", device == "cpu" ? 0 : ordinal}};
+  nlohmann::json warm{{"cmd", "warm"}, {"device", device}, {"device_index", is_cpu(device) ? 0 : ordinal}};
   if (is_python_implementation(library)) warm["python"] = true;
   return warm;
 }
@@ -160,7 +161,7 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
   std::map<std::string, std::vector<std::pair<int, int>>> first;  // device kind -> its first implementations
   for (const auto& t : tests) {
     const std::string& device = ctx.plans[t.op].impls[t.impl].device;
-    if (device.empty() || device == "cpu") continue;
+    if (device.empty() || is_cpu(device)) continue;
     // Not one whose jobs are deferred (a kernel library imported meanwhile): stocked now, its
     // worker would import the library itself, and its jobs come last.
     if (ctx.plans[t.op].impls[t.impl].imports_packages) continue;
@@ -173,7 +174,7 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
     const double timeout = ctx.options.test_timeout;
     const auto& p0 = ctx.plans[impls.front().first];
     const std::string ref_device = reference_device_for(p0.reference, p0.manifest, device);
-    if (ref_device != "cpu") {
+    if (!is_cpu(ref_device)) {
       auto w = make();
       w->set_walls(side_walls(ctx, reference_worker_key(p0, device), p0.reference.target().library, -1));
       stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w),
@@ -198,7 +199,7 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   r.id.variant = c.variant;
   r.id.kind = case_kind_name(c.kind);
   r.id.device = p.impls[t.impl].device;
-  r.id.device_index = r.id.device == "cpu" || r.id.device.empty() ? 0 : ordinal;
+  r.id.device_index = is_cpu(r.id.device) || r.id.device.empty() ? 0 : ordinal;
   r.id.repeat = t.repeat;
   r.id.flops = c.flops;
   r.id.bytes = c.bytes;
@@ -358,7 +359,7 @@ void start_job_workers(const Job& job, int ordinal, WorkerSet& workers, SweepCon
     starts.warm(*workers.baseline, warm_request(job.device, ordinal, side.baseline->library), o.test_timeout, true);
   // The checker compares the buffers of device cases of device_check_min_bytes and more, on the
   // device (device_check.hpp): its context, once, with the first job that has such a case.
-  if (workers.checker && !workers.checker_warm && job.device != "cpu" && device_case) {
+  if (workers.checker && !workers.checker_warm && !is_cpu(job.device) && device_case) {
     starts.warm(*workers.checker, warm_request(job.device, ordinal), o.test_timeout);
     workers.checker_warm = true;
   }
@@ -410,7 +411,7 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     limits.device_check_min_bytes = default_device_check_min_bytes();
     // The physical floor on devices only: a CPU's cold data is not all from DRAM (the
     // prefetchers, the L3 the flush leaves), and its copy bandwidth reads low on a loaded host.
-    if (job.device != "cpu") limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index).first * 1e9;
+    if (!is_cpu(job.device)) limits.peak_bytes_per_second = peak_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index).first * 1e9;
     const auto t0 = std::chrono::steady_clock::now();
     TestResult out = run_test(req, w, limits);  // the host's verdict and figures, under the test's identity
     if (o.worker_limits.memory_bytes && out.outcome.message.find("bad_alloc") != std::string::npos)
@@ -424,12 +425,12 @@ void run_job(const Job& job, int ordinal, WorkerSet& workers, SweepContext& ctx,
     }
     if (out.performance.timing) events.measured(out.performance.timing->measured_time + out.performance.timing->baseline_measured_time);
     if (out.outcome.verdict == Verdict::pass && out.performance.timing) {
-      if (out.performance.gbps && job.device != "cpu") {
+      if (out.performance.gbps && !is_cpu(job.device)) {
         const auto [measured, theoretical] = peak_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index);
         if (measured > 0) out.performance.peak_pct = *out.performance.gbps / measured * 100;
         if (theoretical > 0) out.performance.peak_pct_theoretical = *out.performance.gbps / theoretical * 100;
       }
-      if (out.id.flops && job.device != "cpu") {
+      if (out.id.flops && !is_cpu(job.device)) {
         const auto& kind = ctx.device_kinds.at(job.device);
         const std::string compute = compute_kind_for(c.inputs.empty() ? DType::float32 : c.inputs.front().dtype);
         const auto [measured, theoretical] = peak_bandwidth(kind, id.id.device_index);

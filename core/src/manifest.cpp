@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "device_runtimes.hpp"
 #include "value_variants.hpp"
 
 namespace bb {
@@ -441,7 +442,7 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
     m.devices.clear();
     auto add = [&](const YAML::Node& e) {
       std::string dev = as_string(e, "device");
-      if (dev != "cpu" && dev != "cuda" && dev != "hip") fail(e, fmt::format("unknown device '{}'; expected cpu, cuda or hip", dev));
+      if (!is_device_kind(dev)) fail(e, fmt::format("unknown device '{}'; expected {}", dev, device_kind_choices()));
       m.devices.push_back(dev);
     };
     if (d.IsSequence()) for (const auto& e : d) add(e);

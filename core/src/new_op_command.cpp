@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "device_runtimes.hpp"
 #include "new_op_templates.hpp"
 #include "report/report_files.hpp"
 
@@ -37,7 +38,7 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
   app.add_option("--root", root, "the folder to write NAME/ into (default: the current directory)");
   app.add_option("--devices", devices, "devices to write an implementation for (default: cpu,cuda)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
+      ->check(CLI::IsMember(device_kind_names()));
   std::string lang = "cpp";
   app.add_option("--lang", lang, "cpp: C++/CUDA/HIP plugins built with CMake (default); python: a Python reference, a PyTorch and (for "
                                  "cuda) a Triton implementation, run as they are")

@@ -10,19 +10,20 @@
 #include <backendbench/detail/python_bridge.h>
 
 #include "device.hpp"
+#include "device_runtimes.hpp"
 #include "did_you_mean.hpp"
 #include "dtype.hpp"
 
 namespace bb {
 
 std::string unknown_info_entries(const PluginInfo& info) {
-  static const std::vector<std::string> kDevices{"cpu", "cuda", "hip"};
+  static const std::vector<std::string> kDevices = device_kind_names();
   std::vector<std::string> dtypes;
   for (DType t : all_dtypes()) dtypes.push_back(dtype_name(t));
   std::vector<std::string> problems;
   for (const auto& d : info.devices)
     if (std::find(kDevices.begin(), kDevices.end(), d) == kDevices.end())
-      problems.push_back(fmt::format("device '{}' is no device{}, expected cpu, cuda or hip", d, did_you_mean(d, kDevices)));
+      problems.push_back(fmt::format("device '{}' is no device{}, expected {}", d, did_you_mean(d, kDevices), device_kind_choices()));
   for (const auto& entry : info.dtypes) {
     const auto colon = entry.find(':');
     const std::string dtype = colon == std::string::npos ? entry : entry.substr(colon + 1);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "device_runtimes.hpp"
+
 namespace bb {
 
 std::string shell_quoted(const std::string& text) {
@@ -22,7 +24,7 @@ std::string rerun_command(const SessionOptions& o, const TestId& id) {
   // A variant is a case of the run's value variants: that one asked for, the others left out.
   if (!id.variant.empty()) line += " --variants " + shell_quoted(id.variant);
   if (!o.python.empty()) line += " --python " + shell_quoted(o.python);
-  if (id.device != "cpu" && !id.device.empty()) line += fmt::format(" --devices {}", id.device_index);
+  if (!is_cpu(id.device) && !id.device.empty()) line += fmt::format(" --devices {}", id.device_index);
   return line + " --no-isolate";
 }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "device_runtimes.hpp"
 #include "executor.hpp"
 #include "report/report_files.hpp"
 
@@ -53,7 +54,11 @@ int resource_spec_command(CLI::App& app, const CommandContext& ctx) {
   std::string kind = "all";
   int slots = 1;
   app.add_option("--output,-o", output, "file to write (default: standard output)");
-  app.add_option("--kind", kind, "device kinds to ask for: cuda, hip or all")->check(CLI::IsMember({"cuda", "hip", "all"}));
+  std::vector<std::string> kinds;
+  std::string kinds_text;
+  for (const auto& rt : runtime_rows()) kinds.emplace_back(rt.name), kinds_text += (kinds_text.empty() ? "" : ", ") + kinds.back();
+  kinds.emplace_back("all");
+  app.add_option("--kind", kind, "device kinds to ask for: " + kinds_text + " or all")->check(CLI::IsMember(kinds));
   app.add_option("--slots", slots, "tests that may share one GPU at a time")->check(CLI::Range(1, 1024));
   if (auto status = parse_command(app, ctx)) return *status;
 
@@ -62,7 +67,8 @@ int resource_spec_command(CLI::App& app, const CommandContext& ctx) {
   auto executor = make_isolated_executor(ctx.self.string());
   std::set<int> ordinals;
   std::vector<std::string> absent;
-  for (const std::string k : {"cuda", "hip"}) {
+  for (const auto& rt : runtime_rows()) {
+    const std::string k = rt.name;
     if (kind != "all" && kind != k) continue;
     std::string why;
     for (int o : device_ordinals(*executor, k, why)) ordinals.insert(o);

@@ -1,4 +1,5 @@
 #include "session.hpp"
+#include "device_runtimes.hpp"
 #include "value_variants.hpp"
 
 #include <algorithm>
@@ -115,8 +116,8 @@ PlanOptions plan_options(const SessionOptions& o) {
 std::vector<std::filesystem::path> runtime_plugins() {
   std::vector<std::filesystem::path> found;
   for (const auto& dir : runtime_plugin_dirs())
-    for (const char* name : {"cuda", "hip"}) {
-      const auto p = std::filesystem::path(dir) / (std::string("backendbench_") + name + ".so");
+    for (const auto& rt : runtime_rows()) {
+      const auto p = std::filesystem::path(dir) / runtime_plugin_file(rt.name);
       std::error_code ec;
       if (std::filesystem::exists(p, ec) && std::find(found.begin(), found.end(), p) == found.end()) found.push_back(p);
     }
@@ -130,13 +131,13 @@ Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const st
   if (!o.isolate) {
     WorkerSlot all{{"cpu"}, o.device_ordinals.empty() ? 0 : o.device_ordinals.front(), "in-process"};
     for (const auto& [kind, d] : kinds)
-      if (kind != "cpu") all.kinds.push_back(kind);
+      if (!is_cpu(kind)) all.kinds.push_back(kind);
     return std::vector<WorkerSlot>{all};
   }
   const int cpu_workers = cpu_worker_count(o);
   for (int i = 0; i < cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
   for (const auto& [kind, d] : kinds) {
-    if (kind == "cpu" || !d.available) continue;
+    if (is_cpu(kind) || !d.available) continue;
     const std::vector<int> present = d.ordinals();
     std::vector<int> use = o.all_devices ? present : o.device_ordinals.empty() ? std::vector<int>{0} : o.device_ordinals;
     for (int ordinal : use)
@@ -326,8 +327,8 @@ class SessionRun {
     if (!o_.isolate || given_ || early_devices_.valid()) return;
     const nlohmann::json known_peaks = o_.performance ? read_device_peaks() : nlohmann::json::object();
     std::vector<std::string> kinds;
-    for (const char* kind : {"cuda", "hip"})
-      if (might_have_device(kind) && peaks_known(known_peaks, kind)) kinds.push_back(kind);
+    for (const auto& rt : runtime_rows())
+      if (const char* kind = rt.name; might_have_device(kind) && peaks_known(known_peaks, kind)) kinds.push_back(kind);
     if (kinds.empty()) return;
     std::map<std::string, nlohmann::json> probes;
     for (const auto& kind : kinds) probes[kind] = device_probe(kind, known_peaks);
@@ -612,7 +613,7 @@ int run_session(const SessionOptions& o, RunRecord record, const std::vector<Rep
   // the costliest jobs go first to any of them, and a missing device has none to serve. Ended
   // now, before any test. (A host of several GPUs run on device 0 alone keeps it.)
   for (const auto& [kind, d] : device_kinds) {
-    if (kind == "cpu") continue;
+    if (is_cpu(kind)) continue;
     std::set<int> used;
     for (const auto& slot : *slots)
       if (std::find(slot.kinds.begin(), slot.kinds.end(), kind) != slot.kinds.end()) used.insert(slot.ordinal);

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "blob_cache.hpp"
+#include "device_runtimes.hpp"
 #include "fresh_inputs.hpp"
 #include "host_buffer.hpp"
 #include "sandbox_off.hpp"
@@ -300,7 +301,7 @@ class TestDriver {
     // A timed test of any size: its samples' fresh inputs are made on the device and kept by the
     // checker (measure()).
     const bool fresh = req_.time && req_.timing.mode == TimingMode::cold && !sandbox_part_off("fresh");
-    if (!w_.checker || !req_.check || req_.device == "cpu" || (buffers_layout(*c_).total < limits_.device_check_min_bytes && !fresh)) return;
+    if (!w_.checker || !req_.check || is_cpu(req_.device) || (buffers_layout(*c_).total < limits_.device_check_min_bytes && !fresh)) return;
     const bool in_place = std::any_of(c_->outputs.begin(), c_->outputs.end(), [](const ConcreteOutput& o) { return o.inplace_input >= 0; });
     // A reference library only: its buffers are believed on the device unseen (an
     // implementation serving as the reference could leave poison there for a twin to match).
@@ -945,10 +946,10 @@ class TestDriver {
     // audit compares the two sides' blocks, which must cost the same to serve.
     const std::string device = fmt::format("{}:{}", req_.device, req_.device_index);
     TimingOptions timing = options;
-    timing.device_warm = req_.device != "cpu" && DeviceActivity::shared().warm(device);
+    timing.device_warm = !is_cpu(req_.device) && DeviceActivity::shared().warm(device);
     // CPU timing: what the machine's other work took from the worker in this block (the clock
     // audit leaves it out; run_queue.hpp). Device timing's slack per call is far larger.
-    const bool on_cpu = req_.device == "cpu";
+    const bool on_cpu = is_cpu(req_.device);
     const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
     const double host_wait_before = on_cpu ? own_thread_wait() : 0;
     if (fresh_) {  // fresh inputs for every sample, made here (fresh_inputs.hpp)
@@ -994,7 +995,7 @@ class TestDriver {
     if (served) out.seconds = std::max(0.0, out.seconds - served->keep_seconds);
     host_wait_ = on_cpu ? own_thread_wait() - host_wait_before : 0;
     const double waited = on_cpu ? foreign_wait(queued, run_queue_snapshot(side.tasks(), side.group_cpu_seconds()), host_wait_) : 0;
-    if (req_.device != "cpu") DeviceActivity::shared().timed(device);
+    if (!is_cpu(req_.device)) DeviceActivity::shared().timed(device);
     if (first_unpinned && out.seconds > 0) pairing_.note_first_load(baseline, (cpu_seconds(side.tasks().processes) - cpu_before) / out.seconds);
     if (!baseline) keep_output(out);
     if (out.status != ExecOutcome::Status::ok) {
@@ -1133,9 +1134,9 @@ class TestDriver {
     // A device case's (made there, its buffers mapped by the checker, the reference's too) are made
     // by its workers on the device from a seed per sample; the checker keeps one in secret.
     const bool fresh_wanted = req_.timing.mode == TimingMode::cold && req_.check && !sandbox_part_off("fresh");
-    if (fresh_wanted && (req_.device == "cpu" || (device_case_ && device_check_ && watch_reference()))) {
+    if (fresh_wanted && (is_cpu(req_.device) || (device_case_ && device_check_ && watch_reference()))) {
       const std::vector<std::string> repeating = repeating_inputs(*c_);
-      fresh_on_device_ = req_.device != "cpu";
+      fresh_on_device_ = !is_cpu(req_.device);
       if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir(), fresh_on_device_);
       if (!repeating.empty())
         fresh_note_ = fmt::format("inputs repeat: {} keep{} {} values in every timed call (constant, arange or a file)", fmt::join(repeating, ", "),
@@ -1181,7 +1182,7 @@ class TestDriver {
     } else {
       BlockStop paired_stop = stop;
       paired_stop.floor = kProcessFloor;  // two processes: docs/PERFORMANCE.md
-      if (req_.device == "cpu") pairing_.begin();
+      if (is_cpu(req_.device)) pairing_.begin();
       auto p = measure_paired([&](bool baseline, const TimingOptions& o) { return block(baseline, o); }, req_.timing, paired_stop);
       pinned_cpu_ = end_pairing();
       if (!p && failed_) return *failed_;
@@ -1213,7 +1214,7 @@ class TestDriver {
 
     // What the host's own clock, the baseline's blocks and physics say of the reported times.
     TimingAudit audit;
-    audit.options.device = req_.device != "cpu";
+    audit.options.device = !is_cpu(req_.device);
     audit.options.pinned = pinned_cpu_ >= 0;
     audit.cold = req_.timing.mode == TimingMode::cold;
     audit.median = meas.stats.median;

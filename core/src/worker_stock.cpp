@@ -1,10 +1,13 @@
 #include "worker_stock.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
+
+#include "device_runtimes.hpp"
 
 namespace bb {
 
@@ -77,8 +80,9 @@ std::string stocked_impl_key(int op, int impl, const std::string& device, int or
 std::string stocked_reference_key(const std::string& reference_key, int ordinal) { return fmt::format("reference|{}|{}", reference_key, ordinal); }
 
 int gpu_count_hint(const std::string& kind) {
-  if (kind != "cuda") return -1;
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+  const RuntimeRow* rt = find_runtime_row(kind);
+  if (!rt || !rt->visible_env || !rt->gpu_node_prefix) return -1;
+  if (const char* visible = std::getenv(rt->visible_env)) {
     const std::string v = visible;
     return v.empty() ? 0 : static_cast<int>(std::count(v.begin(), v.end(), ',')) + 1;
   }
@@ -86,16 +90,16 @@ int gpu_count_hint(const std::string& kind) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 && std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; })) ++n;
+    const std::size_t p = std::strlen(rt->gpu_node_prefix);
+    if (name.size() > p && name.rfind(rt->gpu_node_prefix, 0) == 0 && std::all_of(name.begin() + static_cast<std::ptrdiff_t>(p), name.end(), [](char c) { return c >= '0' && c <= '9'; })) ++n;
   }
   return ec ? -1 : n;
 }
 
 bool might_have_device(const std::string& kind) {
   std::error_code ec;
-  if (kind == "cuda") return std::filesystem::exists("/dev/nvidiactl", ec);
-  if (kind == "hip") return std::filesystem::exists("/dev/kfd", ec);
-  return true;
+  const RuntimeRow* rt = find_runtime_row(kind);
+  return !rt || std::filesystem::exists(rt->driver_node, ec);
 }
 
 }  // namespace bb

@@ -1,3 +1,4 @@
+#include "device_runtimes.hpp"
 #include "report/case_table.hpp"
 
 #include <algorithm>
@@ -124,7 +125,7 @@ std::string case_table_text(const RunRecord& run) {
       out += header();
     }
     out += fmt::format("  {}{}{}{}\n", clean_text(group.case_id), group.repeat > 0 ? fmt::format(" #{}", group.repeat) : "",
-                       group.shapes.empty() ? "" : "  " + clean_text(group.shapes), group.device == "cpu" ? "" : "  on " + group.device);
+                       group.shapes.empty() ? "" : "  " + clean_text(group.shapes), is_cpu(group.device) ? "" : "  on " + group.device);
     for (std::size_t i = 0; i < group.tests.size(); ++i) {
       std::string line = "    " + padded(clean_text(group.tests[i]->id.impl), name_w - 2, false);
       for (std::size_t k = 0; k < std::size(kColumns); ++k) line += "  " + padded(cells[g][i].*kColumns[k].cell, widths[k], kColumns[k].right);

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "device_runtimes.hpp"
 #include "host_load.hpp"
 #include "report/case_table.hpp"
 #include "report/report_text.hpp"
@@ -81,7 +82,7 @@ std::string tests(std::size_t n) { return fmt::format("{} test{}", n, n == 1 ? "
 
 // Where a test ran: "" on the CPU, " on cuda:1" on a device.
 std::string where(const TestResult& r) {
-  if (r.id.device.empty() || r.id.device == "cpu") return "";
+  if (r.id.device.empty() || is_cpu(r.id.device)) return "";
   return fmt::format(" on {}:{}", r.id.device, r.id.device_index);
 }
 
@@ -301,7 +302,7 @@ class ConsoleReporter final : public Reporter {
   std::string test_line(const TestResult& r, std::size_t done, std::size_t total) const {
     std::string line = fmt::format("[{}/{}] {} {} {}{}{}", done, total, verdict_word(r.outcome.verdict, 16), r.id.impl, r.id.case_id, where(r),
                                    r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : "");
-    const bool on_device = !r.id.device.empty() && r.id.device != "cpu";
+    const bool on_device = !r.id.device.empty() && !is_cpu(r.id.device);
     if (r.performance.timing) {
       const auto& t = *r.performance.timing;
       line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
@@ -610,8 +611,8 @@ class ConsoleReporter final : public Reporter {
     // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
     std::map<std::string, int> where;
     for (const auto& r : s.tests)
-      if (r.outcome.verdict != Verdict::skipped) ++where[r.id.device == "cpu" ? r.id.device : fmt::format("{}:{}", r.id.device, r.id.device_index)];
-    if (where.size() > 1 || (where.size() == 1 && where.begin()->first != "cpu")) {
+      if (r.outcome.verdict != Verdict::skipped) ++where[is_cpu(r.id.device) ? r.id.device : fmt::format("{}:{}", r.id.device, r.id.device_index)];
+    if (where.size() > 1 || (where.size() == 1 && !is_cpu(where.begin()->first))) {
       std::string line;
       for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
       fmt::print(out, "tests per device: {}\n", line);

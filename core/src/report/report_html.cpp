@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "device_runtimes.hpp"
 #include "report/case_table.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
@@ -263,7 +264,7 @@ std::string untrusted_spread(const Timing& t) {
 
 std::string case_name(const TestResult& t) {
   return fmt::format("{} {}{}{}", t.id.impl, t.id.case_id, t.id.repeat > 0 ? fmt::format("#{}", t.id.repeat) : "",
-                     t.id.device == "cpu" || t.id.device.empty() ? "" : " " + device_label(t));
+                     is_cpu(t.id.device) || t.id.device.empty() ? "" : " " + device_label(t));
 }
 
 // Percent of peak bandwidth per timed case, on a linear 0-100% axis.
@@ -410,7 +411,7 @@ std::string case_table_html(const RunRecord& run) {
     if (g.op != op) out += fmt::format("<tr class=\"op\"><th colspan=\"11\">{}</th></tr>\n", h(op = g.op));
     out += fmt::format("<tr class=\"case\"><td colspan=\"11\"><span class=\"name\">{}{}</span>{}{}</td></tr>\n", h(g.case_id),
                        g.repeat > 0 ? fmt::format(" #{}", g.repeat) : "", g.shapes.empty() ? "" : " <span class=\"muted\">" + h(g.shapes) + "</span>",
-                       g.device == "cpu" ? "" : " <span class=\"muted\">on " + h(g.device) + "</span>");
+                       is_cpu(g.device) ? "" : " <span class=\"muted\">on " + h(g.device) + "</span>");
     for (const auto* t : g.tests) {
       const CaseCells c = case_cells(*t);
       out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"

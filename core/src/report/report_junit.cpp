@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "device_runtimes.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
 #include "report/report_text.hpp"
@@ -77,7 +78,7 @@ std::string timing_text(const TestResult& r) {
     if (!r.performance.timing->stop.empty()) out += ", stopped: " + r.performance.timing->stop;
     if (r.performance.timing->stats.iqr > 0 && r.performance.timing->stats.median > 0)
       out += fmt::format("\nIQR/median: {:.1f}%", 100 * r.performance.timing->stats.iqr / r.performance.timing->stats.median);
-    if (r.id.device != "cpu" && r.performance.timing->host.median > 0) out += "\nhost time: median " + format_seconds(r.performance.timing->host.median);
+    if (!is_cpu(r.id.device) && r.performance.timing->host.median > 0) out += "\nhost time: median " + format_seconds(r.performance.timing->host.median);
     for (const auto& n : r.performance.timing->notes) out += "\nnote: " + n;
   }
   if (finite(r.performance.baseline_median)) out += "\nbaseline median: " + format_seconds(*r.performance.baseline_median);

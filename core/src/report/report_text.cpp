@@ -1,3 +1,4 @@
+#include "device_runtimes.hpp"
 #include "report/report_text.hpp"
 
 #include <algorithm>
@@ -112,7 +113,7 @@ std::string failure_details(const TestResult& r) {
 
 std::string device_label(const TestResult& r) {
   if (r.id.device.empty()) return "cpu";
-  if (r.id.device == "cpu") return r.id.device;
+  if (is_cpu(r.id.device)) return r.id.device;
   return fmt::format("{}:{}", r.id.device, r.id.device_index);
 }
 

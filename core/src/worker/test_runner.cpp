@@ -1,3 +1,4 @@
+#include "device_runtimes.hpp"
 #include "worker/test_runner.hpp"
 
 #include <algorithm>
@@ -113,7 +114,7 @@ Expected<bb_kernel_fn> TestRunner::resolve(const Target& t, const std::string& o
 
 Expected<ExecPlace> TestRunner::place_for(const std::string& device, int index) {
   ExecPlace ex;
-  if (device == "cpu") return ex;
+  if (is_cpu(device)) return ex;
   if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
   auto rt = DeviceRuntime::get(device);
   if (!rt) return rt.error();
@@ -318,7 +319,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   if (cmd == "audit") return audit();
   if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
     const std::string device = request.value("device", "cpu");
-    if (device != "cpu")
+    if (!is_cpu(device))
       if (auto place = place_for(device, request.value("device_index", 0)); !place) return reply_error(place.error().message);
     // A .py implementation's interpreter, PyTorch and Triton imported now, beside the other
     // workers' starts (an error is its first prepare's to say). The worker's own code is
@@ -371,7 +372,7 @@ void TestRunner::capture_integrity(const std::string& device) {
   // so that they are watched too, and our runtime plugin sealed (code_seal.hpp).
   const auto& interpreter = interpreter_objects();
   seal_loaded_code([&](const std::string& name) { return !interpreter.count(name) && !is_dynamic_loader(name); });
-  if (device != "cpu") {
+  if (!is_cpu(device)) {
     (void)DeviceRuntime::get(device);
     seal_loaded_code([](const std::string& name) {
       const auto base = name.substr(name.find_last_of('/') + 1);
