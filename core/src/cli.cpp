@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "run_files.hpp"
 #include "run_record.hpp"
 #include "value_variants.hpp"
 #include "version.hpp"

@@ -16,6 +16,7 @@
 #include "confirm.hpp"
 #include "regression.hpp"
 #include "report/report_files.hpp"
+#include "run_files.hpp"
 #include "run_record.hpp"
 #include "run_store.hpp"
 

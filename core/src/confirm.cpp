@@ -15,6 +15,7 @@
 #include "device_runtimes.hpp"
 #include "library_store.hpp"
 #include "provenance.hpp"
+#include "run_files.hpp"
 
 namespace bb {
 

@@ -35,10 +35,4 @@ class DeviceRuntime {
 // <binary dir>/../lib/backendbench/plugins.
 std::vector<std::string> runtime_plugin_dirs();
 
-// What the worker reports about a device kind, for the host's SKIPPED reasons and results;
-// with measure_peak, each device's copy bandwidth too (device_peak.hpp), unless `known_peaks`
-// (the host's cache of them) has it.
-nlohmann::json describe_device_kind(const std::string& name, bool measure_peak = false,
-                                    const nlohmann::json& known_peaks = nlohmann::json::object());
-
 }  // namespace bb

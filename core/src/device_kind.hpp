@@ -1,4 +1,4 @@
-// What a worker said of one device kind (describe_device_kind's reply, device.hpp), read once
+// What a worker said of one device kind (describe_device_kind's reply, worker/device_probe.hpp), read once
 // where the reply arrives: the worker slots, the skip reasons, each result's share of the peaks
 // and the console read these fields, not the JSON. The reply itself is kept as it came for
 // results.json ("devices"), the results stream and the peaks' cache (device_peak.hpp).

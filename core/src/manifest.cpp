@@ -27,10 +27,6 @@ std::string scalar_to_string(const Scalar& s) {
       s);
 }
 
-const char* init_kind_name(InitKind k) {
-  static const char* names[] = {"randn", "uniform", "randint", "ones", "zeros", "arange", "full", "npy"};
-  return names[static_cast<int>(k)];
-}
 const char* attr_type_name(AttrType t) {
   static const char* names[] = {"int", "float", "bool", "string", "int_list", "float_list"};
   return names[static_cast<int>(t)];

@@ -13,6 +13,7 @@
 
 #include "dtype.hpp"
 #include "expected.hpp"
+#include "init_spec.hpp"
 
 namespace bb {
 
@@ -29,27 +30,6 @@ std::string scalar_to_string(const Scalar& s);
 struct Sourced {
   std::string text;
   int line = 0;
-};
-
-enum class InitKind { randn, uniform, randint, ones, zeros, arange, full, npy };
-const char* init_kind_name(InitKind k);
-
-// How an input is filled. randn: a=mean, b=std. uniform: [a, b). randint: [a, b).
-// arange: a=start, b=step. full: a=value. npy: path (relative to the manifest's folder).
-// A bound may be an expression of the case's parameters and the inputs before this one
-// ({randn: {std: "1 / sqrt(d)"}}: scaled logits; {randint: {high: vocab}}): its text is kept in
-// a_expr / b_expr and the value resolved per case (cases.hpp).
-struct InitSpec {
-  InitKind kind = InitKind::randn;
-  double a = 0.0;
-  double b = 1.0;
-  std::string path;
-  int line = 0;
-  std::string a_expr, b_expr;  // "" where a / b is a number
-  // A value variant's change to what the initialiser makes (value_variants.hpp): gen::Twist's
-  // kind and its power of two. 0, 0: the values as made.
-  uint32_t twist = 0;
-  int32_t twist_log2 = 0;
 };
 
 // An input's shape/dtype/init; the op-level entry gives defaults a case may override.

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "merge.hpp"
 #include "report/report_files.hpp"
+#include "run_files.hpp"
 #include "run_record.hpp"
 
 namespace bb {

@@ -1,7 +1,7 @@
 // A whole run as data: the session builds it as the run goes and hands it to the reporters;
 // results.json holds it, and merge, compare and every report file are computed from it. A run
-// that was killed has no results.json; its results.jsonl is read instead (load_run,
-// results_stream.hpp), so nothing finished is lost.
+// that was killed has no results.json; its results.jsonl is read instead (run_files.hpp's
+// load_run, results_stream.hpp), so nothing finished is lost.
 #pragma once
 
 #include <cstdint>
@@ -75,11 +75,6 @@ struct RunRecord {
 nlohmann::json to_json(const RunRecord& r);
 // Errors name what is wrong ("results.json: schema_version 1, expected 2").
 Expected<RunRecord> run_from_json(const nlohmann::json& j, const std::string& where);
-
-// `path` is a results.json, a results.jsonl, or a log dir holding either (results.json first).
-Expected<RunRecord> load_run(const std::filesystem::path& path);
-// The file load_run reads for `path`: a log dir's results.json, else its results.jsonl.
-std::filesystem::path run_file(const std::filesystem::path& path);
 
 // The identity of a test within a sweep: "op/impl/case", with "#<repeat>" past the first.
 std::string test_key(const TestResult& r);

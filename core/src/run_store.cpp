@@ -11,6 +11,7 @@
 #include "measure/stats.hpp"
 #include "report/escape.hpp"
 #include "report/report_text.hpp"
+#include "run_files.hpp"
 
 namespace bb {
 

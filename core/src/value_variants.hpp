@@ -13,7 +13,7 @@
 
 #include "dtype.hpp"
 #include "expected.hpp"
-#include "manifest.hpp"
+#include "init_spec.hpp"
 
 namespace bb {
 

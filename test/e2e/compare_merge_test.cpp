@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
+#include "run_files.hpp"
 #include "run_record.hpp"
 #include "shell_util.hpp"
 

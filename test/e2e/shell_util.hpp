@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "run_files.hpp"
 #include "run_record.hpp"
 
 namespace e2e {

@@ -9,6 +9,7 @@
 
 #include "device.hpp"
 #include "measure/device_peak.hpp"
+#include "worker/device_probe.hpp"
 #include "init.hpp"
 #include "allclose.hpp"
 #include "host_buffer.hpp"

@@ -44,6 +44,7 @@
 #include "report/report_files.hpp"
 #include "report/reporter.hpp"
 #include "report/results_stream.hpp"
+#include "run_files.hpp"
 #include "run_record.hpp"
 
 namespace {

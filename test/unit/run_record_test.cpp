@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "run_files.hpp"
 #include "run_record.hpp"
 
 namespace {

@@ -13,11 +13,11 @@
 #include <csignal>
 #include <string>
 
-#include "device.hpp"
 #include "executor.hpp"
 #include "message_channel.hpp"
 #include "sandbox.hpp"
 #include "worker/crash_frames.hpp"
+#include "worker/device_probe.hpp"
 #include "worker/test_runner.hpp"
 
 namespace bb {
