@@ -13,8 +13,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "device_runtimes.hpp"
+#include "file_digest.hpp"
 #include "library_store.hpp"
-#include "provenance.hpp"
 #include "run_files.hpp"
 
 namespace bb {

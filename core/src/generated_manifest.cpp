@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "file_digest.hpp"
 #include "measure/device_peak.hpp"
 #include "plugin_library.hpp"
-#include "provenance.hpp"
 
 namespace bb {
 

@@ -20,7 +20,7 @@
 #include "jobs.hpp"
 #include "plan.hpp"
 #include "results.hpp"
-#include "session.hpp"
+#include "session_options.hpp"
 #include "test_driver.hpp"
 #include "worker_starts.hpp"
 #include "worker_stock.hpp"

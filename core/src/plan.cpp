@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "file_digest.hpp"
 #include "generated_manifest.hpp"
 #include "plugin_library.hpp"
-#include "provenance.hpp"
 #include "python_site.hpp"
 #include "trace.hpp"
 

@@ -15,9 +15,6 @@
 
 namespace bb {
 
-// The file's SHA-256, as 64 hex digits.
-Expected<std::string> sha256_file(const std::filesystem::path& file);
-
 // {tool: {version, commit, dirty}, manifests: [{op, path, size, sha256}], plugins: [...],
 //  runtime_plugins: [...]}; paths relative to the root.
 nlohmann::json describe_provenance(const std::filesystem::path& root, const std::vector<OpPlan>& plans,

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "results.hpp"
-#include "session.hpp"
+#include "session_options.hpp"
 
 namespace bb {
 
