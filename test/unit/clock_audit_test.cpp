@@ -111,6 +111,10 @@ TEST(ClockAudit, SamplesPacedByTheHostAreAuditedOneByOne) {
   EXPECT_TRUE(bb::audit_paced(paced(6e-6, 6e-6, 15, 31e-6), paced(10e-6, 10e-6, 15, 22e-6), pinned));
   EXPECT_FALSE(bb::audit_paced(paced(1e-6, 10e-6, 15), paced(10e-6, 10e-6, 15)));
   EXPECT_TRUE(bb::audit_paced(paced(2e-6, 20e-6, 15), paced(10e-6, 10e-6, 15)));
+  // Long calls, two samples a block: still audited (a 100 ms call that reports 10 ms), and a
+  // honest one passes though one of its two spans waited on a stall.
+  EXPECT_TRUE(bb::audit_paced(paced(10e-3, 100e-3, 2), paced(50e-3, 50e-3, 2), pinned));
+  EXPECT_FALSE(bb::audit_paced(paced(100e-3, 100e-3, 2, 25e-6, 2, 5e-3), paced(50e-3, 50e-3, 2), pinned));
   // Blocks that were not paced say nothing here.
   EXPECT_FALSE(bb::audit_paced(blocks(1e-6, 10e-6, 15), blocks(10e-6, 10e-6, 15), pinned));
 }
