@@ -1115,7 +1115,8 @@ class TestDriver {
            {"block", (baseline ? base_blocks_ : impl_blocks_).size()},
            {"median_s", m.stats.median}, {"samples", m.samples.size()}, {"batch", m.batch},
            {"host_s", host_seconds}, {"foreign_wait_s", waited}, {"host_wait_s", host_wait_}, {"check_s", check_seconds}, {"freeze_s", freeze_seconds}, {"measured_s", m.measured_time},
-           {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}, {"paced_s", (baseline ? base_blocks_ : impl_blocks_).back().paced},
+           {"clock_mhz", m.clock_mhz}, {"worker_steps", steps}, {"host_median_s", m.host.median}, {"paced_samples", m.paced},
+           {"fresh_s", m.fresh_seconds}, {"paced_s", (baseline ? base_blocks_ : impl_blocks_).back().paced},
            {"pinned", pairing_.pinned()}});
   }
 

@@ -146,6 +146,91 @@ TEST(Device, InputsMadeOnTheCudaDeviceAreTheHostsBytes) {
   api.free(dev);
 }
 
+// A timed sample's fresh inputs made on the device (fill_fresh): the initialiser's distribution
+// in every float dtype the fast path makes and the one it leaves to the exact path's code (float64),
+// odd sizes, the same bits for the same seed, every element new for another seed, half and
+// bfloat16 the float values rounded to nearest even (half subnormals too), and an unaligned
+// destination made as an aligned one.
+TEST(Device, FreshInputsMadeOnTheCudaDeviceHaveTheInitialisersDistribution) {
+  std::string why;
+  bb::DeviceRuntime* rt = runtime_or_skip("cuda", why);
+  if (!rt) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto& api = rt->api();
+  ASSERT_EQ(api.set_device(0), 0);
+  ASSERT_TRUE(api.fill_fresh) << "a runtime before version 9";
+  void* stream = nullptr;
+  ASSERT_EQ(api.stream_create(&stream), 0);
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  void* dev = nullptr;
+  ASSERT_EQ(api.malloc(&dev, n * 8 + 64), 0);
+  auto made = [&](bb::InitKind kind, double a, double b, uint64_t seed, bb::DType d, std::size_t count, std::size_t offset = 0) {
+    const DLDataType dl = bb::to_dlpack(d);
+    bb_fill_spec spec{sizeof(bb_fill_spec), *bb::device_init_kind(kind), a, b, seed, dl.code, dl.bits, 0, 0};
+    void* at = static_cast<uint8_t*>(dev) + offset;
+    EXPECT_EQ(api.fill_fresh(&spec, at, count, stream), 0);
+    EXPECT_EQ(api.stream_synchronize(stream), 0);
+    const std::size_t size = bb::dtype_size(d);
+    std::vector<uint8_t> bytes(count * size);
+    EXPECT_EQ(api.memcpy_d2h(bytes.data(), at, bytes.size()), 0);
+    std::vector<double> v(count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = bb::load_element(d, bytes.data(), i);
+    return v;
+  };
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / static_cast<double>(v.size());
+  };
+  auto stddev = [&](const std::vector<double>& v) {
+    const double m = mean(v);
+    double s = 0;
+    for (double x : v) s += (x - m) * (x - m);
+    return std::sqrt(s / static_cast<double>(v.size()));
+  };
+  for (bb::DType d : {bb::DType::float32, bb::DType::float16, bb::DType::bfloat16, bb::DType::float64}) {
+    const std::string name = bb::dtype_name(d);
+    const auto z = made(bb::InitKind::randn, 0.5, 2.0, 7, d, n);
+    EXPECT_NEAR(mean(z), 0.5, 0.02) << name;
+    EXPECT_NEAR(stddev(z), 2.0, 0.02) << name;
+    std::size_t beyond3 = 0;  // 0.27% of a normal lies beyond 3 sigma
+    for (double x : z) beyond3 += std::abs(x - 0.5) > 6.0;
+    EXPECT_NEAR(static_cast<double>(beyond3) / static_cast<double>(n), 0.0027, 0.0005) << name;
+    EXPECT_EQ(made(bb::InitKind::randn, 0.5, 2.0, 7, d, n), z) << name << ": the same seed, the same values";
+    const auto u = made(bb::InitKind::uniform, -1.0, 3.0, 7, d, n);
+    EXPECT_NEAR(mean(u), 1.0, 0.02) << name;
+    EXPECT_NEAR(stddev(u), 4.0 / std::sqrt(12.0), 0.02) << name;
+    for (double x : u) ASSERT_TRUE(x >= -1.0 && x <= 3.0) << name << " " << x;  // 16-bit dtypes may round up to 3
+    for (auto kind : {bb::InitKind::randn, bb::InitKind::uniform}) {
+      const auto a = made(kind, 0, 1, 11, d, n), b = made(kind, 0, 1, 12, d, n);
+      std::size_t same = 0;
+      for (std::size_t i = 0; i < n; ++i) same += a[i] == b[i];
+      // 16-bit dtypes hold few values near 0 and 1: equal by chance far more often than float32.
+      EXPECT_LT(same, bb::dtype_size(d) == 2 ? n / 50 : n / 100000) << name << " " << bb::init_kind_name(kind)
+                                                                     << ": a cache of the elements that did not change would gain";
+    }
+  }
+  // Half precision: the float32 values rounded to nearest even (float16's subnormals included:
+  // randn with std 1e-4 makes many), bfloat16 likewise.
+  for (const double scale : {1.0, 1e-4}) {
+    const auto f = made(bb::InitKind::randn, 0, scale, 5, bb::DType::float32, 4097);
+    for (auto d : {bb::DType::float16, bb::DType::bfloat16}) {
+      const auto h = made(bb::InitKind::randn, 0, scale, 5, d, 4097);
+      std::vector<uint8_t> one(2);
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        bb::store_element(d, one.data(), 0, f[i]);
+        ASSERT_EQ(h[i], bb::load_element(d, one.data(), 0)) << bb::dtype_name(d) << " element " << i << " of " << f[i];
+      }
+    }
+  }
+  // A destination its wide stores cannot write aligned: made by the element-wise path, the same
+  // distribution.
+  const auto odd = made(bb::InitKind::randn, 0.0, 1.0, 3, bb::DType::float16, n, 2);
+  EXPECT_NEAR(mean(odd), 0.0, 0.02);
+  EXPECT_NEAR(stddev(odd), 1.0, 0.02);
+  api.free(dev);
+  api.stream_destroy(stream);
+}
+
 TEST(Device, HipLoadsAndReportsItsDevices) {
   bool built = false;
   for (const auto& d : bb::runtime_plugin_dirs()) built = built || std::filesystem::exists(std::filesystem::path(d) / "backendbench_hip.so");

@@ -101,6 +101,28 @@ TEST(DeviceTimer, FreshInputsAreMadeBeforeEveryTimedSampleOnePerSynchronisation)
   EXPECT_NE(failed.error().message.find("fresh inputs: no go came"), std::string::npos) << failed.error().message;
 }
 
+// A paced sample's inputs are made on the stream and not waited for by the host (they run while
+// it queues the call): they are still outside the timed region. Here each sample's "inputs" are
+// 64 memsets of 64 MiB (milliseconds) before a call of one.
+TEST(DeviceTimer, APacedSamplesInputsStayOutsideItsTimedRegion) {
+  Cuda c;
+  if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;
+  bb::ColdTarget target;
+  target.fresh = [&]() -> std::string {
+    for (int i = 0; i < 64; ++i)
+      if (int e = c.launch(); e) return "memset failed";
+    return "";
+  };
+  auto paced = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold), target);
+  ASSERT_TRUE(paced.ok()) << paced.error().message;
+  auto plain = bb::measure_device([&] { return c.launch(); }, c.rt->api(), c.stream, c.max_mhz(), quick(bb::TimingMode::cold));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_TRUE(paced->blocking);
+  EXPECT_LT(paced->stats.median, 4 * plain->stats.median) << "the inputs' making was timed: " << paced->stats.median << " s against "
+                                                           << plain->stats.median << " s";
+  EXPECT_GT(paced->host.median, 16 * plain->stats.median) << "the host time of a paced sample includes its inputs' making";
+}
+
 TEST(DeviceTimer, HotModeBatchesShortCalls) {
   Cuda c;
   if (!c.rt) GTEST_SKIP() << "no CUDA device: " << c.why;

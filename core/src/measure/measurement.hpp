@@ -38,7 +38,8 @@ struct TimingOptions {
 // One sample, as a timer takes it.
 struct Sample {
   double seconds = 0;       // per call: the timed region (device: GPU time between events)
-  double host_seconds = 0;  // per call: host wall time from the call to its completion
+  double host_seconds = 0;  // per call: host wall time from the call to its completion (a batched or paced
+                            // device sample's: with its share of the evictions and the inputs' making)
   double region_seconds = 0;  // the whole timed region (seconds x calls in the sample)
   double clock_mhz = 0;     // the SM clock over the sample; 0 when not read
   bool throttled = false;   // the clock was below the threshold: the sample is discarded
