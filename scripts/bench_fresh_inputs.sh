@@ -7,19 +7,27 @@
 # Commands: the ported BackendBench-py myop suite (C plugins), one op's loop (--ops myop --impls
 # IMPL, myop_cpp by default), and the shipped ops' CPU implementations (SHIPPED=0 leaves it out).
 #
-#   [RUNS=5] [IMPL=myop_cpp] [SHIPPED=1] scripts/bench_fresh_inputs.sh [BUILD_DIR]
+# GPU=1 (on the GPU machine): the suite ported to CUDA, IMPL myop_cuda_vec, and the shipped ops'
+# CUDA implementations on device 0 (fresh inputs made on the device from the host's seed).
+#
+#   [RUNS=5] [IMPL=myop_cpp] [SHIPPED=1] [GPU=0] scripts/bench_fresh_inputs.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 bb="$build/backendbench"
 runs="${RUNS:-5}"
-impl="${IMPL:-myop_cpp}"
+gpu="${GPU:-0}"
+impl="${IMPL:-$([[ $gpu == 1 ]] && echo myop_cuda_vec || echo myop_cpp)}"
+suite="$build/bench_roots/myop_suite$([[ $gpu == 1 ]] && echo _cuda)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores, git $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $runs runs each"
-commands=("myop suite (ported), timed|--custom-ops-root $build/bench_roots/myop_suite"
+commands=("myop suite (ported), timed|--custom-ops-root $suite"
           "--ops myop --impls $impl, timed|--custom-ops-root $build/custom_ops --ops myop --impls $impl")
-if [[ "${SHIPPED:-1}" == 1 ]]; then
+if [[ "${SHIPPED:-1}" == 1 && $gpu == 1 ]]; then
+  cuda_impls=$(ls "$build"/custom_ops/*/*cuda*.so | xargs -n1 basename | sed 's/\.so$//' | grep -v _reference | paste -sd, -)
+  commands+=("the shipped ops' CUDA implementations on device 0, timed|--custom-ops-root $build/custom_ops --impls $cuda_impls --devices 0")
+elif [[ "${SHIPPED:-1}" == 1 ]]; then
   cpu_impls=$(ls "$build"/custom_ops/*/*.so | xargs -n1 basename | sed 's/\.so$//' | grep -v -e _reference -e cuda -e hip -e triton | paste -sd, -)
   commands+=("the shipped ops' CPU implementations, timed|--custom-ops-root $build/custom_ops --impls $cpu_impls")
 fi
