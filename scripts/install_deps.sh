@@ -22,7 +22,9 @@ if [ "$profile" = test ]; then
          # real one-node Slurm for the sharding test
          libxml2-utils chromium slurmctld slurmd slurm-client munge
          # the libFuzzer target over the manifest parser, the expressions and the .npy reader
-         clang-15 libfuzzer-15-dev)
+         clang-15 libfuzzer-15-dev
+         # scripts/code_sizes.py (ctest Structure.CodeSizes): each definition's first and last line
+         universal-ctags)
   [ "${NO_HIP:-0}" = 1 ] || pkgs+=("${hip[@]}")
 elif [ "${NO_HIP:-0}" != 1 ] && [ -e /dev/kfd ]; then
   pkgs+=("${hip[@]}")
