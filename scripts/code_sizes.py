@@ -27,7 +27,6 @@ KNOWN = {
     "core/src/plan.cpp:bb::plan_op",
     "core/src/measure/device_timer.cpp:bb::measure_device",
     "core/src/report/report_html.cpp:bb::html_report",
-    "core/src/cli.cpp:bb::parse_cli",
     "core/src/manifest.cpp:bb::(anon)::parse",
     "core/src/merge.cpp:bb::merge_shards",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
@@ -38,7 +37,6 @@ KNOWN = {
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
     "core/src/report/report_csv.cpp:bb::operator_summary_csv",
     "core/src/check_command.cpp:bb::check_command",
-    "core/src/cli.cpp:bb::(anon)::run_options",
     "core/src/cases.cpp:bb::(anon)::build_case",
     "core/src/worker/test_runner.cpp:bb::TestRunner::call",
 }

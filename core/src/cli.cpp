@@ -167,43 +167,47 @@ std::string number_text(const nlohmann::json& v, double scale = 1) {
   return fmt::format("{:g}", v.get<double>() * scale);
 }
 
-std::vector<RunOption> run_options() {
-  auto list = [](const char* flag) {
-    return [flag](const nlohmann::json& v) {
-      return v.empty() ? fmt::format("no {}", flag) : fmt::format("{} {}", flag, fmt::join(v.get<std::vector<std::string>>(), ","));
-    };
+// How a recorded value reads on a command line: a list, a number (times `scale`), a flag given
+// where the value is `when`.
+std::function<std::string(const nlohmann::json&)> show_list(const char* flag) {
+  return [flag](const nlohmann::json& v) {
+    return v.empty() ? fmt::format("no {}", flag) : fmt::format("{} {}", flag, fmt::join(v.get<std::vector<std::string>>(), ","));
   };
-  auto number = [](const char* flag, double scale = 1) {
-    return [flag, scale](const nlohmann::json& v) { return fmt::format("{} {}", flag, number_text(v, scale)); };
-  };
-  auto flag_when = [](const char* flag, bool when) {
-    return [flag, when](const nlohmann::json& v) { return v.get<bool>() == when ? std::string(flag) : fmt::format("no {}", flag); };
-  };
+}
+std::function<std::string(const nlohmann::json&)> show_number(const char* flag, double scale = 1) {
+  return [flag, scale](const nlohmann::json& v) { return fmt::format("{} {}", flag, number_text(v, scale)); };
+}
+std::function<std::string(const nlohmann::json&)> show_flag(const char* flag, bool when) {
+  return [flag, when](const nlohmann::json& v) { return v.get<bool>() == when ? std::string(flag) : fmt::format("no {}", flag); };
+}
+
+// What the sweep selects, and how each test is checked.
+std::vector<RunOption> selection_run_options() {
   return {
       {"root", "--custom-ops-root", false, [](const auto& v, SessionOptions& o) { o.root = v.template get<std::string>(); },
        [](const auto& v) { return fmt::format("--custom-ops-root {}", v.template get<std::string>()); }},
-      {"ops", "--ops", true, [](const auto& v, SessionOptions& o) { o.ops = v.template get<std::vector<std::string>>(); }, list("--ops")},
+      {"ops", "--ops", true, [](const auto& v, SessionOptions& o) { o.ops = v.template get<std::vector<std::string>>(); }, show_list("--ops")},
       {"impls", "--impls", true, [](const auto& v, SessionOptions& o) { o.impls = v.template get<std::vector<std::string>>(); },
-       list("--impls")},
+       show_list("--impls")},
       {"cases", "--cases", true, [](const auto& v, SessionOptions& o) { o.cases = v.template get<std::vector<std::string>>(); },
-       list("--cases")},
+       show_list("--cases")},
       {"input_ids", "--input-id", true, [](const auto& v, SessionOptions& o) { o.input_ids = v.template get<std::vector<int>>(); },
        [](const auto& v) {
          return v.empty() ? std::string("no --input-id") : fmt::format("--input-id {}", fmt::join(v.template get<std::vector<int>>(), ","));
        }},
       {"isolate", "--no-isolate", false, [](const auto& v, SessionOptions& o) { o.isolate = v.template get<bool>(); },
-       flag_when("--no-isolate", false)},
+       show_flag("--no-isolate", false)},
       {"test_timeout_s", "--test-timeout", false, [](const auto& v, SessionOptions& o) { o.test_timeout = v.template get<double>(); },
-       number("--test-timeout")},
+       show_number("--test-timeout")},
       {"performance", "--correctness-only", true, [](const auto& v, SessionOptions& o) { o.performance = v.template get<bool>(); },
-       flag_when("--correctness-only", false)},
+       show_flag("--correctness-only", false)},
       {"check_determinism", "--check-determinism", true,
-       [](const auto& v, SessionOptions& o) { o.check_determinism = v.template get<bool>(); }, flag_when("--check-determinism", true)},
+       [](const auto& v, SessionOptions& o) { o.check_determinism = v.template get<bool>(); }, show_flag("--check-determinism", true)},
       {"seed", "--seed", true,
        [](const auto& v, SessionOptions& o) { o.seed = v.is_null() ? std::nullopt : std::optional<uint64_t>(v.template get<uint64_t>()); },
        [](const auto& v) { return v.is_null() ? std::string("no --seed") : fmt::format("--seed {}", v.dump()); }},
       {"random_cases", "--random-cases", true, [](const auto& v, SessionOptions& o) { o.expansion.random_cases = v.template get<int>(); },
-       number("--random-cases")},
+       show_number("--random-cases")},
       {"variants", "--variants", true,
        [](const auto& v, SessionOptions& o) {
          auto set = parse_variant_set(v.template get<std::string>());
@@ -211,18 +215,24 @@ std::vector<RunOption> run_options() {
          o.expansion.variants = *set;
        },
        [](const auto& v) { return fmt::format("--variants {}", v.template get<std::string>()); }},
+  };
+}
+
+// How each test is timed, and scored.
+std::vector<RunOption> timing_run_options() {
+  return {
       {"min_samples", "--min-samples", true,
-       [](const auto& v, SessionOptions& o) { o.timing.rule.min_samples = v.template get<std::size_t>(); }, number("--min-samples")},
+       [](const auto& v, SessionOptions& o) { o.timing.rule.min_samples = v.template get<std::size_t>(); }, show_number("--min-samples")},
       {"max_samples", "--max-samples", true,
-       [](const auto& v, SessionOptions& o) { o.timing.rule.max_samples = v.template get<std::size_t>(); }, number("--max-samples")},
+       [](const auto& v, SessionOptions& o) { o.timing.rule.max_samples = v.template get<std::size_t>(); }, show_number("--max-samples")},
       {"min_time_s", "--min-time", true, [](const auto& v, SessionOptions& o) { o.timing.rule.min_time = v.template get<double>(); },
-       number("--min-time")},
+       show_number("--min-time")},
       {"max_noise", "--max-noise", true, [](const auto& v, SessionOptions& o) { o.timing.rule.max_noise = v.template get<double>(); },
-       number("--max-noise", 100)},
+       show_number("--max-noise", 100)},
       {"timeout_s", "--timeout", true, [](const auto& v, SessionOptions& o) { o.timing.rule.timeout = v.template get<double>(); },
-       number("--timeout")},
+       show_number("--timeout")},
       {"warmup_time_s", "--warmup-time", true, [](const auto& v, SessionOptions& o) { o.timing.warmup_time = v.template get<double>(); },
-       number("--warmup-time")},
+       show_number("--warmup-time")},
       {"timing_mode", "--hot", true,
        [](const auto& v, SessionOptions& o) {
          const auto mode = v.template get<std::string>();
@@ -232,15 +242,15 @@ std::vector<RunOption> run_options() {
        [](const auto& v) { return v == "hot" ? std::string("--hot") : std::string("no --hot"); }},
       {"blocking_kernel", "--disable-blocking-kernel", true,
        [](const auto& v, SessionOptions& o) { o.timing.blocking_kernel = v.template get<bool>(); },
-       flag_when("--disable-blocking-kernel", false)},
+       show_flag("--disable-blocking-kernel", false)},
       {"l2_discard", "--l2-discard", true, [](const auto& v, SessionOptions& o) { o.timing.l2_discard = v.template get<bool>(); },
-       flag_when("--l2-discard", true)},
+       show_flag("--l2-discard", true)},
       {"throttle_threshold", "--throttle-threshold", true,
        [](const auto& v, SessionOptions& o) { o.timing.throttle_threshold = v.template get<double>(); },
-       number("--throttle-threshold", 100)},
+       show_number("--throttle-threshold", 100)},
       {"throttle_recovery_delay_s", "--throttle-recovery-delay", true,
        [](const auto& v, SessionOptions& o) { o.timing.throttle_recovery_delay = v.template get<double>(); },
-       number("--throttle-recovery-delay")},
+       show_number("--throttle-recovery-delay")},
       {"score_rule", "--strict", false,
        [](const auto& v, SessionOptions& o) {
          auto rule = parse_score_rule(v.template get<std::string>());
@@ -248,6 +258,12 @@ std::vector<RunOption> run_options() {
          o.score_rule = *rule;
        },
        [](const auto& v) { return v.template get<std::string>() == "strict" ? std::string("--strict") : std::string("no --strict"); }},
+  };
+}
+
+// Where the tests run: devices, workers, shards, repeats.
+std::vector<RunOption> placement_run_options() {
+  return {
       {"perf_p", "--perf-p", false, [](const auto& v, SessionOptions& o) { o.perf_p = v.template get<std::vector<double>>(); },
        [](const auto& v) { return fmt::format("--perf-p {}", fmt::join(v.template get<std::vector<double>>(), ",")); }},
       {"devices", "--devices", false,
@@ -262,7 +278,7 @@ std::vector<RunOption> run_options() {
                               : fmt::format("--devices {}", fmt::join(v.template get<std::vector<int>>(), ","));
        }},
       {"jobs", "--jobs", false, [](const auto& v, SessionOptions& o) { o.cpu_workers = std::max(1, v.template get<int>()); },
-       number("--jobs")},
+       show_number("--jobs")},
       {"shard", "--shard", true,
        [](const auto& v, SessionOptions& o) {
          auto s = parse_shard(v.template get<std::string>());
@@ -272,10 +288,16 @@ std::vector<RunOption> run_options() {
        },
        [](const auto& v) { return v == "1/1" ? std::string("no --shard") : fmt::format("--shard {}", v.template get<std::string>()); }},
       {"repeats", "--repeat", true, [](const auto& v, SessionOptions& o) { o.repeats = std::max(1, v.template get<int>()); },
-       number("--repeat")},
+       show_number("--repeat")},
       {"run_id", "--run-id", true, [](const auto& v, SessionOptions& o) { o.run_id = v.template get<std::string>(); },
        [](const auto& v) { return v == "" ? std::string("no --run-id") : fmt::format("--run-id {}", v.template get<std::string>()); }},
   };
+}
+
+std::vector<RunOption> run_options() {
+  std::vector<RunOption> all = selection_run_options();
+  for (auto&& part : {timing_run_options(), placement_run_options()}) all.insert(all.end(), part.begin(), part.end());
+  return all;
 }
 
 // The selection compares as a set: --impls b,a is --impls a,b.
@@ -320,6 +342,193 @@ Status adopt_run_options(const nlohmann::json& recorded, const std::string& wher
 
 }  // namespace
 
+namespace {
+// What CLI11 fills before parse_cli makes CliOptions of it: lists as one text each (an option
+// given twice takes its last value), flags that read the other way round, percentages.
+struct RawCli {
+  std::string suite = "custom_ops", backend = "custom_ops", root;
+  std::string ops, impls, cases, input_ids, perf_p, resume, devices, shard, python;
+  std::string variants = default_variant_option();
+  std::vector<std::string> copies = std::vector<std::string>(report_formats().size());
+  bool no_isolate = false, correctness_only = false, hot = false, no_blocking = false, l2_discard = false, strict = false;
+  double memory_gib = -1, max_noise_percent = 0, throttle_percent = 0;
+  uint64_t seed = 0;
+  CLI::Option* seed_option = nullptr;
+};
+
+// What runs, and what a run writes and prints.
+void add_selection_options(CLI::App& app, CliOptions& o, RawCli& r) {
+  app.add_option("--suite", r.suite, "test suite (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
+  app.add_option("--backend", r.backend, "backend (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
+  app.add_option("--custom-ops-root", r.root, "folder of <op>/gen_input.yaml and plugin libraries (default: the built custom_ops)");
+  app.add_option("--ops", r.ops, "ops to run, comma-separated (all of their implementations)");
+  app.add_option("--impls", r.impls, "implementations to run: <op>__<name> or <name>, comma-separated");
+  app.add_option("--cases", r.cases,
+                 "cases to run: case ids or globs of them, comma-separated (correctness/*, 'performance/large*'; --list shows the ids)");
+  app.add_option("--input-id", r.input_ids, "cases to run by index, 0-based in each op's order, comma-separated (tritonbench's --input-id)");
+  app.add_option("--log-dir", o.log_dir, "where results go (default: bb-logs/<timestamp>)");
+  app.add_option("--resume", r.resume,
+                 "continue the run whose log dir (or results file) this is: its finished tests stand, the rest run; results go "
+                 "there unless --log-dir says otherwise");
+  app.add_flag("--no-log", o.no_log, "write no result files");
+  app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
+  app.add_flag("-v,--verbose", o.verbose, "a line for every test that ran (SKIPPED ones stay grouped by reason)");
+  app.add_flag("-q,--quiet", o.quiet, "print only the final table");
+  app.add_flag("--table", o.case_table,
+               "print the per-case table at the end: each case's shapes, then per implementation its verdict, median, GB/s, TFLOP/s, "
+               "% of peak, speedup and error figures (tests.csv has it as rows)");
+  for (std::size_t i = 0; i < r.copies.size(); ++i) app.add_option(report_formats()[i].flag, r.copies[i], report_formats()[i].help);
+}
+
+// Where and how the tests run: devices, workers, shards, limits, and what each test checks.
+void add_run_options(CLI::App& app, CliOptions& o, RawCli& r) {
+  app.add_option("--devices", r.devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
+  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default when timing: a quarter of the physical cores, at most 8, each timed pairing on a core of its own, 1 below 8 cores; else half the CPUs, at most 32)")
+      ->check(CLI::Range(1, 1024))
+      ->default_str("");  // 0 there means "the default above", not a value to show
+  app.add_option("--shard", r.shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");
+  app.add_option("--repeat", o.session.repeats, "run the sweep this many times")->check(CLI::Range(1, 100000));
+  app.add_option("--run-id", o.session.run_id,
+                 "names this run, so its shards can be told from another run's (default: $SLURM_ARRAY_JOB_ID, else $BACKENDBENCH_RUN_ID)");
+  app.add_option("--skip-exit-code", o.session.skip_exit_code, "exit with this status when every selected test is SKIPPED");
+  app.add_option("--fail-on-skip", o.session.fail_on_skip,
+                 "exit 1 when more than PERCENT of the selected tests are SKIPPED (0: any), for CI jobs that must not lose coverage")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--python", r.python,
+                 "the Python interpreter whose packages .py implementations import (default: python3 on the PATH, where it is the build's "
+                 "Python or a venv of it)");
+  app.add_flag("--no-isolate", r.no_isolate, "run tests in this process (for debuggers): a crash ends the run");
+  app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
+      ->check(positive());
+  app.add_option("--worker-memory-limit", r.memory_gib,
+                 "GiB of heap a worker process may take (RLIMIT_DATA; 0: no limit; default: half of this machine's memory)")
+      ->check(non_negative())
+      ->default_str("");
+  app.add_flag("--correctness-only", r.correctness_only, "check every case, time none");
+  app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
+  r.seed_option = app.add_option("--seed", r.seed, "override every manifest's seed (default: each manifest's own)")->default_str("");
+  app.add_option("--random-cases", o.session.expansion.random_cases,
+                 "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
+      ->check(CLI::Range(0, 10000));
+  app.add_option("--variants", r.variants,
+                 "value variants of every correctness case (<case>~zeros, ...): default (zeros, tiny, huge, mixed, denormal), none, all, "
+                 "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md); BACKENDBENCH_VARIANTS sets "
+                 "the default")
+      ->capture_default_str();
+}
+
+// How tests are timed, and how they are scored.
+void add_timing_options(CLI::App& app, CliOptions& o, RawCli& r) {
+  auto& rule = o.session.timing.rule;
+  app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(positive());
+  app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(positive());
+  app.add_option("--min-time", rule.min_time, "least measured seconds per measurement")->check(non_negative());
+  r.max_noise_percent = rule.max_noise * 100;
+  app.add_option("--max-noise", r.max_noise_percent, "stop timing once the speedup's 99% interval (timed alone: the median's) is within +-this percent")
+      ->check(positive());
+  app.add_option("--timeout", rule.timeout, "measurement budget in seconds per side: stop timing after it, and report so")
+      ->check(positive());
+  app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(non_negative());
+  app.add_flag("--hot", r.hot, "hot timing: no cache flush between samples, calls batched (default: cold, caches flushed)");
+  app.add_flag("--disable-blocking-kernel", r.no_blocking,
+               "devices: launch without holding the stream behind a blocking kernel (launch latency is then timed)");
+  app.add_flag("--l2-discard", r.l2_discard,
+               "devices, cold: between samples drop the call's own buffers from L2 instead of flushing all of L2 (several "
+               "times cheaper for microsecond kernels; reads 6-22% faster than the flush for the shipped kernels: RUNNING.md)");
+  r.throttle_percent = o.session.timing.throttle_threshold * 100;
+  app.add_option("--throttle-threshold", r.throttle_percent,
+                 "devices: discard samples whose SM clock is below this percent of the maximum (0: off)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--throttle-recovery-delay", o.session.timing.throttle_recovery_delay,
+                 "devices: seconds to wait after a throttled sample")
+      ->check(non_negative());
+  app.add_option("--perf-p", r.perf_p, "thresholds p for perf@p, comma-separated (default 1)");
+  app.add_flag("--strict", r.strict,
+               "score for grading: a case the implementation refuses (its declared dtypes or preconditions, "
+               "BB_ERR_UNSUPPORTED, NotImplementedError) is a failure, and a case that did not pass counts as no speedup");
+}
+
+// The lists: report copies, the selection, the case indices and the perf@p thresholds.
+Status apply_lists(const RawCli& r, CliOptions& o) {
+  for (std::size_t i = 0; i < r.copies.size(); ++i) {
+    if (r.copies[i].empty()) continue;
+    const ReportFormat& format = report_formats()[i];
+    add_report_copy(o.report_copies, format, r.copies[i]);
+    o.json_to_stdout = o.json_to_stdout || (format.to_stdout && r.copies[i] == "-");
+  }
+  o.session.ops = split_list(r.ops);
+  o.session.impls = split_list(r.impls);
+  o.session.cases = split_list(r.cases);
+  for (const auto& id : split_list(r.input_ids)) {
+    if (id.empty() || id.size() > 6 || id.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(fmt::format("--input-id {}: '{}' is no case index; expected indices like 0,3", r.input_ids, id));
+    o.session.input_ids.push_back(std::stoi(id));
+  }
+  if (!r.perf_p.empty()) {
+    o.session.perf_p.clear();
+    for (const auto& p : split_list(r.perf_p)) {
+      char* end = nullptr;
+      const double v = std::strtod(p.c_str(), &end);
+      if (p.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+        return make_error(fmt::format("--perf-p {}: '{}' is no threshold; expected positive numbers like 1,1.5", r.perf_p, p));
+      o.session.perf_p.push_back(v);
+    }
+  }
+  return Ok{};
+}
+
+// Devices, shard, run id, the flags and percentages, the variants.
+Status apply_run(const RawCli& r, bool variants_given, CliOptions& o) {
+  auto device_choice = parse_devices(r.devices.empty() ? ctest_devices() : r.devices);
+  if (!device_choice) return device_choice.error();
+  o.session.all_devices = device_choice->first;
+  o.session.device_ordinals = device_choice->second;
+  if (!r.shard.empty()) {
+    auto s = parse_shard(r.shard);
+    if (!s) return s.error();
+    o.session.shard_index = s->first;
+    o.session.shard_count = s->second;
+  }
+  if (o.session.run_id.empty())
+    for (const char* var : {"SLURM_ARRAY_JOB_ID", "BACKENDBENCH_RUN_ID"})
+      if (const char* v = std::getenv(var); v && *v) {
+        o.session.run_id = v;
+        break;
+      }
+  o.session.isolate = !r.no_isolate;
+  o.session.python = r.python;
+  if (r.memory_gib >= 0) o.session.worker_limits.memory_bytes = static_cast<std::size_t>(r.memory_gib * 1024 * 1024 * 1024);
+  o.session.performance = !r.correctness_only;
+  if (r.strict) o.session.score_rule = ScoreRule::strict;
+  o.session.timing.rule.max_noise = r.max_noise_percent / 100.0;
+  o.session.timing.mode = r.hot ? TimingMode::hot : TimingMode::cold;
+  o.session.timing.blocking_kernel = !r.no_blocking;
+  o.session.timing.l2_discard = r.l2_discard;
+  o.session.timing.throttle_threshold = r.throttle_percent / 100.0;
+  if (*r.seed_option) o.session.seed = r.seed;
+  auto set = parse_variant_set(r.variants);
+  if (!set)
+    return make_error(fmt::format("--variants {}{}: {}", r.variants, variants_given ? "" : " (from BACKENDBENCH_VARIANTS)", set.error().message));
+  o.session.expansion.variants = *set;
+  return Ok{};
+}
+
+// --resume: the run's options where the command line gives none (adopt_run_options), its
+// finished tests, and its log dir.
+Status apply_resume(const std::string& resume, const CLI::App& app, CliOptions& o) {
+  auto run = load_run(resume);
+  if (!run) return make_error(fmt::format("--resume {}: {}", resume, run.error().message));
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (auto s = adopt_run_options(run->options, resume, run_file(resume).string(), given, o.session); !s) return s.error();
+  SessionOptions::Resume r{resume, run->sweep_id, {}};
+  for (const auto& t : run->tests) r.finished[{t.id.impl, t.id.case_id, t.id.repeat}] = t;
+  o.session.resume = std::move(r);
+  if (o.log_dir.empty() && !o.no_log)
+    o.log_dir = std::filesystem::is_directory(resume) ? std::filesystem::path(resume) : std::filesystem::path(resume).parent_path();
+  return Ok{};
+}
+}  // namespace
+
 Expected<CliOptions> parse_cli(int argc, char** argv) {
   CliOptions o;
   for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
@@ -334,103 +543,10 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   // An option given twice takes its last value (a script's defaults, then the user's own); lists
   // are read as one text each for that reason, and split here.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::string suite = "custom_ops", backend = "custom_ops", root;
-  app.add_option("--suite", suite, "test suite (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
-  app.add_option("--backend", backend, "backend (custom_ops)")->check(CLI::IsMember({"custom_ops"}));
-  app.add_option("--custom-ops-root", root, "folder of <op>/gen_input.yaml and plugin libraries (default: the built custom_ops)");
-  std::string ops, impls, cases, input_ids, perf_p;
-  app.add_option("--ops", ops, "ops to run, comma-separated (all of their implementations)");
-  app.add_option("--impls", impls, "implementations to run: <op>__<name> or <name>, comma-separated");
-  app.add_option("--cases", cases,
-                 "cases to run: case ids or globs of them, comma-separated (correctness/*, 'performance/large*'; --list shows the ids)");
-  app.add_option("--input-id", input_ids, "cases to run by index, 0-based in each op's order, comma-separated (tritonbench's --input-id)");
-  app.add_option("--log-dir", o.log_dir, "where results go (default: bb-logs/<timestamp>)");
-  std::string resume;
-  app.add_option("--resume", resume,
-                 "continue the run whose log dir (or results file) this is: its finished tests stand, the rest run; results go "
-                 "there unless --log-dir says otherwise");
-  app.add_flag("--no-log", o.no_log, "write no result files");
-  app.add_flag("--list", o.list_only, "list ops, implementations and cases, then exit");
-  app.add_flag("-v,--verbose", o.verbose, "a line for every test that ran (SKIPPED ones stay grouped by reason)");
-  app.add_flag("-q,--quiet", o.quiet, "print only the final table");
-  app.add_flag("--table", o.case_table,
-               "print the per-case table at the end: each case's shapes, then per implementation its verdict, median, GB/s, TFLOP/s, "
-               "% of peak, speedup and error figures (tests.csv has it as rows)");
-  std::vector<std::string> copies(report_formats().size());
-  for (std::size_t i = 0; i < copies.size(); ++i) app.add_option(report_formats()[i].flag, copies[i], report_formats()[i].help);
-  std::string devices;
-  app.add_option("--devices", devices, "GPUs to use, one worker pool each: all, or ordinals 0,1,... (default: 0)");
-  app.add_option("-j,--jobs", o.session.cpu_workers, "workers for CPU tests (correctness-only: per device too; default when timing: a quarter of the physical cores, at most 8, each timed pairing on a core of its own, 1 below 8 cores; else half the CPUs, at most 32)")
-      ->check(CLI::Range(1, 1024))
-      ->default_str("");  // 0 there means "the default above", not a value to show
-  std::string shard;
-  app.add_option("--shard", shard, "run part i of n of the sweep (1-based, i/n), or auto (Slurm array, Kubernetes Indexed Job)");
-  app.add_option("--repeat", o.session.repeats, "run the sweep this many times")->check(CLI::Range(1, 100000));
-  app.add_option("--run-id", o.session.run_id,
-                 "names this run, so its shards can be told from another run's (default: $SLURM_ARRAY_JOB_ID, else $BACKENDBENCH_RUN_ID)");
-  app.add_option("--skip-exit-code", o.session.skip_exit_code, "exit with this status when every selected test is SKIPPED");
-  app.add_option("--fail-on-skip", o.session.fail_on_skip,
-                 "exit 1 when more than PERCENT of the selected tests are SKIPPED (0: any), for CI jobs that must not lose coverage")
-      ->check(CLI::Range(0.0, 100.0));
-  std::string python;
-  app.add_option("--python", python,
-                 "the Python interpreter whose packages .py implementations import (default: python3 on the PATH, where it is the build's "
-                 "Python or a venv of it)");
-  bool no_isolate = false;
-  app.add_flag("--no-isolate", no_isolate, "run tests in this process (for debuggers): a crash ends the run");
-  app.add_option("--test-timeout", o.session.test_timeout, "seconds a test may take before it is TIMEOUT (timing budget added)")
-      ->check(positive());
-  double memory_gib = -1;
-  app.add_option("--worker-memory-limit", memory_gib,
-                 "GiB of heap a worker process may take (RLIMIT_DATA; 0: no limit; default: half of this machine's memory)")
-      ->check(non_negative())
-      ->default_str("");
-  bool correctness_only = false;
-  app.add_flag("--correctness-only", correctness_only, "check every case, time none");
-  app.add_flag("--check-determinism", o.session.check_determinism, "call twice; outputs that differ are NONDETERMINISTIC");
-  uint64_t seed = 0;
-  auto* seed_opt = app.add_option("--seed", seed, "override every manifest's seed (default: each manifest's own)")->default_str("");
-  app.add_option("--random-cases", o.session.expansion.random_cases,
-                 "add N correctness cases per sweep, their parameters drawn from its ranges by the seed")
-      ->check(CLI::Range(0, 10000));
-  std::string variants = default_variant_option();
-  app.add_option("--variants", variants,
-                 "value variants of every correctness case (<case>~zeros, ...): default (zeros, tiny, huge, mixed, denormal), none, all, "
-                 "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md); BACKENDBENCH_VARIANTS sets "
-                 "the default")
-      ->capture_default_str();
-  auto& rule = o.session.timing.rule;
-  app.add_option("--min-samples", rule.min_samples, "fewest samples per measurement")->check(positive());
-  app.add_option("--max-samples", rule.max_samples, "most samples per measurement")->check(positive());
-  app.add_option("--min-time", rule.min_time, "least measured seconds per measurement")->check(non_negative());
-  double max_noise_percent = rule.max_noise * 100;
-  app.add_option("--max-noise", max_noise_percent, "stop timing once the speedup's 99% interval (timed alone: the median's) is within +-this percent")
-      ->check(positive());
-  app.add_option("--timeout", rule.timeout, "measurement budget in seconds per side: stop timing after it, and report so")
-      ->check(positive());
-  app.add_option("--warmup-time", o.session.timing.warmup_time, "seconds of warm-up calls before sampling")->check(non_negative());
-  bool hot = false;
-  app.add_flag("--hot", hot, "hot timing: no cache flush between samples, calls batched (default: cold, caches flushed)");
-  bool no_blocking = false;
-  app.add_flag("--disable-blocking-kernel", no_blocking,
-               "devices: launch without holding the stream behind a blocking kernel (launch latency is then timed)");
-  bool l2_discard = false;
-  app.add_flag("--l2-discard", l2_discard,
-               "devices, cold: between samples drop the call's own buffers from L2 instead of flushing all of L2 (several "
-               "times cheaper for microsecond kernels; reads 6-22% faster than the flush for the shipped kernels: RUNNING.md)");
-  double throttle_percent = o.session.timing.throttle_threshold * 100;
-  app.add_option("--throttle-threshold", throttle_percent,
-                 "devices: discard samples whose SM clock is below this percent of the maximum (0: off)")
-      ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--throttle-recovery-delay", o.session.timing.throttle_recovery_delay,
-                 "devices: seconds to wait after a throttled sample")
-      ->check(non_negative());
-  app.add_option("--perf-p", perf_p, "thresholds p for perf@p, comma-separated (default 1)");
-  bool strict = false;
-  app.add_flag("--strict", strict,
-               "score for grading: a case the implementation refuses (its declared dtypes or preconditions, "
-               "BB_ERR_UNSUPPORTED, NotImplementedError) is a failure, and a case that did not pass counts as no speedup");
-
+  RawCli raw;
+  add_selection_options(app, o, raw);
+  add_run_options(app, o, raw);
+  add_timing_options(app, o, raw);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -444,73 +560,12 @@ Expected<CliOptions> parse_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return make_error(fmt::format("{} (see backendbench --help)", e.what()));
   }
-  for (std::size_t i = 0; i < copies.size(); ++i) {
-    if (copies[i].empty()) continue;
-    const ReportFormat& format = report_formats()[i];
-    add_report_copy(o.report_copies, format, copies[i]);
-    o.json_to_stdout = o.json_to_stdout || (format.to_stdout && copies[i] == "-");
-  }
-  o.session.ops = split_list(ops);
-  o.session.impls = split_list(impls);
-  o.session.cases = split_list(cases);
-  for (const auto& id : split_list(input_ids)) {
-    if (id.empty() || id.size() > 6 || id.find_first_not_of("0123456789") != std::string::npos)
-      return make_error(fmt::format("--input-id {}: '{}' is no case index; expected indices like 0,3", input_ids, id));
-    o.session.input_ids.push_back(std::stoi(id));
-  }
-  if (!perf_p.empty()) {
-    o.session.perf_p.clear();
-    for (const auto& p : split_list(perf_p)) {
-      char* end = nullptr;
-      const double v = std::strtod(p.c_str(), &end);
-      if (p.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
-        return make_error(fmt::format("--perf-p {}: '{}' is no threshold; expected positive numbers like 1,1.5", perf_p, p));
-      o.session.perf_p.push_back(v);
-    }
-  }
-  auto device_choice = parse_devices(devices.empty() ? ctest_devices() : devices);
-  if (!device_choice) return device_choice.error();
-  o.session.all_devices = device_choice->first;
-  o.session.device_ordinals = device_choice->second;
-  if (!shard.empty()) {
-    auto s = parse_shard(shard);
-    if (!s) return s.error();
-    o.session.shard_index = s->first;
-    o.session.shard_count = s->second;
-  }
-  if (o.session.run_id.empty())
-    for (const char* var : {"SLURM_ARRAY_JOB_ID", "BACKENDBENCH_RUN_ID"})
-      if (const char* v = std::getenv(var); v && *v) {
-        o.session.run_id = v;
-        break;
-      }
-  o.session.isolate = !no_isolate;
-  o.session.python = python;
-  if (memory_gib >= 0) o.session.worker_limits.memory_bytes = static_cast<std::size_t>(memory_gib * 1024 * 1024 * 1024);
-  o.session.performance = !correctness_only;
-  if (strict) o.session.score_rule = ScoreRule::strict;
-  o.session.timing.rule.max_noise = max_noise_percent / 100.0;
-  o.session.timing.mode = hot ? TimingMode::hot : TimingMode::cold;
-  o.session.timing.blocking_kernel = !no_blocking;
-  o.session.timing.l2_discard = l2_discard;
-  o.session.timing.throttle_threshold = throttle_percent / 100.0;
-  if (*seed_opt) o.session.seed = seed;
-  if (auto set = parse_variant_set(variants); !set)
-    return make_error(fmt::format("--variants {}{}: {}", variants, app.count("--variants") ? "" : " (from BACKENDBENCH_VARIANTS)", set.error().message));
-  else o.session.expansion.variants = *set;
+  if (auto s = apply_lists(raw, o); !s) return s.error();
+  if (auto s = apply_run(raw, app.count("--variants") > 0, o); !s) return s.error();
   // Absolute, so that results name it wherever they are read (and --resume finds it from anywhere).
-  o.session.root = root.empty() ? default_root(exe) : std::filesystem::absolute(root).lexically_normal();
-  if (!resume.empty()) {
-    auto run = load_run(resume);
-    if (!run) return make_error(fmt::format("--resume {}: {}", resume, run.error().message));
-    auto given = [&](const char* flag) { return app.count(flag) > 0; };
-    if (auto s = adopt_run_options(run->options, resume, run_file(resume).string(), given, o.session); !s) return s.error();
-    SessionOptions::Resume r{resume, run->sweep_id, {}};
-    for (const auto& t : run->tests) r.finished[{t.id.impl, t.id.case_id, t.id.repeat}] = t;
-    o.session.resume = std::move(r);
-    if (o.log_dir.empty() && !o.no_log)
-      o.log_dir = std::filesystem::is_directory(resume) ? std::filesystem::path(resume) : std::filesystem::path(resume).parent_path();
-  }
+  o.session.root = raw.root.empty() ? default_root(exe) : std::filesystem::absolute(raw.root).lexically_normal();
+  if (!raw.resume.empty())
+    if (auto s = apply_resume(raw.resume, app, o); !s) return s.error();
   return o;
 }
 
