@@ -31,12 +31,10 @@ KNOWN = {
     "core/src/merge.cpp:bb::merge_shards",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/confirm.cpp:bb::confirm_regressions",
-    "core/src/compare_command.cpp:bb::compare_command",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",
     "core/src/report/report_markdown.cpp:bb::overall_summary_md",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
     "core/src/report/report_csv.cpp:bb::operator_summary_csv",
-    "core/src/check_command.cpp:bb::check_command",
     "core/src/cases.cpp:bb::(anon)::build_case",
     "core/src/worker/test_runner.cpp:bb::TestRunner::call",
 }
