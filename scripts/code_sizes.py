@@ -26,13 +26,10 @@ KNOWN = {
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor",
     "core/src/plan.cpp:bb::plan_op",
     "core/src/measure/device_timer.cpp:bb::measure_device",
-    "core/src/report/report_html.cpp:bb::html_report",
     "core/src/manifest.cpp:bb::(anon)::parse",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",
-    "core/src/report/report_markdown.cpp:bb::overall_summary_md",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
-    "core/src/report/report_csv.cpp:bb::operator_summary_csv",
     "core/src/cases.cpp:bb::(anon)::build_case",
     "core/src/worker/test_runner.cpp:bb::TestRunner::call",
 }

@@ -87,6 +87,120 @@ std::string joined(const std::set<std::string>& s) {
   return out;
 }
 
+// What every row reads: the tests' tallies by op and implementation, the ops' reports, the verdicts.
+struct SummaryInputs {
+  const RunRecord& run;
+  std::map<std::string, Tally> op_tally;
+  std::map<std::pair<std::string, std::string>, Tally> impl_tally;
+  std::map<std::string, std::string> verdicts;
+  std::map<std::string, const OpReport*> reports;
+  explicit SummaryInputs(const RunRecord& r) : run(r), verdicts(verdict_counts_by_impl(r)) {
+    for (const auto& t : run.tests) {
+      op_tally[t.id.op].add(t);
+      impl_tally[{t.id.op, t.id.impl}].add(t);
+    }
+    for (const auto& op : run.ops) reports[op.op] = &op;
+  }
+  // The op's baseline, reference, reference kind and seed.
+  void op_columns(const std::string& op, std::vector<std::string>& cells) const {
+    const auto it = reports.find(op);
+    const OpReport* r = it == reports.end() ? nullptr : it->second;
+    cells.push_back(r ? r->baseline : "");
+    cells.push_back(r ? r->reference : "");
+    cells.push_back(r ? r->reference_kind : "");
+    cells.push_back(r ? std::to_string(r->seed) : "");
+  }
+};
+
+// The tally of `key`, empty where no test counted toward it.
+template <typename Key>
+const Tally& tally_of(const std::map<Key, Tally>& tallies, const Key& key) {
+  static const Tally none;
+  const auto it = tallies.find(key);
+  return it == tallies.end() ? none : it->second;
+}
+
+std::string rate(int passed, int ran) { return ran > 0 ? fmt::format("{:.10g}", static_cast<double>(passed) / ran) : std::string(); }
+
+std::vector<std::string> operator_row(const SummaryInputs& in, const OpScore& os) {
+  const RunRecord& run = in.run;
+  int passed = 0, failed = 0, skipped = 0, ran_impls = 0;
+  std::vector<double> correct_speedups;
+  std::vector<const ImplScore*> impls;
+  std::string counts;
+  std::map<std::string, int> by_verdict;
+  for (const auto& is : run.scores.impls) {
+    if (is.op != os.op) continue;
+    impls.push_back(&is);
+    passed += is.passed, failed += is.failed, skipped += is.skipped;
+    ran_impls += is.ran() ? 1 : 0;
+    if (is.fully_correct && finite(is.speedup)) correct_speedups.push_back(*is.speedup);
+  }
+  for (const auto& t : run.tests)
+    if (t.id.op == os.op && t.outcome.verdict != Verdict::pass) ++by_verdict[verdict_name(t.outcome.verdict)];
+  for (const auto& [v, n] : by_verdict) counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
+  const Tally& tally = tally_of(in.op_tally, os.op);
+  const std::string status = ran_impls == 0 ? (impls.empty() || skipped == 0 ? "not run" : "skipped")
+                             : os.correct_impls == os.impls ? "correct"
+                                                            : "failed";
+  std::vector<std::string> cells = {os.op,
+                                    std::to_string(passed + failed),
+                                    std::to_string(passed),
+                                    std::to_string(failed),
+                                    rate(passed, passed + failed),
+                                    number(mean(correct_speedups)),
+                                    number(os.geomean_speedup),
+                                    number(tally.max_abs),
+                                    number(tally.max_rel),
+                                    "operator",
+                                    "",
+                                    status,
+                                    std::to_string(os.impls),
+                                    std::to_string(os.correct_impls),
+                                    std::to_string(skipped),
+                                    counts};
+  for (double p : run.perf_p) {
+    int fast = 0;
+    for (const auto* is : impls) fast += (is->fully_correct && is->faster_than(p)) ? 1 : 0;  // as scores.hpp counts
+    cells.push_back(ran_impls > 0 ? fmt::format("{:.10g}", static_cast<double>(fast) / ran_impls) : "");
+  }
+  cells.push_back(std::to_string(tally.timed));
+  in.op_columns(os.op, cells);
+  cells.push_back(joined(tally.devices));
+  cells.push_back("");  // speedup_low, speedup_high: implementations only
+  cells.push_back("");
+  return cells;
+}
+
+std::vector<std::string> implementation_row(const SummaryInputs& in, const ImplScore& is) {
+  const Tally& tally = tally_of(in.impl_tally, std::make_pair(is.op, is.impl));
+  const bool correct = is.fully_correct;
+  auto it = in.verdicts.find(is.impl);
+  std::vector<std::string> cells = {is.op,
+                                    std::to_string(is.passed + is.failed),
+                                    std::to_string(is.passed),
+                                    std::to_string(is.failed),
+                                    rate(is.passed, is.passed + is.failed),
+                                    correct ? number(mean(tally.speedups)) : "",
+                                    correct ? number(is.speedup) : "",
+                                    number(tally.max_abs),
+                                    number(tally.max_rel),
+                                    "implementation",
+                                    is.impl,
+                                    impl_status(is),
+                                    is.ran() ? "1" : "0",
+                                    correct ? "1" : "0",
+                                    std::to_string(is.skipped),
+                                    it == in.verdicts.end() ? "" : it->second};
+  for (double p : in.run.perf_p) cells.push_back(!is.ran() ? "" : (correct && is.faster_than(p)) ? "1" : "0");
+  cells.push_back(std::to_string(tally.timed));
+  in.op_columns(is.op, cells);
+  cells.push_back(joined(tally.devices));
+  cells.push_back(correct ? number(is.speedup_low) : "");
+  cells.push_back(correct ? number(is.speedup_high) : "");
+  return cells;
+}
+
 }  // namespace
 
 std::string operator_summary_csv(const RunRecord& run) {
@@ -97,111 +211,15 @@ std::string operator_summary_csv(const RunRecord& run) {
   for (double p : run.perf_p) header.push_back(fmt::format("perf@{:g}", p));
   for (const char* h : {"timed_tests", "baseline", "reference", "reference_kind", "seed", "devices", "speedup_low", "speedup_high"})
     header.push_back(h);
-
   std::string out;
   auto row = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_field(cells[i]);
     out += "\r\n";
   };
   row(header);
-
-  std::map<std::string, Tally> op_tally;
-  std::map<std::pair<std::string, std::string>, Tally> impl_tally;
-  for (const auto& t : run.tests) {
-    op_tally[t.id.op].add(t);
-    impl_tally[{t.id.op, t.id.impl}].add(t);
-  }
-  const auto verdicts = verdict_counts_by_impl(run);
-  std::map<std::string, const OpReport*> reports;
-  for (const auto& op : run.ops) reports[op.op] = &op;
-  auto op_columns = [&](const std::string& op, std::vector<std::string>& cells) {
-    const OpReport* r = reports.count(op) ? reports[op] : nullptr;
-    cells.push_back(r ? r->baseline : "");
-    cells.push_back(r ? r->reference : "");
-    cells.push_back(r ? r->reference_kind : "");
-    cells.push_back(r ? std::to_string(r->seed) : "");
-  };
-  auto rate = [](int passed, int ran) { return ran > 0 ? fmt::format("{:.10g}", static_cast<double>(passed) / ran) : std::string(); };
-
-  // Operator rows.
-  for (const auto& os : run.scores.ops) {
-    int passed = 0, failed = 0, skipped = 0, ran_impls = 0;
-    std::vector<double> correct_speedups;
-    std::vector<const ImplScore*> impls;
-    std::string counts;
-    std::map<std::string, int> by_verdict;
-    for (const auto& is : run.scores.impls) {
-      if (is.op != os.op) continue;
-      impls.push_back(&is);
-      passed += is.passed, failed += is.failed, skipped += is.skipped;
-      ran_impls += is.ran() ? 1 : 0;
-      if (is.fully_correct && finite(is.speedup)) correct_speedups.push_back(*is.speedup);
-    }
-    for (const auto& t : run.tests)
-      if (t.id.op == os.op && t.outcome.verdict != Verdict::pass) ++by_verdict[verdict_name(t.outcome.verdict)];
-    for (const auto& [v, n] : by_verdict) counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
-    const Tally& tally = op_tally[os.op];
-    const std::string status = ran_impls == 0 ? (impls.empty() || skipped == 0 ? "not run" : "skipped")
-                               : os.correct_impls == os.impls ? "correct"
-                                                              : "failed";
-    std::vector<std::string> cells = {os.op,
-                                      std::to_string(passed + failed),
-                                      std::to_string(passed),
-                                      std::to_string(failed),
-                                      rate(passed, passed + failed),
-                                      number(mean(correct_speedups)),
-                                      number(os.geomean_speedup),
-                                      number(tally.max_abs),
-                                      number(tally.max_rel),
-                                      "operator",
-                                      "",
-                                      status,
-                                      std::to_string(os.impls),
-                                      std::to_string(os.correct_impls),
-                                      std::to_string(skipped),
-                                      counts};
-    for (double p : run.perf_p) {
-      int fast = 0;
-      for (const auto* is : impls) fast += (is->fully_correct && is->faster_than(p)) ? 1 : 0;  // as scores.hpp counts
-      cells.push_back(ran_impls > 0 ? fmt::format("{:.10g}", static_cast<double>(fast) / ran_impls) : "");
-    }
-    cells.push_back(std::to_string(tally.timed));
-    op_columns(os.op, cells);
-    cells.push_back(joined(tally.devices));
-    cells.push_back("");  // speedup_low, speedup_high: implementations only
-    cells.push_back("");
-    row(cells);
-  }
-
-  // Implementation rows.
-  for (const auto& is : run.scores.impls) {
-    const Tally& tally = impl_tally[{is.op, is.impl}];
-    const bool correct = is.fully_correct;
-    auto it = verdicts.find(is.impl);
-    std::vector<std::string> cells = {is.op,
-                                      std::to_string(is.passed + is.failed),
-                                      std::to_string(is.passed),
-                                      std::to_string(is.failed),
-                                      rate(is.passed, is.passed + is.failed),
-                                      correct ? number(mean(tally.speedups)) : "",
-                                      correct ? number(is.speedup) : "",
-                                      number(tally.max_abs),
-                                      number(tally.max_rel),
-                                      "implementation",
-                                      is.impl,
-                                      impl_status(is),
-                                      is.ran() ? "1" : "0",
-                                      correct ? "1" : "0",
-                                      std::to_string(is.skipped),
-                                      it == verdicts.end() ? "" : it->second};
-    for (double p : run.perf_p) cells.push_back(!is.ran() ? "" : (correct && is.faster_than(p)) ? "1" : "0");
-    cells.push_back(std::to_string(tally.timed));
-    op_columns(is.op, cells);
-    cells.push_back(joined(tally.devices));
-    cells.push_back(correct ? number(is.speedup_low) : "");
-    cells.push_back(correct ? number(is.speedup_high) : "");
-    row(cells);
-  }
+  const SummaryInputs in(run);
+  for (const auto& os : run.scores.ops) row(operator_row(in, os));
+  for (const auto& is : run.scores.impls) row(implementation_row(in, is));
   return out;
 }
 

@@ -508,14 +508,12 @@ std::string comparison_section(const ReportComparison& rc) {
   return out + "</section>\n";
 }
 
-std::string html_report(const RunRecord& run, const ReportComparison* compared) {
+namespace {
+
+// The page's head and its header: the run's verdict in one line, its chips, cards and sections.
+std::string html_head(const RunRecord& run, const std::vector<const TestResult*>& failures, std::map<Verdict, std::size_t>& by_verdict,
+                      const ReportComparison* compared) {
   const Scores& s = run.scores;
-  std::vector<const TestResult*> failures;
-  std::map<Verdict, std::size_t> by_verdict;
-  for (const auto& t : run.tests) {
-    ++by_verdict[t.outcome.verdict];
-    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
-  }
   std::size_t unusable = 0;
   for (const auto& op : run.ops) unusable += op.errors.empty() ? 0 : 1;
 
@@ -571,13 +569,13 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
          "<a href=\"#tests\">All tests</a><a href=\"#provenance\">Provenance</a>";
   out += "</nav>\n</div></header>\n<main>\n";
 
-  // Ops that could not be used.
-  for (const auto& op : run.ops)
-    for (const auto& e : op.errors) out += fmt::format("<p><span class=\"badge fail\">UNUSABLE</span> <b>{}</b>: {}</p>\n", h(op.op), h(e));
+  return out;
+}
 
-  // What changed since the run compared with first (compare --html: the regressions lead), then
-  // the failures.
-  if (compared && compared->comparison) out += comparison_section(*compared);
+// Failures: by implementation first (how many of its tests failed, and how), then each group of
+// alike failures as one row.
+std::string failures_section(const RunRecord& run, std::vector<const TestResult*> failures) {
+  std::string out;
   out += fmt::format("<section id=\"failures\">\n<h2>Failures <span class=\"count\">{}</span></h2>\n", failures.size());
   if (failures.empty()) out += "<p class=\"empty\">No test failed.</p>\n";
   else {
@@ -635,17 +633,12 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     if (rows.size() > kMaxFailures)
       out += fmt::format("<p class=\"note\">…and {} more groups of failing tests (junit.xml and results.json have them all).</p>\n", rows.size() - kMaxFailures);
   }
-  out += "</section>\n";
-  out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
-  out += speedup_chart(run) + "</section>\n";
-  out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the device's measured peak bandwidth</span></h2>\n";
-  out += bandwidth_chart(run) + "</section>\n";
-  out += "<section id=\"timing\">\n<h2>Timing spread <span class=\"count\">per timed case, log scale</span></h2>\n";
-  out += timing_chart(run) + "</section>\n";
-  out += "<section id=\"cases\">\n<h2>Per case <span class=\"count\">each case's implementations side by side</span></h2>\n";
-  out += case_table_html(run) + "</section>\n";
+  return out + "</section>\n";
+}
 
-  // Implementations.
+std::string implementations_section(const RunRecord& run) {
+  const Scores& s = run.scores;
+  std::string out;
   out += fmt::format("<section id=\"implementations\">\n<h2>Implementations <span class=\"count\">{}</span></h2>\n", s.impls.size());
   if (s.impls.empty()) out += "<p class=\"empty\">No implementations.</p>\n";
   else {
@@ -662,9 +655,12 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     }
     out += "</tbody></table>\n";
   }
-  out += "</section>\n";
+  return out + "</section>\n";
 
-  // Skipped, by reason.
+}
+
+std::string skipped_section(const RunRecord& run, std::map<Verdict, std::size_t>& by_verdict) {
+  std::string out;
   const auto groups = skip_groups(run);
   out += fmt::format("<section id=\"skipped\">\n<h2>Skipped <span class=\"count\">{}</span></h2>\n", by_verdict[Verdict::skipped]);
   if (groups.empty()) out += "<p class=\"empty\">Nothing was skipped.</p>\n";
@@ -681,9 +677,12 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     if (groups.size() > 100) out += fmt::format("<li>…and {} more reasons</li>\n", groups.size() - 100);
     out += "</ul>\n";
   }
-  out += "</section>\n";
+  return out + "</section>\n";
 
-  // All tests.
+}
+
+std::string all_tests_section(const RunRecord& run, const std::map<Verdict, std::size_t>& by_verdict) {
+  std::string out;
   out += fmt::format("<section id=\"tests\">\n<h2>All tests <span class=\"count\">{}</span></h2>\n", run.tests.size());
   if (run.tests.empty()) out += "<p class=\"empty\">No tests ran.</p>\n";
   else {
@@ -705,9 +704,12 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
     if (run.tests.size() > kMaxTestRows)
       out += fmt::format("<p class=\"note\">The first {} of {} tests are listed (results.json has them all).</p>\n", kMaxTestRows, run.tests.size());
   }
-  out += "</section>\n";
+  return out + "</section>\n";
 
-  // Provenance.
+}
+
+std::string provenance_section(const RunRecord& run) {
+  std::string out;
   nlohmann::json prov = {{"command", run.command}, {"started_at", run.started_at}, {"finished_at", run.finished_at}, {"root", run.root},
                          {"sweep_id", run.sweep_id}, {"host", run.host}, {"devices", run.devices}, {"options", run.options},
                          {"provenance", run.provenance}};
@@ -717,6 +719,35 @@ std::string html_report(const RunRecord& run, const ReportComparison* compared) 
   out += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<details><summary>host, tool, options, plugins' hashes</summary>\n<pre>";
   out += h(prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), 256 * 1024);
   out += "</pre></details>\n</section>\n</main>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string html_report(const RunRecord& run, const ReportComparison* compared) {
+  std::vector<const TestResult*> failures;
+  std::map<Verdict, std::size_t> by_verdict;
+  for (const auto& t : run.tests) {
+    ++by_verdict[t.outcome.verdict];
+    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
+  }
+  std::string out = html_head(run, failures, by_verdict, compared);
+  // Ops that could not be used.
+  for (const auto& op : run.ops)
+    for (const auto& e : op.errors) out += fmt::format("<p><span class=\"badge fail\">UNUSABLE</span> <b>{}</b>: {}</p>\n", h(op.op), h(e));
+  // What changed since the run compared with first (compare --html: the regressions lead), then
+  // the failures.
+  if (compared && compared->comparison) out += comparison_section(*compared);
+  out += failures_section(run, failures);
+  out += "<section id=\"speedup\">\n<h2>Speedup per implementation <span class=\"count\">geomean of baseline median / its median over its timed cases, log scale</span></h2>\n";
+  out += speedup_chart(run) + "</section>\n";
+  out += "<section id=\"bandwidth\">\n<h2>Percent of peak bandwidth <span class=\"count\">per timed case, of the device's measured peak bandwidth</span></h2>\n";
+  out += bandwidth_chart(run) + "</section>\n";
+  out += "<section id=\"timing\">\n<h2>Timing spread <span class=\"count\">per timed case, log scale</span></h2>\n";
+  out += timing_chart(run) + "</section>\n";
+  out += "<section id=\"cases\">\n<h2>Per case <span class=\"count\">each case's implementations side by side</span></h2>\n";
+  out += case_table_html(run) + "</section>\n";
+  out += implementations_section(run) + skipped_section(run, by_verdict) + all_tests_section(run, by_verdict) + provenance_section(run);
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return out;
 }

@@ -30,27 +30,20 @@ constexpr std::size_t kMaxProvenance = 12 * 1024;
 // Text from the run in a line or a table cell, at most `max_bytes` of it.
 std::string md(std::string_view raw, std::size_t max_bytes = kMaxCell) { return markdown_inline(raw, max_bytes); }
 
-}  // namespace
-
-std::string overall_summary_md(const RunRecord& run) {
+// The title (the verdict), the scores' line and where the run ran.
+std::string summary_title(const RunRecord& run, std::size_t failures, std::size_t unusable_ops) {
   const Scores& s = run.scores;
-  std::vector<const TestResult*> failures;
-  for (const auto& t : run.tests)
-    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
-  std::size_t unusable_ops = 0;
-  for (const auto& op : run.ops) unusable_ops += op.errors.empty() ? 0 : 1;
-
   std::string out;
   // Title: the verdict.
   if (run.tests.empty() && unusable_ops == 0) out += "# BackendBench: no tests ran\n\n";
-  else if (failures.empty() && unusable_ops == 0 && s.passed == 0)
+  else if (failures == 0 && unusable_ops == 0 && s.passed == 0)
     out += fmt::format("# BackendBench: all {} skipped\n\n", plural(run.tests.size(), "test"));
-  else if (failures.empty() && unusable_ops == 0)
+  else if (failures == 0 && unusable_ops == 0)
     out += fmt::format("# ✅ BackendBench: all {} passed\n\n", plural(run.tests.size() - static_cast<std::size_t>(s.skipped), "test"));
-  else if (failures.empty())
+  else if (failures == 0)
     out += fmt::format("# ❌ BackendBench: {} could not be used\n\n", plural(unusable_ops, "op"));
   else
-    out += fmt::format("# ❌ BackendBench: {} of {} failing\n\n", failures.size(), plural(run.tests.size(), "test"));
+    out += fmt::format("# ❌ BackendBench: {} of {} failing\n\n", failures, plural(run.tests.size(), "test"));
 
   if (!run.interrupted.empty()) out += fmt::format("> **Interrupted run** ({}): the tests that finished before the signal.\n\n", run.interrupted);
   else if (!run.complete) out += "> **Incomplete run**: read back from results.jsonl; the run did not finish.\n\n";
@@ -67,12 +60,12 @@ std::string overall_summary_md(const RunRecord& run) {
   if (run.repeats > 1) out += fmt::format(", {} repeats", run.repeats);
   out += fmt::format(", exit status {}\n\n", run.exit_code);
 
-  // Ops that could not be used.
-  for (const auto& op : run.ops)
-    for (const auto& e : op.errors) out += fmt::format("- ⛔ **{}**: {}\n", md(op.op), md(e, 400));
-  if (unusable_ops) out += "\n";
+  return out;
+}
 
-  // Ops.
+std::string operators_md(const RunRecord& run) {
+  const Scores& s = run.scores;
+  std::string out;
   if (!s.ops.empty()) {
     out += "## Operators\n\n| op | implementations | correct | geomean speedup | reference | baseline |\n|---|---:|---:|---:|---|---|\n";
     std::map<std::string, const OpReport*> reports;
@@ -87,7 +80,13 @@ std::string overall_summary_md(const RunRecord& run) {
     out += "\n";
   }
 
-  // Implementations: the failed ones first.
+  return out;
+}
+
+// Implementations: the failed ones first.
+std::string implementations_md(const RunRecord& run) {
+  const Scores& s = run.scores;
+  std::string out;
   if (!s.impls.empty()) {
     std::vector<const ImplScore*> impls;
     for (const auto& is : s.impls) impls.push_back(&is);
@@ -108,7 +107,11 @@ std::string overall_summary_md(const RunRecord& run) {
     out += "\n";
   }
 
-  // Failing tests.
+  return out;
+}
+
+std::string failing_tests_md(const std::vector<const TestResult*>& failures) {
+  std::string out;
   if (!failures.empty()) {
     out += fmt::format("## Failing tests{}\n\n", failures.size() > kMaxFailureRows ? fmt::format(" (first {} of {})", kMaxFailureRows, failures.size()) : "");
     out += "| verdict | implementation | case | device | message |\n|---|---|---|---|---|\n";
@@ -122,7 +125,12 @@ std::string overall_summary_md(const RunRecord& run) {
     out += "\n";
   }
 
-  // Skipped, by reason.
+  return out;
+}
+
+// Skipped, by reason.
+std::string skipped_md(const RunRecord& run) {
+  std::string out;
   const auto groups = skip_groups(run);
   if (!groups.empty()) {
     out += "## Skipped\n\n";
@@ -138,7 +146,11 @@ std::string overall_summary_md(const RunRecord& run) {
     out += "\n";
   }
 
-  // Scores.
+  return out;
+}
+
+std::string scores_md(const Scores& s) {
+  std::string out;
   out += "## Scores\n\n| score | value |\n|---|---:|\n";
   out += fmt::format("| tests (passed / failed / skipped) | {} / {} / {} |\n", s.passed, s.failed, s.skipped);
   out += fmt::format("| correctness rate | {} |\n", format_percent(s.correctness_rate));
@@ -148,7 +160,11 @@ std::string overall_summary_md(const RunRecord& run) {
   for (const auto& [p, share] : s.perf_at) out += fmt::format("| perf@{:g} | {} |\n", p, format_percent(share));
   out += "\n";
 
-  // Provenance.
+  return out;
+}
+
+std::string provenance_md(const RunRecord& run) {
+  std::string out;
   nlohmann::json prov = {{"command", run.command},    {"started_at", run.started_at}, {"finished_at", run.finished_at},
                          {"root", run.root},          {"sweep_id", run.sweep_id},     {"host", run.host},
                          {"provenance", run.provenance}};
@@ -159,6 +175,23 @@ std::string overall_summary_md(const RunRecord& run) {
   out += markdown_code_block(prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "json", kMaxProvenance);
   out += "\n</details>\n";
   return out;
+}
+
+}  // namespace
+
+std::string overall_summary_md(const RunRecord& run) {
+  std::vector<const TestResult*> failures;
+  for (const auto& t : run.tests)
+    if (is_failure(t.outcome.verdict)) failures.push_back(&t);
+  std::size_t unusable_ops = 0;
+  for (const auto& op : run.ops) unusable_ops += op.errors.empty() ? 0 : 1;
+  std::string out = summary_title(run, failures.size(), unusable_ops);
+  // Ops that could not be used.
+  for (const auto& op : run.ops)
+    for (const auto& e : op.errors) out += fmt::format("- ⛔ **{}**: {}\n", md(op.op), md(e, 400));
+  if (unusable_ops) out += "\n";
+  return out + operators_md(run) + implementations_md(run) + failing_tests_md(failures) + skipped_md(run) + scores_md(run.scores) +
+         provenance_md(run);
 }
 
 }  // namespace bb
