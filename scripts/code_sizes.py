@@ -26,7 +26,6 @@ KNOWN = {
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor",
     "core/src/plan.cpp:bb::plan_op",
     "core/src/measure/device_timer.cpp:bb::measure_device",
-    "core/src/manifest.cpp:bb::(anon)::parse",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",

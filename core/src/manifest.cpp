@@ -413,13 +413,8 @@ CaseSpec parse_case(const YAML::Node& n, CaseKind kind, size_t index, const Mani
   return c;
 }
 
-Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const std::string& expected_op) {
-  Manifest m;
-  m.path = file;
-  if (!root.IsMap()) fail(root, "expected a mapping at the top level (op, inputs, outputs, tests, ...)");
-  check_keys(root, "the manifest",
-             {"op", "description", "seed", "devices", "baseline", "reference", "inputs", "attributes", "outputs", "tolerances",
-              "flops", "bytes", "tests", "implementations"});
+// The op's name, description, seed, devices, baseline and reference.
+void parse_header(const YAML::Node& root, const std::string& expected_op, Manifest& m) {
   m.op = expected_op;
   if (root["op"]) {
     m.op = identifier(root["op"], "op");
@@ -467,8 +462,10 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
       fail(r, fmt::format("reference: '{}' is not a file name; expected the file name or stem of a library in the op's folder "
                           "(myop_reference.so or myop_reference)", m.reference));
   }
+}
 
-  // implementations: what the manifest declares of some of them
+// implementations: what the manifest declares of some of them (preconditions, dtypes).
+void parse_implementations(const YAML::Node& root, Manifest& m) {
   if (const auto& im = root["implementations"]) {
     if (!im.IsMap()) fail(im, "implementations: expected a map of implementation name to {preconditions: [...], dtypes: [...]}");
     for (const auto& kv : im) {
@@ -497,11 +494,12 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
       m.implementations.push_back(std::move(d));
     }
   }
+}
 
-  // inputs
+// inputs, then attributes: each name once, among inputs, attributes and outputs (`names`).
+void parse_inputs(const YAML::Node& root, std::set<std::string>& names, Manifest& m) {
   if (!root["inputs"] || !root["inputs"].IsSequence() || root["inputs"].size() == 0)
     fail(root["inputs"] ? root["inputs"] : root, "expected 'inputs:' with a list of at least one tensor ({name: x, ...})");
-  std::set<std::string> names;
   for (const auto& n : root["inputs"]) {
     InputSpec in;
     in.line = line_of(n);
@@ -515,8 +513,9 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
     if (!names.insert(in.name).second) fail(n, fmt::format("input '{}' is declared twice", in.name));
     m.inputs.push_back(std::move(in));
   }
+}
 
-  // attributes
+void parse_attributes(const YAML::Node& root, std::set<std::string>& names, Manifest& m) {
   if (root["attributes"]) {
     const YAML::Node& at = root["attributes"];
     if (!at.IsSequence()) fail(at, "attributes: expected a list of {name, type, default}");
@@ -533,60 +532,57 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
       m.attributes.push_back(std::move(a));
     }
   }
+}
 
-  // outputs
-  if (!root["outputs"] || !root["outputs"].IsSequence() || root["outputs"].size() == 0)
-    fail(root["outputs"] ? root["outputs"] : root, "expected 'outputs:' with a list of at least one tensor");
-  for (const auto& n : root["outputs"]) {
-    check_keys(n, "an output", {"name", "shape", "dtype", "inplace", "description", "tolerance", "tolerances"});
-    OutputSpec o;
-    o.line = line_of(n);
-    // Its own tolerance: {atol, rtol} for any dtype, or a table per dtype as the op's.
-    if (const auto& t = n["tolerance"]) {
-      check_keys(t, "an output's tolerance", {"atol", "rtol"});
-      Tolerance tol{0.0, 0.0};
-      if (t["atol"]) tol.atol = as_number(t["atol"], "atol");
-      if (t["rtol"]) tol.rtol = as_number(t["rtol"], "rtol");
-      if (tol.atol < 0 || tol.rtol < 0) fail(t, "tolerances must be non-negative");
-      o.tolerance = tol;
-    }
-    if (n["tolerances"]) o.tolerances = parse_tolerances(n["tolerances"]);
-    if (!n["name"]) fail(n, "an output: expected 'name'");
-    o.name = identifier(n["name"], "output name");
-    if (!names.insert(o.name).second) fail(n, fmt::format("name '{}' is declared twice", o.name));
-    if (n["inplace"]) {
-      std::string target = as_string(n["inplace"], "inplace");
-      if (m.input_index(target) < 0) fail(n["inplace"], fmt::format("inplace: '{}' is not an input", target));
-      o.inplace = target;
-      if (n["shape"] || n["dtype"]) fail(n, "an in-place output takes its input's shape and dtype; remove shape/dtype");
-      o.shape_like = target;
-      o.dtype = Sourced{target, o.line};
-    } else {
-      if (!n["shape"]) fail(n, fmt::format("output '{}': expected 'shape' (an input name, or a list like [x.0, w.1])", o.name));
-      const YAML::Node& s = n["shape"];
-      if (s.IsScalar()) {
-        std::string like = s.Scalar();
-        if (m.input_index(like) < 0) fail(s, fmt::format("output '{}': shape '{}' is not an input; expected an input name or a list", o.name, like));
-        o.shape_like = like;
-      } else {
-        o.shape = shape_list(s, "output shape");
-      }
-      if (n["dtype"]) {
-        o.dtype = sourced(n["dtype"], "output dtype");
-      } else if (o.shape_like) {
-        o.dtype = Sourced{*o.shape_like, o.line};
-      } else {
-        o.dtype = Sourced{m.inputs[0].name, o.line};
-      }
-    }
-    m.outputs.push_back(std::move(o));
+// An output: its name, its own tolerance, and its shape and dtype (an input's, in place or like one,
+// or its own).
+OutputSpec parse_output(const YAML::Node& n, std::set<std::string>& names, const Manifest& m) {
+  check_keys(n, "an output", {"name", "shape", "dtype", "inplace", "description", "tolerance", "tolerances"});
+  OutputSpec o;
+  o.line = line_of(n);
+  // Its own tolerance: {atol, rtol} for any dtype, or a table per dtype as the op's.
+  if (const auto& t = n["tolerance"]) {
+    check_keys(t, "an output's tolerance", {"atol", "rtol"});
+    Tolerance tol{0.0, 0.0};
+    if (t["atol"]) tol.atol = as_number(t["atol"], "atol");
+    if (t["rtol"]) tol.rtol = as_number(t["rtol"], "rtol");
+    if (tol.atol < 0 || tol.rtol < 0) fail(t, "tolerances must be non-negative");
+    o.tolerance = tol;
   }
+  if (n["tolerances"]) o.tolerances = parse_tolerances(n["tolerances"]);
+  if (!n["name"]) fail(n, "an output: expected 'name'");
+  o.name = identifier(n["name"], "output name");
+  if (!names.insert(o.name).second) fail(n, fmt::format("name '{}' is declared twice", o.name));
+  if (n["inplace"]) {
+    std::string target = as_string(n["inplace"], "inplace");
+    if (m.input_index(target) < 0) fail(n["inplace"], fmt::format("inplace: '{}' is not an input", target));
+    o.inplace = target;
+    if (n["shape"] || n["dtype"]) fail(n, "an in-place output takes its input's shape and dtype; remove shape/dtype");
+    o.shape_like = target;
+    o.dtype = Sourced{target, o.line};
+  } else {
+    if (!n["shape"]) fail(n, fmt::format("output '{}': expected 'shape' (an input name, or a list like [x.0, w.1])", o.name));
+    const YAML::Node& s = n["shape"];
+    if (s.IsScalar()) {
+      std::string like = s.Scalar();
+      if (m.input_index(like) < 0) fail(s, fmt::format("output '{}': shape '{}' is not an input; expected an input name or a list", o.name, like));
+      o.shape_like = like;
+    } else {
+      o.shape = shape_list(s, "output shape");
+    }
+    if (n["dtype"]) {
+      o.dtype = sourced(n["dtype"], "output dtype");
+    } else if (o.shape_like) {
+      o.dtype = Sourced{*o.shape_like, o.line};
+    } else {
+      o.dtype = Sourced{m.inputs[0].name, o.line};
+    }
+  }
+  return o;
+}
 
-  if (root["tolerances"]) m.tolerances = parse_tolerances(root["tolerances"]);
-  if (root["flops"]) m.flops = sourced(root["flops"], "flops");
-  if (root["bytes"]) m.bytes = sourced(root["bytes"], "bytes");
-
-  // tests
+// tests: correctness and performance cases, each name once per kind.
+void parse_tests(const YAML::Node& root, Manifest& m) {
   if (!root["tests"]) fail(root, "expected 'tests:' with 'correctness:' and/or 'performance:' lists of cases");
   const YAML::Node& tests = root["tests"];
   check_keys(tests, "tests", {"correctness", "performance"});
@@ -603,6 +599,27 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
     }
   }
   if (m.cases.empty()) fail(tests, "tests: expected at least one case");
+}
+
+Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const std::string& expected_op) {
+  Manifest m;
+  m.path = file;
+  if (!root.IsMap()) fail(root, "expected a mapping at the top level (op, inputs, outputs, tests, ...)");
+  check_keys(root, "the manifest",
+             {"op", "description", "seed", "devices", "baseline", "reference", "inputs", "attributes", "outputs", "tolerances",
+              "flops", "bytes", "tests", "implementations"});
+  parse_header(root, expected_op, m);
+  parse_implementations(root, m);
+  std::set<std::string> names;
+  parse_inputs(root, names, m);
+  parse_attributes(root, names, m);
+  if (!root["outputs"] || !root["outputs"].IsSequence() || root["outputs"].size() == 0)
+    fail(root["outputs"] ? root["outputs"] : root, "expected 'outputs:' with a list of at least one tensor");
+  for (const auto& n : root["outputs"]) m.outputs.push_back(parse_output(n, names, m));
+  if (root["tolerances"]) m.tolerances = parse_tolerances(root["tolerances"]);
+  if (root["flops"]) m.flops = sourced(root["flops"], "flops");
+  if (root["bytes"]) m.bytes = sourced(root["bytes"], "bytes");
+  parse_tests(root, m);
   return m;
 }
 
