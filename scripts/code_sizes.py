@@ -29,7 +29,6 @@ KNOWN = {
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
-    "core/src/cases.cpp:bb::(anon)::build_case",
     "core/src/worker/test_runner.cpp:bb::TestRunner::call",
 }
 

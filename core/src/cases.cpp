@@ -279,83 +279,71 @@ std::string dtype_error(const Manifest& m, const Sourced& dtype, const CaseEnv& 
   return fmt::format("{}: dtype '{}' of {}{}: expected {}", m.where(dtype.line), dtype.text, what, did_you_mean(dtype.text, names), expected);
 }
 
-Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
-  ConcreteCase c;
-  c.name = spec.name;
-  c.kind = spec.kind;
-  c.devices = spec.devices;
-  c.params = std::move(point);
-  c.id = fmt::format("{}/{}", case_kind_name(spec.kind), spec.name);
-  if (!c.params.empty()) {
-    std::vector<std::string> kv;
-    for (const auto& [k, v] : c.params) kv.push_back(k + "=" + scalar_to_string(v));
-    c.id += fmt::format("[{}]", fmt::join(kv, ","));
+// One input of the case: the case's own shape, dtype and initialiser where it gives them, else
+// the manifest's, evaluated in the case's parameters and the tensors before it.
+Expected<ConcreteTensor> build_input(const Manifest& m, const CaseSpec& spec, const InputSpec& in, const CaseEnv& env) {
+  const TensorSpec* over = nullptr;
+  if (auto it = spec.inputs.find(in.name); it != spec.inputs.end()) over = &it->second;
+  const auto& shape = over && over->shape ? over->shape : in.defaults.shape;
+  const auto& dtype = over && over->dtype ? over->dtype : in.defaults.dtype;
+  const auto& init = over && over->init ? over->init : in.defaults.init;
+  if (!shape)
+    return make_error(fmt::format("{}: case '{}' gives no shape for input '{}'; expected inputs: {{{}: {{shape: [...]}}}}",
+                                  m.where(spec.line), spec.name, in.name, in.name));
+  ConcreteTensor t;
+  t.name = in.name;
+  auto s = eval_shape(m, *shape, env, fmt::format("shape of input '{}'", in.name));
+  if (!s) return s.error();
+  t.shape = *s;
+  if (dtype) {
+    auto dt = env.resolve_dtype_name(dtype->text);
+    if (!dt)
+      return make_error(dtype_error(m, *dtype, env, spec, fmt::format("input '{}'", in.name),
+                                    fmt::format("a dtype ({}) or a parameter holding one", dtype_names_list())));
+    t.dtype = *dt;
   }
-  c.seed = mix_seed(m.seed, c.id);
-  CaseEnv env(c.params);
+  t.init = init ? *init : default_init(t.dtype);
+  if (t.init.kind == InitKind::npy && t.init.path.empty())
+    return make_error(fmt::format("{}: npy initialiser needs a file", m.where(t.init.line)));
+  if (auto v = input_variants(m, spec, in, over, t); !v) return v.error();
+  else t.variants = *v;
+  if (auto r = resolve_bounds(m, t.init, env, in.name); !r) return r.error();
+  return t;
+}
 
-  for (const auto& in : m.inputs) {
-    const TensorSpec* over = nullptr;
-    if (auto it = spec.inputs.find(in.name); it != spec.inputs.end()) over = &it->second;
-    const auto& shape = over && over->shape ? over->shape : in.defaults.shape;
-    const auto& dtype = over && over->dtype ? over->dtype : in.defaults.dtype;
-    const auto& init = over && over->init ? over->init : in.defaults.init;
-    if (!shape)
-      return make_error(fmt::format("{}: case '{}' gives no shape for input '{}'; expected inputs: {{{}: {{shape: [...]}}}}",
-                                    m.where(spec.line), spec.name, in.name, in.name));
-    ConcreteTensor t;
-    t.name = in.name;
-    auto s = eval_shape(m, *shape, env, fmt::format("shape of input '{}'", in.name));
+// One output: its shape (the case's, an input's, or the manifest's), dtype and tolerance.
+Expected<ConcreteOutput> build_output(const Manifest& m, const CaseSpec& spec, const OutputSpec& out, const CaseEnv& env) {
+  ConcreteOutput o;
+  o.name = out.name;
+  if (out.inplace) o.inplace_input = m.input_index(*out.inplace);
+  const auto own = spec.outputs.find(out.name);
+  const TensorSpec* over = own == spec.outputs.end() ? nullptr : &own->second;
+  if (over && over->shape) {
+    auto s = eval_shape(m, *over->shape, env, fmt::format("shape of output '{}'", out.name));
     if (!s) return s.error();
-    t.shape = *s;
-    if (dtype) {
-      auto dt = env.resolve_dtype_name(dtype->text);
-      if (!dt)
-        return make_error(dtype_error(m, *dtype, env, spec, fmt::format("input '{}'", in.name),
-                                      fmt::format("a dtype ({}) or a parameter holding one", dtype_names_list())));
-      t.dtype = *dt;
-    }
-    t.init = init ? *init : default_init(t.dtype);
-    if (t.init.kind == InitKind::npy && t.init.path.empty())
-      return make_error(fmt::format("{}: npy initialiser needs a file", m.where(t.init.line)));
-    if (auto v = input_variants(m, spec, in, over, t); !v) return v.error();
-    else t.variants = *v;
-    if (auto r = resolve_bounds(m, t.init, env, in.name); !r) return r.error();
-    env.add_tensor(t.name, t.shape, t.dtype);
-    c.inputs.push_back(std::move(t));
+    o.shape = *s;
+  } else if (out.shape_like) {
+    o.shape = *env.tensor_shape(*out.shape_like);
+  } else {
+    auto s = eval_shape(m, out.shape, env, fmt::format("shape of output '{}'", out.name));
+    if (!s) return s.error();
+    o.shape = *s;
   }
-
-  for (const auto& out : m.outputs) {
-    ConcreteOutput o;
-    o.name = out.name;
-    if (out.inplace) o.inplace_input = m.input_index(*out.inplace);
-    const auto own = spec.outputs.find(out.name);
-    const TensorSpec* over = own == spec.outputs.end() ? nullptr : &own->second;
-    if (over && over->shape) {
-      auto s = eval_shape(m, *over->shape, env, fmt::format("shape of output '{}'", out.name));
-      if (!s) return s.error();
-      o.shape = *s;
-    } else if (out.shape_like) {
-      o.shape = *env.tensor_shape(*out.shape_like);
-    } else {
-      auto s = eval_shape(m, out.shape, env, fmt::format("shape of output '{}'", out.name));
-      if (!s) return s.error();
-      o.shape = *s;
-    }
-    const Sourced& dtype = over && over->dtype ? *over->dtype : out.dtype;
-    if (auto dt = env.tensor_dtype(dtype.text)) {
-      o.dtype = *dt;
-    } else if (auto named = env.resolve_dtype_name(dtype.text)) {
-      o.dtype = *named;
-    } else {
-      return make_error(dtype_error(m, dtype, env, spec, fmt::format("output '{}'", out.name),
-                                    "an input name, a dtype or a parameter holding one"));
-    }
-    o.tolerance = resolve_tolerance(o.dtype, out, m.tolerances, spec.tolerances);
-    env.add_tensor(o.name, o.shape, o.dtype);
-    c.outputs.push_back(std::move(o));
+  const Sourced& dtype = over && over->dtype ? *over->dtype : out.dtype;
+  if (auto dt = env.tensor_dtype(dtype.text)) {
+    o.dtype = *dt;
+  } else if (auto named = env.resolve_dtype_name(dtype.text)) {
+    o.dtype = *named;
+  } else {
+    return make_error(dtype_error(m, dtype, env, spec, fmt::format("output '{}'", out.name),
+                                  "an input name, a dtype or a parameter holding one"));
   }
+  o.tolerance = resolve_tolerance(o.dtype, out, m.tolerances, spec.tolerances);
+  return o;
+}
 
+// The attributes: the case's values, else the manifest's defaults.
+Status build_attributes(const Manifest& m, const CaseSpec& spec, const CaseEnv& env, ConcreteCase& c) {
   for (const auto& a : m.attributes) {
     auto it = std::find_if(spec.attrs.begin(), spec.attrs.end(), [&](const auto& kv) { return kv.first == a.name; });
     if (it != spec.attrs.end()) {
@@ -369,7 +357,11 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
                                     m.where(a.line), a.name, spec.name, spec.line));
     }
   }
+  return Ok{};
+}
 
+// The work the roofline reads: the case's own flops and bytes, else the op's.
+Status build_work(const Manifest& m, const CaseSpec& spec, const CaseEnv& env, ConcreteCase& c) {
   auto work = [&](const std::optional<Sourced>& own, const std::optional<Sourced>& op_level, const char* what)
       -> Expected<std::optional<double>> {
     const auto& src = own ? own : op_level;
@@ -384,6 +376,37 @@ Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::
   auto b = work(spec.bytes, m.bytes, "bytes");
   if (!b) return b.error();
   c.bytes = *b;
+  return Ok{};
+}
+
+Expected<ConcreteCase> build_case(const Manifest& m, const CaseSpec& spec, std::vector<std::pair<std::string, Scalar>> point) {
+  ConcreteCase c;
+  c.name = spec.name;
+  c.kind = spec.kind;
+  c.devices = spec.devices;
+  c.params = std::move(point);
+  c.id = fmt::format("{}/{}", case_kind_name(spec.kind), spec.name);
+  if (!c.params.empty()) {
+    std::vector<std::string> kv;
+    for (const auto& [k, v] : c.params) kv.push_back(k + "=" + scalar_to_string(v));
+    c.id += fmt::format("[{}]", fmt::join(kv, ","));
+  }
+  c.seed = mix_seed(m.seed, c.id);
+  CaseEnv env(c.params);
+  for (const auto& in : m.inputs) {
+    auto t = build_input(m, spec, in, env);
+    if (!t) return t.error();
+    env.add_tensor(t->name, t->shape, t->dtype);
+    c.inputs.push_back(std::move(*t));
+  }
+  for (const auto& out : m.outputs) {
+    auto o = build_output(m, spec, out, env);
+    if (!o) return o.error();
+    env.add_tensor(o->name, o->shape, o->dtype);
+    c.outputs.push_back(std::move(*o));
+  }
+  if (auto s = build_attributes(m, spec, env, c); !s) return s.error();
+  if (auto s = build_work(m, spec, env, c); !s) return s.error();
   return c;
 }
 
