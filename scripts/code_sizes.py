@@ -24,7 +24,6 @@ KNOWN = {
     "core/src/test_driver.cpp:bb::(anon)::TestDriver",
     "core/src/report/console_reporter.cpp:bb::(anon)::ConsoleReporter",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor",
-    "core/src/plan.cpp:bb::plan_op",
     "core/src/measure/device_timer.cpp:bb::measure_device",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",

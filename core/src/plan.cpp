@@ -208,83 +208,67 @@ std::map<std::string, nlohmann::json> survey_sweep(const std::vector<OpFolder>& 
   return surveyed;
 }
 
-Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
-  if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
-  OpPlan plan;
-  plan.folder = folder;
-  for (const auto& [file, why] : folder.near_misses) plan.failures.push_back({file, why});
-  std::map<std::string, nlohmann::json> surveyed;  // Python files already surveyed, by path
-  // The sweep's survey (under way beside this, if any): waited for once this folder needs it.
-  auto take_sweeps = [&] {
-    if (!options.surveyed) return;
-    const auto& all = options.surveyed();
-    for (const auto& l : folder.libraries)
-      if (auto it = all.find(l.string()); it != all.end()) surveyed.insert(*it);
-  };
-  if (is_generator(folder.manifest)) {  // a BackendBench-py folder: its tests made into a manifest first
-    // ... while its Python files are surveyed in a worker beside (both import PyTorch: one after
-    // the other, they doubled the plan). Those --impls names, and the reference, only: a file
-    // it leaves out is not imported at all.
-    std::future<std::map<std::string, nlohmann::json>> early;
-    std::vector<std::string> files;
-    for (const auto& l : folder.libraries)
-      if (surveyed_up_front(folder, l, options.selected) && !options.surveyed) files.push_back(l.string());
-    if (options.make_executor && options.parallel > 1 && files.size() > 1)
-      try {
-        early = std::async(std::launch::async, [&] {
-          auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
-          return survey_batch(*ex, files, {folder.name}, options.probe_timeout, options.read_python);
-        });
-      } catch (const std::system_error&) {  // no thread: surveyed below, as any folder's
-      }
-    auto made = generated_manifest(folder, executor, options.seed, std::max(60.0, options.probe_timeout));
-    if (early.valid()) surveyed.merge(early.get());
-    if (!made) return made.error();
-    plan.folder.manifest = *made;
-  }
-  take_sweeps();
-  auto m = load_manifest(plan.folder.manifest, folder.name);
-  if (!m) return m.error();
-  if (options.seed) m->seed = *options.seed;
-  auto cases = expand_cases(*m, options.expansion);
-  if (!cases) return cases.error();
-  plan.manifest = std::move(*m);
-  plan.cases = std::move(*cases);
+namespace {
 
-  // Python files --impls leaves out, where they cannot serve as the reference or a baseline.
+// A BackendBench-py folder: its tests made into a manifest first, while its Python files are
+// surveyed in a worker beside (both import PyTorch: one after the other, they doubled the plan).
+// Those --impls names, and the reference, only: a file it leaves out is not imported at all.
+Status generate_manifest(const OpFolder& folder, Executor& executor, const PlanOptions& options, OpPlan& plan,
+                         std::map<std::string, nlohmann::json>& surveyed) {
+  std::future<std::map<std::string, nlohmann::json>> early;
+  std::vector<std::string> files;
+  for (const auto& l : folder.libraries)
+    if (surveyed_up_front(folder, l, options.selected) && !options.surveyed) files.push_back(l.string());
+  if (options.make_executor && options.parallel > 1 && files.size() > 1)
+    try {
+      early = std::async(std::launch::async, [&] {
+        auto ex = options.make_executor();  // made, used and ended on this thread (executor.hpp)
+        return survey_batch(*ex, files, {folder.name}, options.probe_timeout, options.read_python);
+      });
+    } catch (const std::system_error&) {  // no thread: surveyed below, as any folder's
+    }
+  auto made = generated_manifest(folder, executor, options.seed, std::max(60.0, options.probe_timeout));
+  if (early.valid()) surveyed.merge(early.get());
+  if (!made) return made.error();
+  plan.folder.manifest = *made;
+  return Ok{};
+}
+
+// The folder's libraries less the Python files --impls leaves out, where they cannot serve as
+// the reference or a baseline.
+OpFolder chosen_libraries(const OpFolder& folder, const OpPlan& plan, const PlanOptions& options) {
   OpFolder chosen = folder;
-  if (!options.selected.empty()) {
-    const bool has_reference = !plan.manifest.reference.empty() || std::any_of(folder.libraries.begin(), folder.libraries.end(), [&](const auto& l) {
-      return l.stem() == folder.name + "_reference";
-    });
-    auto named = [&](const std::filesystem::path& l) {
-      const std::string stem = library_stem(l);
-      for (const auto& s : options.selected)
-        if (s == stem || s == folder.name + "__" + stem) return true;
-      for (const auto& [device, b] : plan.manifest.baselines)
-        if (b == stem || b == folder.name + "__" + stem) return true;
-      return plan.manifest.baseline == stem || plan.manifest.baseline == folder.name + "__" + stem;
-    };
-    auto skip = [&](const std::filesystem::path& l) {
-      return has_reference && is_python_implementation(l) && !named(l) && !python_names(l, folder.name + "_reference");
-    };
-    chosen.libraries.erase(std::remove_if(chosen.libraries.begin(), chosen.libraries.end(), skip), chosen.libraries.end());
-  }
-  const OpFolder& f = chosen;
-  std::vector<Implementation> impls, unavailable;
-  std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
-  std::map<std::string, PluginInfo> infos;  // by stem
-  // Each library is probed in a fresh worker, so static initialisers cannot leak; with
-  // make_executor, several at once.
+  if (options.selected.empty()) return chosen;
+  const bool has_reference = !plan.manifest.reference.empty() || std::any_of(folder.libraries.begin(), folder.libraries.end(), [&](const auto& l) {
+    return l.stem() == folder.name + "_reference";
+  });
+  auto named = [&](const std::filesystem::path& l) {
+    const std::string stem = library_stem(l);
+    for (const auto& s : options.selected)
+      if (s == stem || s == folder.name + "__" + stem) return true;
+    for (const auto& [device, b] : plan.manifest.baselines)
+      if (b == stem || b == folder.name + "__" + stem) return true;
+    return plan.manifest.baseline == stem || plan.manifest.baseline == folder.name + "__" + stem;
+  };
+  auto skip = [&](const std::filesystem::path& l) {
+    return has_reference && is_python_implementation(l) && !named(l) && !python_names(l, folder.name + "_reference");
+  };
+  chosen.libraries.erase(std::remove_if(chosen.libraries.begin(), chosen.libraries.end(), skip), chosen.libraries.end());
+  return chosen;
+}
+
+// Each library probed in a fresh worker, so static initialisers cannot leak; with make_executor,
+// several at once. Python files first, several to a worker (importing PyTorch takes a second or
+// two): a file that fails there, or whose batch dies, is probed again alone, so that no file's
+// import can make another's fail.
+std::vector<ExecOutcome> probe_libraries(const OpFolder& f, const OpFolder& folder, Executor& executor, const PlanOptions& options,
+                                         const std::map<std::string, nlohmann::json>& surveyed) {
   std::vector<ExecOutcome> outcomes(f.libraries.size());
   auto probe = [&](Executor& ex, std::size_t k) {
     ex.recycle();
     outcomes[k] = ex.execute(to_json(ProbeRequest{f.libraries[k].string(), folder.name}), options.probe_timeout);
     ex.recycle();
   };
-  // Python files first, several to a worker (importing PyTorch takes a second or two): a file
-  // that fails there, or whose batch dies, is probed again alone, so that no file's import can
-  // make another's fail.
   std::vector<bool> alone(f.libraries.size(), true);
   {
     std::vector<std::size_t> py;
@@ -326,74 +310,88 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   } else {
     for (auto k : todo) probe(executor, k);
   }
-  std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
-  for (std::size_t k = 0; k < f.libraries.size(); ++k) {
-    const auto& lib = f.libraries[k];
-    const ExecOutcome& out = outcomes[k];
-    if (out.status == ExecOutcome::Status::timed_out) {
-      plan.failures.push_back({lib, fmt::format("{}: did not finish loading in {:.0f} s (a static initialiser that never returns?); "
-                                                "the worker was killed", lib.string(), options.probe_timeout)});
-      continue;
-    }
-    if (out.status != ExecOutcome::Status::ok) {
-      plan.failures.push_back({lib, fmt::format("{}: crashed while loading: {}", lib.string(), out.detail)});
-      continue;
-    }
-    // Names must say which op and which library: '__' joins the two.
-    if (library_stem(lib).find("__") != std::string::npos) {
-      plan.failures.push_back({lib, fmt::format("{}: the name '{}' contains '__', which separates the op from the implementation in "
-                                                "'{}__<name>'; rename the library",
-                                                lib.string(), library_stem(lib), folder.name)});
-      continue;
-    }
-    // The same file under two names (a link) is one implementation, run once; a copy (the same
-    // bytes in another file) is a second implementation, and the plan says so.
-    std::error_code ec;
-    const auto real = std::filesystem::canonical(lib, ec);
-    auto same_file = std::find_if(contents.begin(), contents.end(), [&](const auto& c) { return !ec && c.first == real; });
-    if (same_file != contents.end()) {
-      plan.failures.push_back({lib, fmt::format("{}: the same library as {} (a link to it); it is not run twice", lib.string(),
-                                                same_file->first.filename().string())});
-      continue;
-    }
-    auto hash = sha256_file(lib);
-    if (hash)
-      for (const auto& [other, h] : contents)
-        if (h == *hash)
-          plan.warnings.push_back(fmt::format("{}: {} has the same bytes as {}: two names for one implementation", folder.name,
-                                              lib.filename().string(), other.filename().string()));
-    contents.emplace_back(ec ? lib : real, hash ? *hash : std::string());
-    ProbeReply reply = probe_reply_from_json(out.reply);
-    if (!reply.loaded && reply.unavailable) {  // SKIPPED, with why; never the reference
-      const auto at = reply.error.find(kPythonUnavailable);
-      unavailable.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, {}, "", reply.error.substr(at)});
-      continue;
-    }
-    if (!reply.loaded) {
-      plan.failures.push_back({lib, reply.error});
-      continue;
-    }
-    if (const auto why = unknown_info_entries(reply.info); !why.empty()) {
-      plan.failures.push_back({lib, fmt::format("{}: {}", lib.string(), why)});
-      continue;
-    }
-    infos[library_stem(lib)] = reply.info;
-    if (reply.has_reference) references.emplace_back(lib, reply.info);
-    if (reply.has_kernel_impl) {
-      Implementation impl;
-      impl.name = folder.name + "__" + library_stem(lib);
-      impl.stem = library_stem(lib);
-      impl.library = lib;
-      impl.info = reply.info;
-      impl.imports_packages = reply.imports_packages;
-      impls.push_back(std::move(impl));
-    }
-  }
-  executor.recycle();
+  return outcomes;
+}
 
-  // One reference per op, on purpose: the manifest's `reference:` names it, else the one library
-  // exporting <op>_reference. Two or more with no name is an error (a library that sorts first
-  // must not take the reference over); a library that serves as the reference is not scored.
+// What the probes found: the implementations, those unavailable here, the libraries exporting
+// the reference, and every usable library's info.
+struct Probed {
+  std::vector<Implementation> impls, unavailable;
+  std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
+  std::map<std::string, PluginInfo> infos;  // by stem
+  std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
+};
+
+// One library's probe: a failure, a warning, or what it serves as.
+void read_probe(const OpFolder& folder, const std::filesystem::path& lib, const ExecOutcome& out, const PlanOptions& options, OpPlan& plan,
+                Probed& found) {
+  auto& contents = found.contents;
+  if (out.status == ExecOutcome::Status::timed_out) {
+    plan.failures.push_back({lib, fmt::format("{}: did not finish loading in {:.0f} s (a static initialiser that never returns?); "
+                                              "the worker was killed", lib.string(), options.probe_timeout)});
+    return;
+  }
+  if (out.status != ExecOutcome::Status::ok) {
+    plan.failures.push_back({lib, fmt::format("{}: crashed while loading: {}", lib.string(), out.detail)});
+    return;
+  }
+  // Names must say which op and which library: '__' joins the two.
+  if (library_stem(lib).find("__") != std::string::npos) {
+    plan.failures.push_back({lib, fmt::format("{}: the name '{}' contains '__', which separates the op from the implementation in "
+                                              "'{}__<name>'; rename the library",
+                                              lib.string(), library_stem(lib), folder.name)});
+    return;
+  }
+  // The same file under two names (a link) is one implementation, run once; a copy (the same
+  // bytes in another file) is a second implementation, and the plan says so.
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(lib, ec);
+  auto same_file = std::find_if(contents.begin(), contents.end(), [&](const auto& c) { return !ec && c.first == real; });
+  if (same_file != contents.end()) {
+    plan.failures.push_back({lib, fmt::format("{}: the same library as {} (a link to it); it is not run twice", lib.string(),
+                                              same_file->first.filename().string())});
+    return;
+  }
+  auto hash = sha256_file(lib);
+  if (hash)
+    for (const auto& [other, h] : contents)
+      if (h == *hash)
+        plan.warnings.push_back(fmt::format("{}: {} has the same bytes as {}: two names for one implementation", folder.name,
+                                            lib.filename().string(), other.filename().string()));
+  contents.emplace_back(ec ? lib : real, hash ? *hash : std::string());
+  ProbeReply reply = probe_reply_from_json(out.reply);
+  if (!reply.loaded && reply.unavailable) {  // SKIPPED, with why; never the reference
+    const auto at = reply.error.find(kPythonUnavailable);
+    found.unavailable.push_back({folder.name + "__" + library_stem(lib), library_stem(lib), lib, {}, "", reply.error.substr(at)});
+    return;
+  }
+  if (!reply.loaded) {
+    plan.failures.push_back({lib, reply.error});
+    return;
+  }
+  if (const auto why = unknown_info_entries(reply.info); !why.empty()) {
+    plan.failures.push_back({lib, fmt::format("{}: {}", lib.string(), why)});
+    return;
+  }
+  found.infos[library_stem(lib)] = reply.info;
+  if (reply.has_reference) found.references.emplace_back(lib, reply.info);
+  if (reply.has_kernel_impl) {
+    Implementation impl;
+    impl.name = folder.name + "__" + library_stem(lib);
+    impl.stem = library_stem(lib);
+    impl.library = lib;
+    impl.info = reply.info;
+    impl.imports_packages = reply.imports_packages;
+    found.impls.push_back(std::move(impl));
+  }
+}
+
+// One reference per op, on purpose: the manifest's `reference:` names it, else the one library
+// exporting <op>_reference. Two or more with no name is an error (a library that sorts first
+// must not take the reference over); a library that serves as the reference is not scored.
+Status pick_reference(const OpFolder& folder, Probed& found, OpPlan& plan) {
+  auto& impls = found.impls;
+  const auto& references = found.references;
   auto reference = choose_reference(folder, plan.manifest, references, plan.failures);
   if (!reference) return reference.error();
   if (*reference) {
@@ -422,8 +420,79 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
     plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
                                         folder.name, plan.manifest.inputs.front().name));
   }
+  return Ok{};
+}
+
+// A baseline: the reference by default, or the implementation the manifest names; for
+// `want_device` where the manifest gives one per device.
+Status resolve_baseline(const OpFolder& folder, const std::map<std::string, PluginInfo>& infos, const std::string& b,
+                        const std::string& want_device, OpPlan& plan) {
+  Baseline out;
+  if (b == "reference" || b.empty()) {
+    if (plan.reference.kind == ReferenceChoice::Kind::identity) {
+      plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
+      return Ok{};
+    }
+    out = Baseline{plan.reference.target(), plan.reference.name, plan.reference.info, ""};
+  } else {
+    std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
+    auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
+    if (it == folder.libraries.end() && !want_device.empty()) {  // that device's libraries may not be built here
+      plan.warnings.push_back(fmt::format("{}: baseline '{}' for {} is no library of {}; no speedups on {}",
+                                          plan.manifest.where(plan.manifest.baseline_line), b, want_device, folder.dir.string(), want_device));
+      return Ok{};
+    }
+    if (it == folder.libraries.end())
+      return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
+                                    plan.manifest.where(plan.manifest.baseline_line), b, folder.dir.string()));
+    const auto info = infos.find(stem);
+    out = Baseline{Target{Target::Kind::kernel_impl, it->string()}, folder.name + "__" + stem, info == infos.end() ? PluginInfo{} : info->second, ""};
+  }
+  out.device = device_for(out.info, plan.manifest);
+  if (!want_device.empty()) {
+    const auto& devs = out.info.devices;
+    if (!devs.empty() && std::find(devs.begin(), devs.end(), want_device) == devs.end())
+      return make_error(fmt::format("{}: baseline '{}' for {} runs on {}, not {}", plan.manifest.where(plan.manifest.baseline_line), b,
+                                    want_device, fmt::join(devs, ", "), want_device));
+    out.device = want_device;
+  }
+  if (!out.device.empty()) plan.baselines.push_back(std::move(out));
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
+  if (!folder.error.empty()) return make_error(folder.error);  // a folder that could not be read
+  OpPlan plan;
+  plan.folder = folder;
+  for (const auto& [file, why] : folder.near_misses) plan.failures.push_back({file, why});
+  std::map<std::string, nlohmann::json> surveyed;  // Python files already surveyed, by path
+  if (is_generator(folder.manifest))
+    if (auto s = generate_manifest(folder, executor, options, plan, surveyed); !s) return s.error();
+  // The sweep's survey (under way beside this, if any): waited for once this folder needs it.
+  if (options.surveyed) {
+    const auto& all = options.surveyed();
+    for (const auto& l : folder.libraries)
+      if (auto it = all.find(l.string()); it != all.end()) surveyed.insert(*it);
+  }
+  auto m = load_manifest(plan.folder.manifest, folder.name);
+  if (!m) return m.error();
+  if (options.seed) m->seed = *options.seed;
+  auto cases = expand_cases(*m, options.expansion);
+  if (!cases) return cases.error();
+  plan.manifest = std::move(*m);
+  plan.cases = std::move(*cases);
+
+  const OpFolder f = chosen_libraries(folder, plan, options);
+  const std::vector<ExecOutcome> outcomes = probe_libraries(f, folder, executor, options, surveyed);
+  Probed found;
+  for (std::size_t k = 0; k < f.libraries.size(); ++k) read_probe(folder, f.libraries[k], outcomes[k], options, plan, found);
+  executor.recycle();
+  if (auto s = pick_reference(folder, found, plan); !s) return s.error();
+  auto& impls = found.impls;
   declare_from_manifest(plan, impls);
-  impls.insert(impls.end(), unavailable.begin(), unavailable.end());
+  impls.insert(impls.end(), found.unavailable.begin(), found.unavailable.end());
   plan.impls = std::move(impls);
   for (auto& i : plan.impls) i.device = device_for(i.info, plan.manifest);
   // One that runs on none of the op's devices would be skipped on every case: unusable, in
@@ -435,46 +504,12 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
                                                     fmt::join(plan.manifest.devices, ", "))});
     return true;
   });
-
-  // Baselines: the reference by default, or the implementation the manifest names; per device
-  // when the manifest gives a map.
-  auto resolve_baseline = [&](const std::string& b, const std::string& want_device) -> Status {
-    Baseline out;
-    if (b == "reference" || b.empty()) {
-      if (plan.reference.kind == ReferenceChoice::Kind::identity) {
-        plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
-        return Ok{};
-      }
-      out = Baseline{plan.reference.target(), plan.reference.name, plan.reference.info, ""};
-    } else {
-      std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
-      auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
-      if (it == folder.libraries.end() && !want_device.empty()) {  // that device's libraries may not be built here
-        plan.warnings.push_back(fmt::format("{}: baseline '{}' for {} is no library of {}; no speedups on {}",
-                                            plan.manifest.where(plan.manifest.baseline_line), b, want_device, folder.dir.string(), want_device));
-        return Ok{};
-      }
-      if (it == folder.libraries.end())
-        return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
-                                      plan.manifest.where(plan.manifest.baseline_line), b, folder.dir.string()));
-      out = Baseline{Target{Target::Kind::kernel_impl, it->string()}, folder.name + "__" + stem, infos[stem], ""};
-    }
-    out.device = device_for(out.info, plan.manifest);
-    if (!want_device.empty()) {
-      const auto& devs = out.info.devices;
-      if (!devs.empty() && std::find(devs.begin(), devs.end(), want_device) == devs.end())
-        return make_error(fmt::format("{}: baseline '{}' for {} runs on {}, not {}", plan.manifest.where(plan.manifest.baseline_line), b,
-                                      want_device, fmt::join(devs, ", "), want_device));
-      out.device = want_device;
-    }
-    if (!out.device.empty()) plan.baselines.push_back(std::move(out));
-    return Ok{};
-  };
+  // Baselines: per device when the manifest gives a map.
   if (plan.manifest.baselines.empty()) {
-    if (auto s = resolve_baseline(plan.manifest.baseline, ""); !s) return s.error();
+    if (auto s = resolve_baseline(folder, found.infos, plan.manifest.baseline, "", plan); !s) return s.error();
   } else {
     for (const auto& [dev, name] : plan.manifest.baselines)
-      if (auto s = resolve_baseline(name, dev); !s) return s.error();
+      if (auto s = resolve_baseline(folder, found.infos, name, dev, plan); !s) return s.error();
   }
   return plan;
 }
