@@ -23,12 +23,9 @@ SOURCES = (".cpp", ".hpp", ".h", ".c", ".cu", ".inc")
 KNOWN = {
     "core/src/test_driver.cpp:bb::(anon)::TestDriver",
     "core/src/report/console_reporter.cpp:bb::(anon)::ConsoleReporter",
-    "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor",
     "core/src/measure/device_timer.cpp:bb::measure_device",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
-    "core/src/isolated_executor_posix.cpp:bb::(anon)::IsolatedExecutor::start",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
-    "core/src/worker/test_runner.cpp:bb::TestRunner::call",
 }
 
 

@@ -116,6 +116,93 @@ constexpr double kInterpreterWait = 120;
 // How many of a run's crashes have their frames placed by file and line (crash_report.hpp).
 constexpr int kCrashesPlaced = 32;
 
+// Whether a worker's first request is for Python (a .py file to probe or prepare, a survey, a
+// BackendBench-py folder's tests to make): it is forked from the warm interpreter.
+bool runs_python(const nlohmann::json& request) {
+  const std::string cmd = request.value("cmd", "");
+  if (cmd == "generate" || cmd == "probe_many") return true;
+  if (cmd == "warm") return request.value("python", false);
+  const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
+  return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
+}
+
+
+// The .py file a worker's first request is for (a probe, a prepare), or "".
+std::string served_file(const nlohmann::json& request) {
+  const std::string cmd = request.value("cmd", "");
+  const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
+  if ((cmd != "probe" && cmd != "prepare") || !target.is_object()) return "";
+  const std::string library = target.value("library", "");
+  return is_python_implementation(library) ? library : "";
+}
+
+
+// A worker's protocol socket and output pipe (both ends); false with errno set.
+bool open_channels(int sock[2], int output[2]) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
+  if (pipe2(output, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    for (int fd : {sock[0], sock[1]}) close(fd);
+    errno = saved;
+    return false;
+  }
+  return true;
+}
+
+
+// The worker's environment: its HOME's (or the host's, without walls), its slot's GPU alone
+// as its device 0 (WorkerWalls).
+std::vector<std::string> worker_environment(const WorkerWalls& w, const WorkerHome& home) {
+  std::vector<std::string> env_text = w.spec.enabled ? home.environment(environ) : std::vector<std::string>{};
+  if (!w.spec.enabled)
+    for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
+  if (!w.device_uuid.empty()) {  // its slot's GPU alone, as its device 0 (WorkerWalls)
+    std::erase_if(env_text, [](const std::string& e) {
+      return e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || e.rfind(kDeviceUuidEnv, 0) == 0 || e.rfind(kDeviceOrdinalEnv, 0) == 0;
+    });
+    env_text.push_back("CUDA_VISIBLE_DEVICES=" + w.device_uuid);
+    env_text.push_back(std::string(kDeviceUuidEnv) + "=" + w.device_uuid);
+    env_text.push_back(std::string(kDeviceOrdinalEnv) + "=" + std::to_string(w.device_ordinal));
+  }
+  return env_text;
+}
+
+
+// In the forked child: its own process group, memory limit and channels, the walls in order,
+// then the worker binary. Never returns.
+[[noreturn]] void exec_worker(const std::string& binary, const WorkerLimits& limits, const PreparedSandbox& walls, int sock, int output,
+                              const std::string& host_pid, char* const* env) {
+  setpgid(0, 0);  // a group of its own: signals to the group, and the group's killing, stay there
+  if (limits.memory_bytes > 0) {
+    const rlimit lim{static_cast<rlim_t>(limits.memory_bytes), static_cast<rlim_t>(limits.memory_bytes)};
+    setrlimit(RLIMIT_DATA, &lim);
+  }
+  dup2(sock, STDIN_FILENO);
+  dup2(output, STDOUT_FILENO);
+  dup2(output, STDERR_FILENO);
+  // Nothing else of the host's reaches the worker: no results stream, no stray pipe.
+  close_range(3, ~0U, 0);
+  const char* step = nullptr;
+  int err = enter_sandbox_before_exec(walls, &step);
+  if (err == 0) err = enter_pid_namespace_before_exec(walls, &step);
+  if (err == 0) err = drop_to_user_before_exec(walls, &step);
+  if (err == 0 && walls.landlock) err = install_landlock_before_exec(walls.landlock_read, walls.landlock_write, &step);
+  if (err == 0 && walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
+  if (err != 0) {
+    const char* what = strerror(err);
+    (void)!write(STDERR_FILENO, "backendbench worker sandbox: ", 29);
+    (void)!write(STDERR_FILENO, step, strlen(step));
+    (void)!write(STDERR_FILENO, ": ", 2);
+    (void)!write(STDERR_FILENO, what, strlen(what));
+    (void)!write(STDERR_FILENO, "\n", 1);
+    _exit(126);
+  }
+  char* const argv[] = {const_cast<char*>(binary.c_str()), const_cast<char*>("__worker"), const_cast<char*>(host_pid.c_str()), nullptr};
+  execve(binary.c_str(), argv, env);
+  _exit(127);
+}
+
+
 class IsolatedExecutor final : public Executor {
  public:
   IsolatedExecutor(std::string binary, WorkerLimits limits)
@@ -227,37 +314,6 @@ class IsolatedExecutor final : public Executor {
     return with_output(out);
   }
 
-  // Whether a worker's first request is for Python (a .py file to probe or prepare, a survey, a
-  // BackendBench-py folder's tests to make): it is forked from the warm interpreter.
-  static bool runs_python(const nlohmann::json& request) {
-    const std::string cmd = request.value("cmd", "");
-    if (cmd == "generate" || cmd == "probe_many") return true;
-    if (cmd == "warm") return request.value("python", false);
-    const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
-    return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
-  }
-
-  // The .py file a worker's first request is for (a probe, a prepare), or "".
-  static std::string served_file(const nlohmann::json& request) {
-    const std::string cmd = request.value("cmd", "");
-    const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
-    if ((cmd != "probe" && cmd != "prepare") || !target.is_object()) return "";
-    const std::string library = target.value("library", "");
-    return is_python_implementation(library) ? library : "";
-  }
-
-  // A worker's protocol socket and output pipe (both ends); false with errno set.
-  static bool open_channels(int sock[2], int output[2]) {
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0) return false;
-    if (pipe2(output, O_CLOEXEC) != 0) {
-      const int saved = errno;
-      for (int fd : {sock[0], sock[1]}) close(fd);
-      errno = saved;
-      return false;
-    }
-    return true;
-  }
-
   // `python`: forked from the warm interpreter where it is running (python_zygote.hpp), from
   // `python_file`'s library interpreter where it has one; else, or where it cannot, started
   // cold (fork and exec).
@@ -272,65 +328,15 @@ class IsolatedExecutor final : public Executor {
     };
     // Everything the child needs is made here: after fork it may not allocate.
     const std::string host_pid = std::to_string(getpid());
-    const auto& support = sandbox_support();
     PreparedSandbox walls;
     walls.host_pid = getpid();
-    if (walls_.spec.enabled) {
-      if (cgroup_.create()) walls.cgroup_procs = cgroup_.procs_file().c_str();
-      walls.namespaces = support.namespaces;
-      for (const auto& d : walls_.spec.hidden_dirs) walls.hidden_dirs.push_back(d.c_str());
-      for (const auto& f : walls_.spec.hidden_files) walls.hidden_files.push_back(f.c_str());
-      for (const auto& d : walls_.spec.readonly_dirs) walls.readonly_dirs.push_back(d.c_str());
-      if (walls_.own_user) {
-        walls.uid = next_worker_uid();
-        walls.groups = device_groups();
-      }
-      walls.drop_capabilities = walls_.drop_capabilities;
-      prepare_syscall_filter();
-      walls.syscall_filter = syscall_filter_supported();
-      walls.landlock = landlock_supported();
-      // Its user, real for what it runs: a private HOME, and a passwd entry where it has a view
-      // of its own (worker_home.hpp).
-      auto home = WorkerHome::make(walls.uid, walls.namespaces);
-      if (!home) {
-        close_all();
-        cgroup_.kill_all_and_remove();
-        start_error_ = home.error().message;
-        return false;
-      }
-      home_ = std::move(*home);
-      if (!home_.passwd_file().empty()) {
-        walls.passwd_file = home_.passwd_file().c_str();
-        walls.group_file = home_.group_file().c_str();
-      }
-      if (!home_.mount_options().empty()) {
-        walls.home_dir = home_.home().c_str();
-        walls.home_options = home_.mount_options().c_str();
-        home_tmp_ = home_.tmp();
-        walls.home_tmp = home_tmp_.c_str();
-      }
-      // It reads the system's and the run's trees, and writes its HOME, /dev and /proc alone
-      // (CUDA's driver names its threads through /proc/self/task/<tid>/comm and fails to start
-      // where it cannot; what else there is writable is its own, its user's and PID namespace's).
-      for (const auto& d : walls_.spec.landlock_read) walls.landlock_read.push_back(d.c_str());
-      walls.landlock_write = {home_.home().c_str(), "/dev", "/proc"};
-      for (const auto& d : landlock_extra_dirs(true)) walls.landlock_write.push_back(d.c_str());
-      writable_now_ = std::exchange(writable_next_, {});
-      if (!writable_now_.empty()) walls.landlock_write.push_back(writable_now_.c_str());
+    if (walls_.spec.enabled && !prepare_walls(walls)) {
+      close_all();
+      return false;
     }
+    std::vector<std::string> env_text = worker_environment(walls_, home_);
     // Every symbol bound at load: nothing legitimate rewrites a GOT slot after the worker
     // captured its own (worker_integrity.hpp).
-    std::vector<std::string> env_text = walls_.spec.enabled ? home_.environment(environ) : std::vector<std::string>{};
-    if (!walls_.spec.enabled)
-      for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
-    if (!walls_.device_uuid.empty()) {  // its slot's GPU alone, as its device 0 (WorkerWalls)
-      std::erase_if(env_text, [](const std::string& e) {
-        return e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || e.rfind(kDeviceUuidEnv, 0) == 0 || e.rfind(kDeviceOrdinalEnv, 0) == 0;
-      });
-      env_text.push_back("CUDA_VISIBLE_DEVICES=" + walls_.device_uuid);
-      env_text.push_back(std::string(kDeviceUuidEnv) + "=" + walls_.device_uuid);
-      env_text.push_back(std::string(kDeviceOrdinalEnv) + "=" + std::to_string(walls_.device_ordinal));
-    }
     std::vector<char*> env;
     for (auto& e : env_text)
       if (e.rfind("LD_BIND_NOW=", 0) != 0) env.push_back(e.data());
@@ -359,37 +365,56 @@ class IsolatedExecutor final : public Executor {
       home_.remove();
       return false;
     }
-    if (pid == 0) {
-      setpgid(0, 0);  // a group of its own: signals to the group, and the group's killing, stay there
-      if (limits_.memory_bytes > 0) {
-        const rlimit lim{static_cast<rlim_t>(limits_.memory_bytes), static_cast<rlim_t>(limits_.memory_bytes)};
-        setrlimit(RLIMIT_DATA, &lim);
-      }
-      dup2(sock[1], STDIN_FILENO);
-      dup2(output[1], STDOUT_FILENO);
-      dup2(output[1], STDERR_FILENO);
-      // Nothing else of the host's reaches the worker: no results stream, no stray pipe.
-      close_range(3, ~0U, 0);
-      const char* step = nullptr;
-      int err = enter_sandbox_before_exec(walls, &step);
-      if (err == 0) err = enter_pid_namespace_before_exec(walls, &step);
-      if (err == 0) err = drop_to_user_before_exec(walls, &step);
-      if (err == 0 && walls.landlock) err = install_landlock_before_exec(walls.landlock_read, walls.landlock_write, &step);
-      if (err == 0 && walls.syscall_filter) err = install_syscall_filter_before_exec(&step);
-      if (err != 0) {
-        const char* what = strerror(err);
-        (void)!write(STDERR_FILENO, "backendbench worker sandbox: ", 29);
-        (void)!write(STDERR_FILENO, step, strlen(step));
-        (void)!write(STDERR_FILENO, ": ", 2);
-        (void)!write(STDERR_FILENO, what, strlen(what));
-        (void)!write(STDERR_FILENO, "\n", 1);
-        _exit(126);
-      }
-      char* const argv[] = {const_cast<char*>(binary_.c_str()), const_cast<char*>("__worker"), const_cast<char*>(host_pid.c_str()), nullptr};
-      execve(binary_.c_str(), argv, env.data());
-      _exit(127);
-    }
+    if (pid == 0) exec_worker(binary_, limits_, walls, sock[1], output[1], host_pid, env.data());  // does not return
     return adopt(pid, sock, output);
+  }
+
+  // The walls of the next worker, made here (after fork the child may not allocate): its cgroup,
+  // namespaces, hidden and read-only folders, user, syscall filter, Landlock view and HOME. False
+  // (start_error_ set) where its HOME could not be made.
+  bool prepare_walls(PreparedSandbox& walls) {
+    const auto& support = sandbox_support();
+    if (cgroup_.create()) walls.cgroup_procs = cgroup_.procs_file().c_str();
+    walls.namespaces = support.namespaces;
+    for (const auto& d : walls_.spec.hidden_dirs) walls.hidden_dirs.push_back(d.c_str());
+    for (const auto& f : walls_.spec.hidden_files) walls.hidden_files.push_back(f.c_str());
+    for (const auto& d : walls_.spec.readonly_dirs) walls.readonly_dirs.push_back(d.c_str());
+    if (walls_.own_user) {
+      walls.uid = next_worker_uid();
+      walls.groups = device_groups();
+    }
+    walls.drop_capabilities = walls_.drop_capabilities;
+    prepare_syscall_filter();
+    walls.syscall_filter = syscall_filter_supported();
+    walls.landlock = landlock_supported();
+    // Its user, real for what it runs: a private HOME, and a passwd entry where it has a view
+    // of its own (worker_home.hpp).
+    auto home = WorkerHome::make(walls.uid, walls.namespaces);
+    if (!home) {
+      cgroup_.kill_all_and_remove();
+      start_error_ = home.error().message;
+      return false;
+    }
+    home_ = std::move(*home);
+    if (!home_.passwd_file().empty()) {
+      walls.passwd_file = home_.passwd_file().c_str();
+      walls.group_file = home_.group_file().c_str();
+    }
+    if (!home_.mount_options().empty()) {
+      walls.home_dir = home_.home().c_str();
+      walls.home_options = home_.mount_options().c_str();
+      home_tmp_ = home_.tmp();
+      walls.home_tmp = home_tmp_.c_str();
+    }
+    // It reads the system's and the run's trees, and writes its HOME, /dev and /proc alone
+    // (CUDA's driver names its threads through /proc/self/task/<tid>/comm and fails to start
+    // where it cannot; what else there is writable is its own, its user's and PID namespace's).
+    for (const auto& d : walls_.spec.landlock_read) walls.landlock_read.push_back(d.c_str());
+    walls.landlock_write = {home_.home().c_str(), "/dev", "/proc"};
+    for (const auto& d : landlock_extra_dirs(true)) walls.landlock_write.push_back(d.c_str());
+    writable_now_ = std::exchange(writable_next_, {});
+    if (!writable_now_.empty()) walls.landlock_write.push_back(writable_now_.c_str());
+    return true;
   }
 
   // The worker's process started (forked here, or by the warm interpreter as this process's

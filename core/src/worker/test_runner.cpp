@@ -446,6 +446,28 @@ Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
   });
 }
 
+namespace {
+// Threads a call started are still running: what it returned must stay as it was. "" where it
+// did, else which output changed and how much, 50 ms later.
+Expected<std::string> changed_after_return(const ConcreteCase& c, CallBuffers& buffers, BoundCall& bound) {
+  std::vector<std::vector<uint8_t>> returned;
+  for (size_t j = 0; j < c.outputs.size(); ++j) returned.emplace_back(buffers.output(c, j), buffers.output(c, j) + c.outputs[j].nbytes());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (auto e = bound.download(); !e.empty()) return make_error("after the call returned: " + e);
+  for (size_t j = 0; j < c.outputs.size(); ++j) {
+    const auto& o = c.outputs[j];
+    if (std::memcmp(returned[j].data(), buffers.output(c, j), o.nbytes()) == 0) continue;
+    const size_t es = dtype_size(o.dtype);
+    int64_t changed = 0;
+    for (int64_t k = 0; k < o.numel(); ++k) changed += std::memcmp(returned[j].data() + k * es, buffers.output(c, j) + k * es, es) != 0;
+    return fmt::format("output '{}': {} of {} elements changed after the call returned: work left running after the call (a thread it "
+                       "started is still alive)",
+                       o.name, changed, o.numel());
+  }
+  return std::string();
+}
+}  // namespace
+
 // One call on the session's buffers: inputs rewritten (the case's, those that came with the
 // request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
 // call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
@@ -522,22 +544,11 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
   if (auto e = bound.download(); !e.empty()) return reply_error(e);
   step("download_s");
   if (left.new_threads) {
-    // Threads the call started are still running: what it returned must stay as it was.
-    std::vector<std::vector<uint8_t>> returned;
-    for (size_t j = 0; j < c.outputs.size(); ++j)
-      returned.emplace_back(s.buffers->output(c, j), s.buffers->output(c, j) + c.outputs[j].nbytes());
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (auto e = bound.download(); !e.empty()) return reply_error("after the call returned: " + e);
-    for (size_t j = 0; j < c.outputs.size() && r.changed_after_return.empty(); ++j) {
-      const auto& o = c.outputs[j];
-      if (std::memcmp(returned[j].data(), s.buffers->output(c, j), o.nbytes()) == 0) continue;
-      const size_t es = dtype_size(o.dtype);
-      int64_t changed = 0;
-      for (int64_t k = 0; k < o.numel(); ++k) changed += std::memcmp(returned[j].data() + k * es, s.buffers->output(c, j) + k * es, es) != 0;
+    auto changed = changed_after_return(c, *s.buffers, bound);
+    if (!changed) return reply_error(changed.error().message);
+    if (!changed->empty()) {
       retired_ = true;  // the thread may write anywhere next
-      r.changed_after_return = fmt::format("output '{}': {} of {} elements changed after the call returned: work left running after the "
-                                           "call (a thread it started is still alive)",
-                                           o.name, changed, o.numel());
+      r.changed_after_return = *changed;
     }
   }
   auto blob = buffers_blob(s);
