@@ -23,7 +23,6 @@ SOURCES = (".cpp", ".hpp", ".h", ".c", ".cu", ".inc")
 KNOWN = {
     "core/src/test_driver.cpp:bb::(anon)::TestDriver",
     "core/src/report/console_reporter.cpp:bb::(anon)::ConsoleReporter",
-    "core/src/measure/device_timer.cpp:bb::measure_device",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::block",
     "core/src/test_driver.cpp:bb::(anon)::TestDriver::measure",
 }

@@ -242,29 +242,28 @@ uint64_t range_bytes(const std::vector<bb_device_range>& ranges) {
 }
 }  // namespace
 
-Expected<Measurement> measure_device(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream,
-                                     double max_clock_mhz, const TimingOptions& options, const ColdTarget& target) {
-  Measurement m;
-  m.mode = options.mode;
-  const bool cold = options.mode == TimingMode::cold;
-  const auto begin = Clock::now();
-  EventPair ev(rt);
-  if (ev.error) return make_error("creating events: " + describe(rt, ev.error));
-  bool blocking = options.blocking_kernel;
+namespace {
+
+// One measurement on a device (measure_device): the call, its runtime and stream, the options
+// and the cold target, and what it has measured so far.
+class DeviceSampler {
+ public:
+  DeviceSampler(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream, double max_clock_mhz,
+                const TimingOptions& options, const ColdTarget& target, Measurement& m, const EventPair& ev)
+      : launch(launch), rt(rt), stream(stream), max_clock_mhz(max_clock_mhz), options(options), target(target), m(m), ev(ev),
+        cold(options.mode == TimingMode::cold), paced(cold && target.fresh), blocking(options.blocking_kernel) {}
+
   // Nothing the call set to keep lines in L2 survives a flush (persisting lines, access-policy
   // windows: device_runtime.h reset_persisting): undone before every flush; with `settings`,
-  // the host calls too (never while a blocking kernel holds the stream).
-  auto unpersist = [&](bool settings) {
+  // the host calls too (never while a blocking kernel holds the stream). Paced samples (fresh
+  // inputs) reset the lines on the stream before each flush, as batched samples do, and the
+  // settings once before the first and after the last: resetting those waits for the device.
+  int unpersist(bool settings) const {
     return cold ? rt.reset_persisting(target.touched.data(), static_cast<int>(target.touched.size()), stream, settings ? 1 : 0) : 0;
-  };
-  if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
+  }
 
-  // Paced samples (fresh inputs, below) reset the persisting lines on the stream before each
-  // flush, as batched samples do, and the settings (the context's persisting lines, the stream's
-  // window) once before the first and after the last: resetting those waits for the device.
-  const bool paced = cold && target.fresh;
   // One timed region of `calls` launches; per-call GPU and host seconds, and the SM clock.
-  auto region = [&](std::size_t calls, bool flush, double block_ms) -> Expected<Sample> {
+  Expected<Sample> region(std::size_t calls, bool flush, double block_ms) {
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
     if (probes)
       if (int e = rt.clock_probe(stream, 0); e) return make_error("clock probe: " + describe(rt, e));
@@ -313,14 +312,15 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       s.throttled = is_throttled(s.clock_mhz, max_clock_mhz, options.throttle_threshold);
     }
     return s;
-  };
+  }
 
-  // Warm-up. The first call runs behind a blocking kernel with a short timeout: a call that
+  // The warm-up. The first call runs behind a blocking kernel with a short timeout: a call that
   // blocks the host shows itself here, and is then timed without one. A first measurement on a
   // device not timed moments ago warms up for kFirstWarmup, unless the SM clock probes read
   // kWarmClockSamples calls in a row at full clock (unthrottled) once warmup_time has passed.
-  double per_call = 0;
-  {
+  // The mean call's seconds.
+  Expected<double> warm_up() {
+    double per_call = 0;
     const auto t0 = Clock::now();
     std::size_t timed = 0, at_full_clock = 0;
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
@@ -345,17 +345,12 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       at_full_clock = s->clock_mhz > 0 && !s->throttled ? at_full_clock + 1 : 0;
     } while (!warm_enough());
     g_device_warm = true;
-    per_call /= static_cast<double>(timed);
-  }
-  if (!cold && per_call > 0 && per_call < options.min_sample_time) {
-    m.batch = static_cast<std::size_t>(std::ceil(options.min_sample_time / per_call));
-    if (blocking) m.batch = std::min(m.batch, kMaxBlockedBatch);
+    return per_call / static_cast<double>(timed);
   }
 
-  // Fresh inputs (ColdTarget::fresh): the host's go and the sample's inputs, before its eviction.
-  if (paced)
-    if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));  // after the warm-up's calls
-  auto sample = [&]() -> Expected<Sample> {
+  // One sample, one per synchronisation: a paced one's inputs first (ColdTarget::fresh: the
+  // host's go and the sample's inputs, before its eviction).
+  Expected<Sample> sample() {
     if (paced) {
       const auto t0 = Clock::now();
       if (std::string e = target.fresh(); !e.empty()) return make_error("fresh inputs: " + e);
@@ -374,12 +369,11 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
         std::this_thread::sleep_for(std::chrono::duration<double>(options.throttle_recovery_delay));
       return s;
     }
-  };
+  }
 
   // Cold behind a blocking kernel: batches of samples, the next enqueued while one runs.
-  const bool batched = cold && blocking && has_batches(rt) && !paced;
-  std::vector<Sample> taken;  // every sample the rule was given, in order (for the flush guard)
-  if (batched) {
+  Status sample_batched(double per_call) {
+    std::vector<Sample> taken;  // every sample the rule was given, in order (for the flush guard)
     const bool probes = max_clock_mhz > 0 && options.throttle_threshold > 0;
     int discard = 0;
     if (options.l2_discard && rt.discard_supported && rt.discard_cache && !target.touched.empty() && target.l2_bytes > 0 &&
@@ -445,7 +439,11 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
     batcher.drain();  // the batch still in flight, if any
     if (!status) return status.error();
     if (discard) apply_flush_guard(taken, m);
-  } else {
+    return Ok{};
+  }
+
+  // One sample per synchronisation (paced, hot, or without a blocking kernel).
+  Status sample_one_by_one() {
     m.eviction = cold ? "flush" : "";
     if (paced && blocking && has_batches(rt)) {  // one sample per synchronisation: the event pair's cost for that
       auto evict = [&](std::size_t) {
@@ -457,10 +455,45 @@ Expected<Measurement> measure_device(const std::function<int()>& launch, const b
       if (!cost) return make_error("calibrating the events: " + cost.error().message);
       m.event_cost = *cost;
     }
-    if (auto s = sample_until_stopped(sample, options.rule, m); !s) return s.error();
+    if (auto s = sample_until_stopped([&] { return sample(); }, options.rule, m); !s) return s.error();
+    return Ok{};
   }
-  if (int e = unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
-  m.blocking = blocking;
+
+  const std::function<int()>& launch;
+  const bb_device_runtime& rt;
+  void* stream;
+  double max_clock_mhz;
+  const TimingOptions& options;
+  const ColdTarget& target;
+  Measurement& m;
+  const EventPair& ev;
+  const bool cold, paced;
+  bool blocking;
+};
+
+}  // namespace
+
+Expected<Measurement> measure_device(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream,
+                                     double max_clock_mhz, const TimingOptions& options, const ColdTarget& target) {
+  Measurement m;
+  m.mode = options.mode;
+  const auto begin = Clock::now();
+  EventPair ev(rt);
+  if (ev.error) return make_error("creating events: " + describe(rt, ev.error));
+  DeviceSampler d(launch, rt, stream, max_clock_mhz, options, target, m, ev);
+  if (int e = d.unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
+  auto per_call = d.warm_up();
+  if (!per_call) return per_call.error();
+  if (!d.cold && *per_call > 0 && *per_call < options.min_sample_time) {
+    m.batch = static_cast<std::size_t>(std::ceil(options.min_sample_time / *per_call));
+    if (d.blocking) m.batch = std::min(m.batch, kMaxBlockedBatch);
+  }
+  if (d.paced)
+    if (int e = d.unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));  // after the warm-up's calls
+  const bool batched = d.cold && d.blocking && has_batches(rt) && !d.paced;
+  if (auto s = batched ? d.sample_batched(*per_call) : d.sample_one_by_one(); !s) return s.error();
+  if (int e = d.unpersist(true); e) return make_error("persisting L2 reset: " + describe(rt, e));
+  m.blocking = d.blocking;
   m.wall_time = seconds_since(begin);
   return m;
 }
