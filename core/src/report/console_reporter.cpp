@@ -113,6 +113,167 @@ std::string truncated(std::string s, std::size_t width) {
   return s;
 }
 
+// A crash's first frames (the worker's own words: its function names and files are the
+// plugin's, shown as text only) and the line that runs the test again in the foreground.
+std::string crash_text(const nlohmann::json& crash) {
+  std::string out;
+  for (const auto& line : crash_lines(crash, 6)) out += "\n      " + terminal_text(line);
+  return out;
+}
+
+// What the implementation printed during the test: its last lines, indented, with how much
+// there was (the results hold the head and the tail of all of it).
+std::string output_lines(const TestResult& r) {
+  constexpr std::size_t kLines = 8;
+  std::string text = r.output.text;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  text = terminal_text(text);  // a plugin's bytes never reach the terminal as controls
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  const std::size_t from = lines.size() > kLines ? lines.size() - kLines : 0;
+  std::string out = fmt::format("\n      it printed ({} bytes{}):", r.output.bytes ? r.output.bytes : r.output.text.size(),
+                                from > 0 ? fmt::format("; the last {} lines", kLines) : "");
+  for (std::size_t i = from; i < lines.size(); ++i) out += "\n      | " + truncated(lines[i], 200);
+  return out;
+}
+
+// What a run prints at its end: a line per implementation, the scores, where the tests ran and the
+// time went, and the exit status. `planned`: the sweep was planned; `timed`: the run times its
+// performance cases; `unusable`: libraries and manifests that could not be used.
+void print_table(std::FILE* out, const RunRecord& s, bool quiet, bool planned, bool timed, std::size_t unusable) {
+  // Stopped before a sweep was planned (an unknown --ops, no root): the error said it all; no
+  // empty table, no scores of nothing.
+  if (!planned && s.tests.empty()) {
+    fmt::print(out, "exit status {}\n", s.exit_code);
+    return;
+  }
+  // Per implementation: verdict counts, then speedup.
+  std::map<std::string, std::map<std::string, int>> verdicts;
+  for (const auto& r : s.tests) ++verdicts[r.id.impl][verdict_name(r.outcome.verdict)];
+  // The name column as wide as the longest name (32 at least), so the columns stay aligned.
+  std::size_t name_width = 32;
+  for (const auto& is : s.scores.impls) name_width = std::max(name_width, is.impl.size());
+  // The speedup's interval (paired timing) follows it; "n.s.": it holds 1.0, no significant difference.
+  fmt::print(out, "{}{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", quiet ? "" : "\n", "implementation", name_width, "pass", "fail", "skip",
+             "speedup", "interval", "verdicts");
+  fmt::print(out, "{}\n", std::string(name_width + 68, '-'));
+  for (const auto& is : s.scores.impls) {
+    std::string counts;
+    for (const auto& [v, n] : verdicts[is.impl])
+      if (v != "PASS") counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
+    std::string speed = is.speedup ? fmt::format("{:.2f}x", *is.speedup) : is.fully_correct ? "-" : !is.ran() ? "skipped" : "failed";
+    std::string interval;
+    if (is.speedup && is.speedup_low && is.speedup_high)
+      interval = fmt::format("[{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
+    fmt::print(out, "{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", is.impl, name_width, is.passed, is.failed, is.skipped, speed, interval,
+               counts);
+  }
+  fmt::print(out, "\n");
+  // Scores only where they mean something: no correctness rate without a test that ran, no
+  // speedup or perf@p in a run that timed nothing (--correctness-only).
+  for (const auto& os : s.scores.ops)
+    fmt::print(out, "op {:<20} correct {}/{}{}\n", os.op, os.correct_impls, os.impls,
+               !timed ? "" : fmt::format("  geomean speedup {}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-"));
+  std::string line = fmt::format("tests {}  passed {}  failed {}  skipped {}", s.scores.tests, s.scores.passed, s.scores.failed,
+                                 s.scores.skipped);
+  if (unusable > 0) line += fmt::format("  unusable {} (libraries or manifests: the errors above)", unusable);
+  if (s.scores.passed + s.scores.failed > 0) line += fmt::format("  correctness {:.1f}%", s.scores.correctness_rate * 100);
+  if (timed && s.scores.passed > 0) {
+    line += fmt::format("  geomean speedup {}", s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-");
+    for (const auto& [p, share] : s.scores.perf_at) line += fmt::format("  perf@{:g} {:.1f}%", p, share * 100);
+  }
+  fmt::print(out, "{}\n", line);
+  if (s.scores.rule != ScoreRule::standard) fmt::print(out, "scored {}\n", score_rule_note(s.scores.rule));
+  // The e2e tests and CI read these two lines: keep them as they are.
+  fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
+  // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
+  std::map<std::string, int> where;
+  for (const auto& r : s.tests)
+    if (r.outcome.verdict != Verdict::skipped) ++where[is_cpu(r.id.device) ? r.id.device : fmt::format("{}:{}", r.id.device, r.id.device_index)];
+  if (where.size() > 1 || (where.size() == 1 && !is_cpu(where.begin()->first))) {
+    std::string line;
+    for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
+    fmt::print(out, "tests per device: {}\n", line);
+  }
+  // Cases of the manifest's own that an implementation writing zeros would pass (value variants
+  // of zeros and denormals are such cases by design: not listed).
+  std::set<std::string> blind;
+  for (const auto& r : s.tests)
+    if (r.outcome.zeros_pass && r.id.variant.empty()) blind.insert(r.id.op + " " + r.id.case_id);
+  if (!blind.empty())
+    fmt::print(out, "{} case(s) cannot tell an all-zero output from a right one (every expected value within the tolerance of 0), e.g. {}\n",
+               blind.size(), *blind.begin());
+  // A busy host reads code as slower: said beside the figures it may have moved.
+  for (const auto& d : disturbances(s.host_load))
+    fmt::print(out, "the host was busy while the tests ran: {}; timings may read slow for that alone (compare --confirm re-times)\n", d);
+  if (!s.interrupted.empty())
+    fmt::print(out, "interrupted by {}: {} test(s) finished; the reports hold those (--resume LOG_DIR runs the rest)\n", s.interrupted,
+               s.tests.size());
+  fmt::print(out, "wall time {} ({:.1f} s)\n", format_duration(s.wall_time), s.wall_time);
+  if (s.measured_time > 0)
+    fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,
+               s.wall_time / s.measured_time);
+  if (const std::string where = time_breakdown(s); !where.empty()) fmt::print(out, "{}\n", where);
+  fmt::print(out, "exit status {}\n", s.exit_code);
+}
+
+// A verdict's name padded to `width`, coloured on a terminal.
+std::string verdict_word(const ConsoleOptions& o, Verdict v, std::size_t width = 0) {
+  const std::string name = verdict_name(v);
+  const std::string pad(name.size() < width ? width - name.size() : 0, ' ');
+  if (!o.terminal || !o.colour) return name + pad;
+  const VerdictKind k = verdict_kind(v);
+  const char* c = k == VerdictKind::passed ? "32" : k == VerdictKind::skipped ? "33" : "31";  // green, yellow, red
+  return fmt::format("\033[{}m{}\033[0m{}", c, name, pad);
+}
+
+// A finished test's line: its verdict, figures, message, crash, output and notes.
+std::string test_line(const ConsoleOptions& o, const TestResult& r, std::size_t done, std::size_t total) {
+  std::string line = fmt::format("[{}/{}] {} {} {}{}{}", done, total, verdict_word(o, r.outcome.verdict, 16), r.id.impl, r.id.case_id, where(r),
+                                 r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : "");
+  const bool on_device = !r.id.device.empty() && !is_cpu(r.id.device);
+  if (r.performance.timing) {
+    const auto& t = *r.performance.timing;
+    line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
+                        on_device ? "GPU time" : "time", t.stats.samples, t.batch > 1 ? fmt::format(" of {}", t.batch) : "",
+                        t.stop == "timeout" ? "budget" : t.stop == "noise_plateau" ? "noise plateau" : t.stop);
+    if (on_device) line += fmt::format("  host {}", format_seconds(t.host.median));
+  }
+  if (r.performance.speedup) {
+    line += fmt::format("  {:.2f}x", *r.performance.speedup);
+    if (r.performance.speedup_low && r.performance.speedup_high)
+      line += fmt::format(" [{:.2f}, {:.2f}]{}", *r.performance.speedup_low, *r.performance.speedup_high,
+                          *r.performance.speedup_low <= 1.0 && *r.performance.speedup_high >= 1.0 ? " n.s." : "");
+  }
+  if (r.performance.tflops && *r.performance.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.performance.tflops);
+  if (r.performance.gbps) line += fmt::format("  {:.1f} GB/s", *r.performance.gbps);
+  if (r.performance.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.performance.peak_pct);
+  if (r.performance.peak_pct && r.performance.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.performance.peak_pct_theoretical);
+  if (r.performance.peak_pct) line += ")";
+  if (!r.outcome.message.empty()) line += "\n      " + r.outcome.message;
+  if (r.outcome.verdict == Verdict::crash) line += crash_text(r.outcome.crash);
+  if (r.outcome.mismatch && r.outcome.message.find("output '" + r.outcome.mismatch->output + "'") == std::string::npos) {
+    // The worker's message says this already; a result from elsewhere may not.
+    const auto& m = *r.outcome.mismatch;
+    line += fmt::format("\n      output '{}': {} of {} elements differ{} (atol {}, rtol {}); max abs error {:g}, max rel error {:g}; "
+                        "first at {}: got {:g}, expected {:g}",
+                        m.output, m.count, m.total, m.unwritten > 0 ? fmt::format(", {} unwritten", m.unwritten) : "", m.atol, m.rtol,
+                        m.max_abs_error, m.max_rel_error, m.first_index, m.actual, m.expected);
+  }
+  if (!r.output.text.empty() && (r.outcome.verdict != Verdict::pass || o.verbose)) line += output_lines(r);
+  if (r.performance.timing)
+    for (const auto& n : r.performance.timing->notes)
+      if ((n.find("budget") == std::string::npos && n.find("stopped improving") == std::string::npos) || o.verbose)
+        line += "\n      note: " + n;
+  return line;
+}
+
 class ConsoleReporter final : public Reporter {
  public:
   explicit ConsoleReporter(ConsoleOptions o) : o_(std::move(o)) {
@@ -246,11 +407,11 @@ class ConsoleReporter final : public Reporter {
     if (not_passed) note_failure(r);
     if (!o_.quiet && not_passed) {
       const std::size_t shown = ++live_failures_[r.id.impl];
-      if (o_.verbose || shown <= kLiveFailuresPerImpl) print_line(test_line(r, done, total));
+      if (o_.verbose || shown <= kLiveFailuresPerImpl) print_line(test_line(o_, r, done, total));
       else if (shown == kLiveFailuresPerImpl + 1)
         print_line(fmt::format("      ... more of {}'s tests did not pass: they are summarised at the end", r.id.impl));
     } else if (!o_.quiet && o_.verbose && r.outcome.verdict == Verdict::pass) {
-      print_line(test_line(r, done, total));
+      print_line(test_line(o_, r, done, total));
     }
     if (++finished_of_impl_[r.id.impl] == expected_tests(r.id.impl)) flush_groups(r.id.impl);
     draw_soon();
@@ -265,7 +426,7 @@ class ConsoleReporter final : public Reporter {
     flush_groups("");
     if (!o_.quiet) print_failures();
     if (o_.case_table) std::fputs(case_table_text(s).c_str(), o_.out);
-    print_table(s);
+    print_table(o_.out, s, o_.quiet, planned_, timed_, unusable_);
     std::fflush(o_.out);
     std::fflush(o_.err);
   }
@@ -288,86 +449,6 @@ class ConsoleReporter final : public Reporter {
   };
 
   // ---- lines ------------------------------------------------------------------------------
-
-  // A verdict's name padded to `width`, coloured on a terminal.
-  std::string verdict_word(Verdict v, std::size_t width = 0) const {
-    const std::string name = verdict_name(v);
-    const std::string pad(name.size() < width ? width - name.size() : 0, ' ');
-    if (!o_.terminal || !o_.colour) return name + pad;
-    const VerdictKind k = verdict_kind(v);
-    const char* c = k == VerdictKind::passed ? "32" : k == VerdictKind::skipped ? "33" : "31";  // green, yellow, red
-    return fmt::format("\033[{}m{}\033[0m{}", c, name, pad);
-  }
-
-  std::string test_line(const TestResult& r, std::size_t done, std::size_t total) const {
-    std::string line = fmt::format("[{}/{}] {} {} {}{}{}", done, total, verdict_word(r.outcome.verdict, 16), r.id.impl, r.id.case_id, where(r),
-                                   r.id.repeat > 0 ? fmt::format(" (repeat {})", r.id.repeat + 1) : "");
-    const bool on_device = !r.id.device.empty() && !is_cpu(r.id.device);
-    if (r.performance.timing) {
-      const auto& t = *r.performance.timing;
-      line += fmt::format("  {} ±{:.1f}% ({} {}, {} samples{}, {})", format_seconds(t.stats.median), t.stats.rel_stdev * 100, t.mode,
-                          on_device ? "GPU time" : "time", t.stats.samples, t.batch > 1 ? fmt::format(" of {}", t.batch) : "",
-                          t.stop == "timeout" ? "budget" : t.stop == "noise_plateau" ? "noise plateau" : t.stop);
-      if (on_device) line += fmt::format("  host {}", format_seconds(t.host.median));
-    }
-    if (r.performance.speedup) {
-      line += fmt::format("  {:.2f}x", *r.performance.speedup);
-      if (r.performance.speedup_low && r.performance.speedup_high)
-        line += fmt::format(" [{:.2f}, {:.2f}]{}", *r.performance.speedup_low, *r.performance.speedup_high,
-                            *r.performance.speedup_low <= 1.0 && *r.performance.speedup_high >= 1.0 ? " n.s." : "");
-    }
-    if (r.performance.tflops && *r.performance.tflops >= 1.0) line += fmt::format("  {:.1f} TFLOP/s", *r.performance.tflops);
-    if (r.performance.gbps) line += fmt::format("  {:.1f} GB/s", *r.performance.gbps);
-    if (r.performance.peak_pct) line += fmt::format(" ({:.0f}% of measured peak", *r.performance.peak_pct);
-    if (r.performance.peak_pct && r.performance.peak_pct_theoretical) line += fmt::format(", {:.0f}% of theoretical", *r.performance.peak_pct_theoretical);
-    if (r.performance.peak_pct) line += ")";
-    if (!r.outcome.message.empty()) line += "\n      " + r.outcome.message;
-    if (r.outcome.verdict == Verdict::crash) line += crash_text(r.outcome.crash);
-    if (r.outcome.mismatch && r.outcome.message.find("output '" + r.outcome.mismatch->output + "'") == std::string::npos) {
-      // The worker's message says this already; a result from elsewhere may not.
-      const auto& m = *r.outcome.mismatch;
-      line += fmt::format("\n      output '{}': {} of {} elements differ{} (atol {}, rtol {}); max abs error {:g}, max rel error {:g}; "
-                          "first at {}: got {:g}, expected {:g}",
-                          m.output, m.count, m.total, m.unwritten > 0 ? fmt::format(", {} unwritten", m.unwritten) : "", m.atol, m.rtol,
-                          m.max_abs_error, m.max_rel_error, m.first_index, m.actual, m.expected);
-    }
-    if (!r.output.text.empty() && (r.outcome.verdict != Verdict::pass || o_.verbose)) line += output_lines(r);
-    if (r.performance.timing)
-      for (const auto& n : r.performance.timing->notes)
-        if ((n.find("budget") == std::string::npos && n.find("stopped improving") == std::string::npos) || o_.verbose)
-          line += "\n      note: " + n;
-    return line;
-  }
-
-  // A crash's first frames (the worker's own words: its function names and files are the
-  // plugin's, shown as text only) and the line that runs the test again in the foreground.
-  static std::string crash_text(const nlohmann::json& crash) {
-    std::string out;
-    for (const auto& line : crash_lines(crash, 6)) out += "\n      " + terminal_text(line);
-    return out;
-  }
-
-  // What the implementation printed during the test: its last lines, indented, with how much
-  // there was (the results hold the head and the tail of all of it).
-  static std::string output_lines(const TestResult& r) {
-    constexpr std::size_t kLines = 8;
-    std::string text = r.output.text;
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    text = terminal_text(text);  // a plugin's bytes never reach the terminal as controls
-    std::vector<std::string> lines;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const auto nl = text.find('\n', start);
-      lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-      if (nl == std::string::npos) break;
-      start = nl + 1;
-    }
-    const std::size_t from = lines.size() > kLines ? lines.size() - kLines : 0;
-    std::string out = fmt::format("\n      it printed ({} bytes{}):", r.output.bytes ? r.output.bytes : r.output.text.size(),
-                                  from > 0 ? fmt::format("; the last {} lines", kLines) : "");
-    for (std::size_t i = from; i < lines.size(); ++i) out += "\n      | " + truncated(lines[i], 200);
-    return out;
-  }
 
   // A line above the status line: clear it, print, draw it again.
   void print_line(const std::string& text) {
@@ -404,7 +485,7 @@ class ConsoleReporter final : public Reporter {
       }
       const std::string reason = mentions(it->reason, it->device) ? it->reason : fmt::format("{}: {}", it->device, it->reason);
       if (!o_.quiet)
-        print_line(fmt::format("{} {}: all {}: {}", verdict_word(Verdict::skipped), it->impl, it->count > 0 ? tests(it->count) : "its tests", reason));
+        print_line(fmt::format("{} {}: all {}: {}", verdict_word(o_, Verdict::skipped), it->impl, it->count > 0 ? tests(it->count) : "its tests", reason));
       it = pending_.erase(it);
     }
   }
@@ -427,7 +508,7 @@ class ConsoleReporter final : public Reporter {
       }
       if (!o_.quiet) {
         const bool all = it->count == expected_tests(it->impl);
-        print_line(fmt::format("{} {}: {}{}: {}", verdict_word(Verdict::skipped), it->impl, all ? "all " : "", tests(it->count),
+        print_line(fmt::format("{} {}: {}{}: {}", verdict_word(o_, Verdict::skipped), it->impl, all ? "all " : "", tests(it->count),
                                it->reason.empty() ? "(no reason given)" : it->reason));
       }
       it = groups_.erase(it);
@@ -462,7 +543,7 @@ class ConsoleReporter final : public Reporter {
       for (const auto& [v, k] : by_verdict) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
       fmt::print(o_.out, "  {}: {} of {} ({})\n", impl, n, tests(finished_of_impl_[impl]), counts);
       for (const auto& g : groups) {
-        fmt::print(o_.out, "    {} x{}: {}\n", verdict_word(g.verdict), g.cases.size(), truncated(g.example, 200));
+        fmt::print(o_.out, "    {} x{}: {}\n", verdict_word(o_, g.verdict), g.cases.size(), truncated(g.example, 200));
         const std::size_t listed = std::min<std::size_t>(g.cases.size(), 3);
         std::string cases;
         for (std::size_t i = 0; i < listed; ++i) cases += fmt::format("{}{}", i ? ", " : "", g.cases[i]);
@@ -559,85 +640,6 @@ class ConsoleReporter final : public Reporter {
   }
 
   // ---- the final table ----------------------------------------------------------------------
-
-  void print_table(const RunRecord& s) {
-    std::FILE* out = o_.out;
-    // Stopped before a sweep was planned (an unknown --ops, no root): the error said it all; no
-    // empty table, no scores of nothing.
-    if (!planned_ && s.tests.empty()) {
-      fmt::print(out, "exit status {}\n", s.exit_code);
-      return;
-    }
-    // Per implementation: verdict counts, then speedup.
-    std::map<std::string, std::map<std::string, int>> verdicts;
-    for (const auto& r : s.tests) ++verdicts[r.id.impl][verdict_name(r.outcome.verdict)];
-    // The name column as wide as the longest name (32 at least), so the columns stay aligned.
-    std::size_t name_width = 32;
-    for (const auto& is : s.scores.impls) name_width = std::max(name_width, is.impl.size());
-    // The speedup's interval (paired timing) follows it; "n.s.": it holds 1.0, no significant difference.
-    fmt::print(out, "{}{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", o_.quiet ? "" : "\n", "implementation", name_width, "pass", "fail", "skip",
-               "speedup", "interval", "verdicts");
-    fmt::print(out, "{}\n", std::string(name_width + 68, '-'));
-    for (const auto& is : s.scores.impls) {
-      std::string counts;
-      for (const auto& [v, n] : verdicts[is.impl])
-        if (v != "PASS") counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", v, n);
-      std::string speed = is.speedup ? fmt::format("{:.2f}x", *is.speedup) : is.fully_correct ? "-" : !is.ran() ? "skipped" : "failed";
-      std::string interval;
-      if (is.speedup && is.speedup_low && is.speedup_high)
-        interval = fmt::format("[{:.2f}, {:.2f}]{}", *is.speedup_low, *is.speedup_high, is.significant() ? "" : " n.s.");
-      fmt::print(out, "{:<{}} {:>6} {:>6} {:>6} {:>8}  {:<19}  {}\n", is.impl, name_width, is.passed, is.failed, is.skipped, speed, interval,
-                 counts);
-    }
-    fmt::print(out, "\n");
-    // Scores only where they mean something: no correctness rate without a test that ran, no
-    // speedup or perf@p in a run that timed nothing (--correctness-only).
-    const bool timed = timed_;
-    for (const auto& os : s.scores.ops)
-      fmt::print(out, "op {:<20} correct {}/{}{}\n", os.op, os.correct_impls, os.impls,
-                 !timed ? "" : fmt::format("  geomean speedup {}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-"));
-    std::string line = fmt::format("tests {}  passed {}  failed {}  skipped {}", s.scores.tests, s.scores.passed, s.scores.failed,
-                                   s.scores.skipped);
-    if (unusable_ > 0) line += fmt::format("  unusable {} (libraries or manifests: the errors above)", unusable_);
-    if (s.scores.passed + s.scores.failed > 0) line += fmt::format("  correctness {:.1f}%", s.scores.correctness_rate * 100);
-    if (timed && s.scores.passed > 0) {
-      line += fmt::format("  geomean speedup {}", s.scores.geomean_speedup ? fmt::format("{:.3f}x", *s.scores.geomean_speedup) : "-");
-      for (const auto& [p, share] : s.scores.perf_at) line += fmt::format("  perf@{:g} {:.1f}%", p, share * 100);
-    }
-    fmt::print(out, "{}\n", line);
-    if (s.scores.rule != ScoreRule::standard) fmt::print(out, "scored {}\n", score_rule_note(s.scores.rule));
-    // The e2e tests and CI read these two lines: keep them as they are.
-    fmt::print(out, "{} passed, {} failed, {} skipped\n", s.scores.passed, s.scores.failed, s.scores.skipped);
-    // Where the tests that ran ran (GPU ordinals: which GPU a ctest resource group handed out).
-    std::map<std::string, int> where;
-    for (const auto& r : s.tests)
-      if (r.outcome.verdict != Verdict::skipped) ++where[is_cpu(r.id.device) ? r.id.device : fmt::format("{}:{}", r.id.device, r.id.device_index)];
-    if (where.size() > 1 || (where.size() == 1 && !is_cpu(where.begin()->first))) {
-      std::string line;
-      for (const auto& [d, n] : where) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", d, n);
-      fmt::print(out, "tests per device: {}\n", line);
-    }
-    // Cases of the manifest's own that an implementation writing zeros would pass (value variants
-    // of zeros and denormals are such cases by design: not listed).
-    std::set<std::string> blind;
-    for (const auto& r : s.tests)
-      if (r.outcome.zeros_pass && r.id.variant.empty()) blind.insert(r.id.op + " " + r.id.case_id);
-    if (!blind.empty())
-      fmt::print(out, "{} case(s) cannot tell an all-zero output from a right one (every expected value within the tolerance of 0), e.g. {}\n",
-                 blind.size(), *blind.begin());
-    // A busy host reads code as slower: said beside the figures it may have moved.
-    for (const auto& d : disturbances(s.host_load))
-      fmt::print(out, "the host was busy while the tests ran: {}; timings may read slow for that alone (compare --confirm re-times)\n", d);
-    if (!s.interrupted.empty())
-      fmt::print(out, "interrupted by {}: {} test(s) finished; the reports hold those (--resume LOG_DIR runs the rest)\n", s.interrupted,
-                 s.tests.size());
-    fmt::print(out, "wall time {} ({:.1f} s)\n", format_duration(s.wall_time), s.wall_time);
-    if (s.measured_time > 0)
-      fmt::print(out, "timed {:.2f} s inside timed regions of {:.1f} s of wall time: wall/measured {:.1f}\n", s.measured_time, s.wall_time,
-                 s.wall_time / s.measured_time);
-    if (const std::string where = time_breakdown(s); !where.empty()) fmt::print(out, "{}\n", where);
-    fmt::print(out, "exit status {}\n", s.exit_code);
-  }
 
   ConsoleOptions o_;
   int shard_count_ = 1, repeats_ = 1;
