@@ -184,6 +184,7 @@ class TestState {
   }
   // A CPU pairing's end (cpu_pairing.hpp): both sides back on every CPU; the CPU it ended pinned to.
   int end_pairing() {
+    if (!pairing_.pinned()) return pairing_.end(WorkerTasks{}, nullptr);  // nothing pinned: no tasks to read
     const WorkerTasks impl = w_.impl->tasks(), base = w_.baseline ? w_.baseline->tasks() : WorkerTasks{};
     return pairing_.end(impl, w_.baseline ? &base : nullptr);
   }
