@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "executor.hpp"
-#include "worker/test_runner.hpp"
+#include "worker/request_server.hpp"
 
 namespace bb {
 

@@ -16,7 +16,7 @@
 #include "discovery.hpp"
 #include "executor.hpp"
 #include "plugin_library.hpp"
-#include "worker/test_runner.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 

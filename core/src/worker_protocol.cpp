@@ -218,4 +218,37 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   return m;
 }
 
+nlohmann::json to_json(const ProbeRequest& r) { return {{"cmd", "probe"}, {"library", r.library}, {"op", r.op}}; }
+ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value("library", ""), j.value("op", "")}; }
+
+nlohmann::json to_json(const ProbeReply& r) {
+  return {{"loaded", r.loaded},
+          {"unavailable", r.unavailable},
+          {"error", r.error},
+          {"has_kernel_impl", r.has_kernel_impl},
+          {"has_reference", r.has_reference},
+          {"imports_packages", r.imports_packages},
+          {"info",
+           {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
+            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}, {"preconditions", r.info.preconditions}}}};
+}
+
+ProbeReply probe_reply_from_json(const nlohmann::json& j) {
+  ProbeReply r;
+  r.loaded = j.value("loaded", false);
+  r.unavailable = j.value("unavailable", false);
+  r.error = j.value("error", "");
+  r.has_kernel_impl = j.value("has_kernel_impl", false);
+  r.has_reference = j.value("has_reference", false);
+  r.imports_packages = j.value("imports_packages", false);
+  const auto info = j.value("info", nlohmann::json::object());
+  r.info.present = info.value("present", false);
+  r.info.abi_version = info.value("abi_version", uint32_t{BB_ABI_VERSION});
+  r.info.version = info.value("version", "");
+  r.info.devices = info.value("devices", std::vector<std::string>{});
+  r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
+  r.info.preconditions = info.value("preconditions", std::vector<std::string>{});
+  return r;
+}
+
 }  // namespace bb

@@ -25,6 +25,7 @@
 
 #include "cases.hpp"
 #include "measure/measurement.hpp"
+#include "plugin_library.hpp"
 
 namespace bb {
 
@@ -116,5 +117,26 @@ TimingOptions timing_options_from_json(const nlohmann::json& j);
 // A measurement's samples and bookkeeping; the receiver recomputes the statistics.
 nlohmann::json to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j);
+
+// probe: load a library and read its symbols and info record (plan.cpp asks, the worker answers).
+struct ProbeRequest {
+  std::string library;
+  std::string op;
+};
+
+struct ProbeReply {
+  bool loaded = false;
+  bool unavailable = false;  // not loaded because this machine cannot run it (kPythonUnavailable): SKIPPED, not an error
+  std::string error;
+  bool has_kernel_impl = false;
+  bool has_reference = false;
+  PluginInfo info;
+  bool imports_packages = false;  // a .py file that imports an installed package (PythonSurvey)
+};
+
+nlohmann::json to_json(const ProbeRequest& r);
+ProbeRequest probe_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ProbeReply& r);
+ProbeReply probe_reply_from_json(const nlohmann::json& j);
 
 }  // namespace bb

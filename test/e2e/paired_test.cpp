@@ -120,7 +120,7 @@ std::vector<nlohmann::json> timed_against_good(const std::string& impl) {
 }  // namespace
 
 TEST(Paired, EveryCpuBlockPlacesItsBuffersAfresh) {
-  // Where a process's buffers lie is each block's draw, not the pairing's (test_runner.cpp's
+  // Where a process's buffers lie is each block's draw, not the pairing's (request_server.cpp's
   // replace_buffers): the trace of every block's worker steps shows a placement, never a reset
   // of the buffers the last block used.
   const auto trace = e2e::temp_dir("trace") / "blocks.jsonl";

@@ -1,5 +1,5 @@
 // A fake worker for unit tests, in the spirit of ninja's FakeCommandRunner: an Executor that
-// answers the worker protocol (worker_protocol.hpp, test_runner.hpp) in this process, with no
+// answers the worker protocol (worker_protocol.hpp, request_server.hpp) in this process, with no
 // worker process and no plugin loaded. The session, the job runner and the test driver cannot
 // tell it from a real worker on the paths the tests take:
 //   probe       -> the library as the script describes it (its functions, its info record), or
@@ -64,7 +64,7 @@
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
 #include "session.hpp"
-#include "worker/test_runner.hpp"
+#include "worker/request_server.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb_fake {

@@ -33,13 +33,13 @@ bb::TestResult scale(const std::string& impl, int case_index = 1, bool determini
 
 }  // namespace
 
-TEST(TestRunner, Pass) {
+TEST(RequestServer, Pass) {
   auto r = scale("scale_good.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
   EXPECT_EQ(r.id.case_id, "correctness/small[n=1000]");
 }
 
-TEST(TestRunner, FailReportsErrorsCountAndFirstIndex) {
+TEST(RequestServer, FailReportsErrorsCountAndFirstIndex) {
   auto r = scale("scale_wrong.so");
   ASSERT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
   ASSERT_TRUE(r.outcome.mismatch.has_value());
@@ -50,39 +50,39 @@ TEST(TestRunner, FailReportsErrorsCountAndFirstIndex) {
   EXPECT_LT(r.outcome.mismatch->max_rel_error, 0.011);
 }
 
-TEST(TestRunner, ErrorCarriesThePluginsMessage) {
+TEST(RequestServer, ErrorCarriesThePluginsMessage) {
   auto r = scale("scale_error.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
   EXPECT_NE(r.outcome.message.find("returned 3: this fixture always refuses"), std::string::npos) << r.outcome.message;
 }
 
-TEST(TestRunner, Unwritten) {
+TEST(RequestServer, Unwritten) {
   auto r = scale("scale_unwritten.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::unwritten) << r.outcome.message;
   EXPECT_EQ(r.outcome.mismatch->unwritten, 500);
   EXPECT_EQ(r.outcome.mismatch->first_index, "[500]");
 }
 
-TEST(TestRunner, OutOfBounds) {
+TEST(RequestServer, OutOfBounds) {
   auto r = scale("scale_overflow.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::out_of_bounds) << r.outcome.message;
   EXPECT_NE(r.outcome.message.find("output 'y': wrote up to 16 byte(s) past the end (4000 bytes)"), std::string::npos) << r.outcome.message;
 }
 
-TEST(TestRunner, InputMutated) {
+TEST(RequestServer, InputMutated) {
   auto r = scale("scale_mutate.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::input_mutated) << r.outcome.message;
   EXPECT_NE(r.outcome.message.find("input 'x': 1 of 1000 elements changed; first at [999]"), std::string::npos) << r.outcome.message;
 }
 
-TEST(TestRunner, NondeterministicOnlyWhenAsked) {
+TEST(RequestServer, NondeterministicOnlyWhenAsked) {
   EXPECT_EQ(scale("scale_nondet.so", 1, false).outcome.verdict, bb::Verdict::pass);
   auto r = scale("scale_nondet.so", 1, true);
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::nondeterministic) << r.outcome.message;
   EXPECT_NE(r.outcome.message.find("differ in 1 of 1000"), std::string::npos) << r.outcome.message;
 }
 
-TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
+TEST(RequestServer, TimesOnlyWhenAskedAndReportsWork) {
   bb::TestRequest req;
   req.manifest = kHostile + "gen_input.yaml";
   req.op = "scale";
@@ -140,14 +140,14 @@ TEST(TestRunner, TimesOnlyWhenAskedAndReportsWork) {
   EXPECT_FALSE(bb::run_test_in_process(req).performance.timing.has_value());
 }
 
-TEST(TestRunner, IdentityReferenceCopiesTheFirstInput) {
+TEST(RequestServer, IdentityReferenceCopiesTheFirstInput) {
   // y = 2x against identity (y = x) fails, with expected == x.
   auto r = run(kHostile, "scale", "scale_good.so", "", 0);
   ASSERT_EQ(r.outcome.verdict, bb::Verdict::fail) << r.outcome.message;
   EXPECT_DOUBLE_EQ(r.outcome.mismatch->actual, 2 * r.outcome.mismatch->expected);
 }
 
-TEST(TestRunner, InPlaceOutputsAliasTheirInputAndNpyInputsLoad) {
+TEST(RequestServer, InPlaceOutputsAliasTheirInputAndNpyInputsLoad) {
   auto good = run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 0);
   EXPECT_EQ(good.outcome.verdict, bb::Verdict::pass) << good.outcome.message;
   auto twice = run(kInplace, "addone_", "addone_twice.so", "addone_reference.so", 0);
@@ -160,14 +160,14 @@ TEST(TestRunner, InPlaceOutputsAliasTheirInputAndNpyInputsLoad) {
   EXPECT_EQ(run(kInplace, "addone_", "addone_good.so", "addone_reference.so", 2).outcome.verdict, bb::Verdict::pass);
 }
 
-TEST(TestRunner, MissingLibraryOrCaseIsAnError) {
+TEST(RequestServer, MissingLibraryOrCaseIsAnError) {
   auto r = run(kHostile, "scale", "no_such.so", "scale_reference.so");
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::error);
   EXPECT_NE(r.outcome.message.find("no such file"), std::string::npos) << r.outcome.message;
   EXPECT_EQ(run(kHostile, "scale", "scale_good.so", "scale_reference.so", 99).outcome.verdict, bb::Verdict::error);
 }
 
-TEST(TestRunner, ProtocolRoundTrip) {
+TEST(RequestServer, ProtocolRoundTrip) {
   bb::PrepareRequest req;
   req.session = "impl";
   req.manifest = "m.yaml";
@@ -246,7 +246,7 @@ TEST(TestRunner, ProtocolRoundTrip) {
 
 // A call's reply on the wire: each member under its own name. Read back, a missing key keeps its
 // default, and a reply that is not an object is an error, never a crash.
-TEST(TestRunner, CallReplyWireFormat) {
+TEST(RequestServer, CallReplyWireFormat) {
   EXPECT_EQ(bb::CallReply{}.to_json().dump(),
             R"({"changed_after_return":"","error":"","left_behind":"","outside":false,"skipped":false,"sticky":false,"unsupported":false})");
   bb::CallReply c;

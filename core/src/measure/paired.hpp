@@ -58,7 +58,7 @@ std::optional<SpeedupInterval> paired_speedup(const std::vector<double>& baselin
 // against a copy of itself read up to 130 ns apart on a 4.5 us kernel and 0.18% on a 190 us one,
 // steady over all 16 blocks (H100); on the CPU, both sides pinned to one core (cpu_pin.hpp),
 // their buffers at the same offsets within a page (host_buffer.hpp) and placed afresh before
-// every block (test_runner.cpp), up to 2.2% (about 140 ns) apart on a 6 us call over the second
+// every block (request_server.cpp), up to 2.2% (about 140 ns) apart on a 6 us call over the second
 // half of a pairing (2-core VM; docs/PERFORMANCE.md "Self-speedup across processes"). More
 // blocks do not average that away, so an interval is widened by the larger of `seconds` over
 // the faster side's median and `relative`.

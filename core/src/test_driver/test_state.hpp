@@ -37,7 +37,7 @@
 #include "measure/paired_timer.hpp"
 #include "measure/run_queue.hpp"
 #include "parallel.hpp"
-#include "worker/test_runner.hpp"
+#include "worker_protocol.hpp"
 #include "trace.hpp"
 
 namespace bb::test_driver {

@@ -1,6 +1,6 @@
 // What a plugin call may not leave behind in its worker process: a changed working directory
 // or environment (restored, and reported), child processes still running (killed, and
-// reported), threads still running that it started (their outputs are watched: test_runner).
+// reported), threads still running that it started (their outputs are watched: request_server).
 #pragma once
 
 #include <set>

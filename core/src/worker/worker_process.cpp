@@ -18,13 +18,13 @@
 #include "sandbox.hpp"
 #include "worker/crash_frames.hpp"
 #include "worker/device_probe.hpp"
-#include "worker/test_runner.hpp"
+#include "worker/request_server.hpp"
 
 namespace bb {
 
 namespace {
-TestRunner& runner() {
-  static TestRunner r;
+RequestServer& runner() {
+  static RequestServer r;
   return r;
 }
 }  // namespace

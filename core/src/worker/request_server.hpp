@@ -21,36 +21,16 @@
 
 namespace bb {
 
-struct ProbeRequest {
-  std::string library;
-  std::string op;
-};
-
-struct ProbeReply {
-  bool loaded = false;
-  bool unavailable = false;  // not loaded because this machine cannot run it (kPythonUnavailable): SKIPPED, not an error
-  std::string error;
-  bool has_kernel_impl = false;
-  bool has_reference = false;
-  PluginInfo info;
-  bool imports_packages = false;  // a .py file that imports an installed package (PythonSurvey)
-};
-
-nlohmann::json to_json(const ProbeRequest& r);
-ProbeRequest probe_request_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const ProbeReply& r);
-ProbeReply probe_reply_from_json(const nlohmann::json& j);
-
 // A message of the worker protocol: its JSON, and a sealed memfd when tensors travel with it.
 struct Message {
   nlohmann::json body;
   UniqueFd fd;
 };
 
-class TestRunner {
+class RequestServer {
  public:
-  TestRunner();
-  ~TestRunner();
+  RequestServer();
+  ~RequestServer();
   // One request, by its "cmd" (worker_protocol.hpp): probe, probe_many, read_many, generate,
   // warm, prepare, audit, call, block, end, export, pace, buffers; and the device checker's:
   // watch, watch_mirror, watch_reference, stage, keep_case, expect, verify, keep_sample,

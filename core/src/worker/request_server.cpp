@@ -1,5 +1,5 @@
 #include "device_runtimes.hpp"
-#include "worker/test_runner.hpp"
+#include "worker/request_server.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -26,40 +26,7 @@ namespace bb {
 // ---------------------------------------------------------------------------------------------
 // Probes.
 
-nlohmann::json to_json(const ProbeRequest& r) { return {{"cmd", "probe"}, {"library", r.library}, {"op", r.op}}; }
-ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value("library", ""), j.value("op", "")}; }
-
-nlohmann::json to_json(const ProbeReply& r) {
-  return {{"loaded", r.loaded},
-          {"unavailable", r.unavailable},
-          {"error", r.error},
-          {"has_kernel_impl", r.has_kernel_impl},
-          {"has_reference", r.has_reference},
-          {"imports_packages", r.imports_packages},
-          {"info",
-           {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
-            {"devices", r.info.devices}, {"dtypes", r.info.dtypes}, {"preconditions", r.info.preconditions}}}};
-}
-
-ProbeReply probe_reply_from_json(const nlohmann::json& j) {
-  ProbeReply r;
-  r.loaded = j.value("loaded", false);
-  r.unavailable = j.value("unavailable", false);
-  r.error = j.value("error", "");
-  r.has_kernel_impl = j.value("has_kernel_impl", false);
-  r.has_reference = j.value("has_reference", false);
-  r.imports_packages = j.value("imports_packages", false);
-  const auto info = j.value("info", nlohmann::json::object());
-  r.info.present = info.value("present", false);
-  r.info.abi_version = info.value("abi_version", uint32_t{BB_ABI_VERSION});
-  r.info.version = info.value("version", "");
-  r.info.devices = info.value("devices", std::vector<std::string>{});
-  r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
-  r.info.preconditions = info.value("preconditions", std::vector<std::string>{});
-  return r;
-}
-
-ProbeReply TestRunner::probe(const ProbeRequest& request) {
+ProbeReply RequestServer::probe(const ProbeRequest& request) {
   ProbeReply reply;
   auto lib = library(request.library, request.op);
   if (!lib) {
@@ -77,7 +44,7 @@ ProbeReply TestRunner::probe(const ProbeRequest& request) {
 // ---------------------------------------------------------------------------------------------
 // Caches.
 
-Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manifest, const std::string& op,
+Expected<const RequestServer::OpData*> RequestServer::op_data(const std::string& manifest, const std::string& op,
                                                         std::optional<uint64_t> seed, const CaseExpansion& expansion) {
   auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", expansion_key(expansion))];
   if (!slot) {
@@ -91,7 +58,7 @@ Expected<const TestRunner::OpData*> TestRunner::op_data(const std::string& manif
   return slot.get();
 }
 
-Expected<const PluginLibrary*> TestRunner::library(const std::string& path, const std::string& op) {
+Expected<const PluginLibrary*> RequestServer::library(const std::string& path, const std::string& op) {
   auto& slot = libraries_[path];
   if (!slot) {
     auto lib = load_plugin(path, op);
@@ -102,7 +69,7 @@ Expected<const PluginLibrary*> TestRunner::library(const std::string& path, cons
   return slot.get();
 }
 
-Expected<bb_kernel_fn> TestRunner::resolve(const Target& t, const std::string& op) {
+Expected<bb_kernel_fn> RequestServer::resolve(const Target& t, const std::string& op) {
   if (t.kind == Target::Kind::identity) return bb_kernel_fn{nullptr};
   auto lib = library(t.library, op);
   if (!lib) return lib.error();
@@ -112,7 +79,7 @@ Expected<bb_kernel_fn> TestRunner::resolve(const Target& t, const std::string& o
   return fn;
 }
 
-Expected<ExecPlace> TestRunner::place_for(const std::string& device, int index) {
+Expected<ExecPlace> RequestServer::place_for(const std::string& device, int index) {
   ExecPlace ex;
   if (is_cpu(device)) return ex;
   if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
@@ -172,7 +139,7 @@ nlohmann::json with_jit(nlohmann::json body, const JitCount& jit) {
 
 }  // namespace
 
-struct TestRunner::Session {
+struct RequestServer::Session {
   const ConcreteCase* c = nullptr;
   std::string op;
   bb_kernel_fn fn = nullptr;
@@ -241,12 +208,12 @@ struct TestRunner::Session {
 
 // A worker of one GPU's slot (WorkerWalls::device_uuid): read from its environment when it
 // starts, before any plugin code runs in it.
-TestRunner::TestRunner() {
+RequestServer::RequestServer() {
   const char* uuid = std::getenv(kDeviceUuidEnv);
   const char* ordinal = std::getenv(kDeviceOrdinalEnv);
   if (uuid && *uuid && ordinal && *ordinal) one_device_ = {uuid, std::atoi(ordinal)};
 }
-TestRunner::~TestRunner() = default;
+RequestServer::~RequestServer() = default;
 
 namespace {
 // Where a request's time goes in the worker: named steps, in seconds, sent with the reply (its
@@ -275,7 +242,7 @@ Message reply_error(std::string error, bool sticky = false) {
 }
 }  // namespace
 
-Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
+Message RequestServer::handle(const nlohmann::json& request, UniqueFd fd) {
   const std::string cmd = request.value("cmd", "");
   if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
   if (cmd == "generate") {  // a BackendBench-py folder's tests (generated_manifest.hpp)
@@ -365,7 +332,7 @@ Message TestRunner::handle(const nlohmann::json& request, UniqueFd fd) {
   return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
 }
 
-void TestRunner::capture_integrity(const std::string& device) {
+void RequestServer::capture_integrity(const std::string& device) {
   if (!watch_integrity_ || integrity_.captured()) return;
   // Before any plugin code is in the process: what the worker loaded itself sealed (not what a
   // warm interpreter loaded: the plugin's side), then the device's runtime and driver loaded,
@@ -382,7 +349,7 @@ void TestRunner::capture_integrity(const std::string& device) {
   integrity_ = WorkerIntegrity::capture(interpreter);
 }
 
-Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
+Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   Steps step;
   sessions_.erase(req.session);
   auto data = op_data(req.manifest, req.op, req.seed, req.expansion);
@@ -430,7 +397,7 @@ Message TestRunner::prepare(const PrepareRequest& req, UniqueFd inputs) {
   return Message{body, {}};
 }
 
-Expected<SealedBlob> TestRunner::buffers_blob(Session& s) {
+Expected<SealedBlob> RequestServer::buffers_blob(Session& s) {
   const ConcreteCase& c = *s.c;
   const BlobLayout l = buffers_layout(c);
   return SealedBlob::create(l.total, [&](uint8_t* p) {
@@ -472,7 +439,7 @@ Expected<std::string> changed_after_return(const ConcreteCase& c, CallBuffers& b
 // request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
 // call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
 // checker compares them on the device: device_check.hpp).
-Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
+Message RequestServer::call(Session& s, const CallRequest& req, UniqueFd variant) {
   const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
   const ConcreteCase& c = *s.c;
   SealedBlob other;
@@ -565,7 +532,7 @@ Message TestRunner::call(Session& s, const CallRequest& req, UniqueFd variant) {
   return Message{body, std::move(fd)};
 }
 
-Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timing) {
+Expected<Measurement> RequestServer::measure(Session& s, const TimingOptions& timing) {
   BoundCall& b = *s.bound;
   const ExecPlace& ex = b.place();
   if (ex.rt) {
@@ -631,7 +598,7 @@ Expected<Measurement> TestRunner::measure(Session& s, const TimingOptions& timin
 
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
 // every call; the buffers after the last call go back, for the host to check.
-Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_buffers) {
+Message RequestServer::block(Session& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   Steps step;
   bool placed = false;
@@ -693,7 +660,7 @@ Message TestRunner::block(Session& s, const TimingOptions& timing, bool return_b
 }
 
 // Mirror k of the session's call, as shareable memory for the checker.
-Message TestRunner::export_mirror(Session& s, const nlohmann::json& request) {
+Message RequestServer::export_mirror(Session& s, const nlohmann::json& request) {
   int fd = -1;
   std::size_t bytes = 0;
   if (auto e = s.bound->export_mirror(request.value("mirror", std::size_t{0}), &fd, &bytes); !e.empty()) return reply_error(e);
@@ -704,7 +671,7 @@ Message TestRunner::export_mirror(Session& s, const nlohmann::json& request) {
 }
 
 // The session's buffers as they are now (after a block the checker found wrong: the host judges).
-Message TestRunner::buffers(Session& s) {
+Message RequestServer::buffers(Session& s) {
   if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
   auto blob = buffers_blob(s);
   if (!blob) return reply_error(blob.error().message);
@@ -712,7 +679,7 @@ Message TestRunner::buffers(Session& s) {
 }
 
 // The checker's commands (device_check.hpp): this worker holds no plugin.
-Message TestRunner::check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd) {
+Message RequestServer::check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd) {
   nlohmann::json body = nlohmann::json::object();
   std::string error;
   if (cmd == "watch") {
@@ -762,7 +729,7 @@ Message TestRunner::check(const std::string& cmd, const nlohmann::json& request,
 }
 
 // The whole check of the worker's own code and GOT, asked for after a test's timing.
-Message TestRunner::audit() {
+Message RequestServer::audit() {
   nlohmann::json body = nlohmann::json::object();
   body["watched"] = integrity_.captured();
   if (integrity_.captured())
