@@ -21,6 +21,7 @@
 #include "measure/cpu_pin.hpp"
 #include "message_channel.hpp"
 #include "parallel.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -221,7 +222,7 @@ std::string FreshInputs::attach(bool baseline, Executor& worker, const std::stri
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return fmt::format("socketpair: {}", std::strerror(errno));
   UniqueFd mine(pair[0]), theirs(pair[1]);
-  ExecOutcome out = worker.execute({{"cmd", "pace"}, {"session", session}}, timeout, theirs.get());
+  ExecOutcome out = worker.execute(request_json(PaceRequest{session}), timeout, theirs.get());
   if (out.status != ExecOutcome::Status::ok || !out.reply.value("error", "").empty())
     return out.status != ExecOutcome::Status::ok ? "its worker: " + out.detail : out.reply.value("error", "");
   // A worker that reads nothing more (no stage, no go) cannot hold the host: its sends time out.

@@ -9,6 +9,7 @@
 #include "file_digest.hpp"
 #include "measure/device_peak.hpp"
 #include "plugin_library.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -55,13 +56,11 @@ Expected<std::filesystem::path> generated_manifest(const OpFolder& folder, Execu
   std::filesystem::create_directories(tmp, ec);
   if (ec) return make_error(fmt::format("{}: cannot be made (for {}'s tests): {}", tmp.string(), folder.manifest.string(), ec.message()));
   std::filesystem::permissions(tmp, std::filesystem::perms::all, ec);
-  nlohmann::json files = nlohmann::json::array();
+  std::vector<std::string> files;
   for (const auto& c : candidates) files.push_back(c.string());
   executor.recycle();
   executor.allow_writing_next(tmp.string());
-  ExecOutcome out = executor.execute({{"cmd", "generate"}, {"gen_input", folder.manifest.string()}, {"candidates", files}, {"op", folder.name},
-                                      {"seed", drawn_with}, {"out", tmp.string()}},
-                                     timeout);
+  ExecOutcome out = executor.execute(request_json(GenerateRequest{folder.manifest.string(), files, folder.name, drawn_with, tmp.string()}), timeout);
   executor.recycle();
   auto fail = [&](std::string why) {
     std::filesystem::remove_all(tmp, ec);

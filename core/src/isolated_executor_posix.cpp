@@ -43,6 +43,7 @@
 #include "syscall_filter.hpp"
 #include "trace.hpp"
 #include "worker_home.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -116,24 +117,27 @@ constexpr double kInterpreterWait = 120;
 // How many of a run's crashes have their frames placed by file and line (crash_report.hpp).
 constexpr int kCrashesPlaced = 32;
 
-// Whether a worker's first request is for Python (a .py file to probe or prepare, a survey, a
-// BackendBench-py folder's tests to make): it is forked from the warm interpreter.
-bool runs_python(const nlohmann::json& request) {
-  const std::string cmd = request.value("cmd", "");
-  if (cmd == "generate" || cmd == "probe_many") return true;
-  if (cmd == "warm") return request.value("python", false);
-  const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
-  return (cmd == "probe" || cmd == "prepare") && target.is_object() && is_python_implementation(target.value("library", ""));
+// The .py file a worker's first request is for (a probe, a prepare), or "".
+std::string served_file(const nlohmann::json& request) {
+  const auto cmd = command_of(request);
+  const std::string library = cmd == WorkerCommand::probe     ? read_request<ProbeRequest>(request).library
+                              : cmd == WorkerCommand::prepare ? read_request<PrepareRequest>(request).target.library
+                                                        : std::string();
+  return is_python_implementation(library) ? library : "";
 }
 
 
-// The .py file a worker's first request is for (a probe, a prepare), or "".
-std::string served_file(const nlohmann::json& request) {
-  const std::string cmd = request.value("cmd", "");
-  const auto& target = cmd == "prepare" ? request.value("target", nlohmann::json::object()) : request;
-  if ((cmd != "probe" && cmd != "prepare") || !target.is_object()) return "";
-  const std::string library = target.value("library", "");
-  return is_python_implementation(library) ? library : "";
+// Whether a worker's first request is for Python (a .py file to probe or prepare, a survey, a
+// BackendBench-py folder's tests to make): it is forked from the warm interpreter.
+bool runs_python(const nlohmann::json& request) {
+  switch (command_of(request).value_or(WorkerCommand::end)) {
+    case WorkerCommand::generate:
+    case WorkerCommand::probe_many: return true;
+    case WorkerCommand::warm: return read_request<WarmRequest>(request).python;
+    case WorkerCommand::probe:
+    case WorkerCommand::prepare: return !served_file(request).empty();
+    default: return false;
+  }
 }
 
 

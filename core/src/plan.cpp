@@ -17,6 +17,7 @@
 #include "plugin_library.hpp"
 #include "python_site.hpp"
 #include "trace.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -124,15 +125,15 @@ void declare_from_manifest(OpPlan& plan, std::vector<Implementation>& impls) {
 std::map<std::string, nlohmann::json> survey_batch(Executor& executor, std::vector<std::string> files, std::vector<std::string> ops, double probe_timeout,
                                                    bool read) {
   std::map<std::string, nlohmann::json> found;
-  auto ask = [&](const char* cmd, double timeout) {
+  auto ask = [&](WorkerCommand cmd, double timeout) {
     executor.recycle();
-    ExecOutcome out = executor.execute({{"cmd", cmd}, {"libraries", files}, {"ops", ops}}, timeout);
+    ExecOutcome out = executor.execute(cmd == WorkerCommand::read_many ? request_json(ReadManyRequest{files, ops}) : request_json(ProbeManyRequest{files, ops}), timeout);
     executor.recycle();
     auto probes = out.status == ExecOutcome::Status::ok ? out.reply.value("probes", nlohmann::json::array()) : nlohmann::json::array();
     return probes.size() == files.size() ? probes : nlohmann::json::array();
   };
   if (read && !files.empty()) {
-    const auto probes = ask("read_many", probe_timeout);
+    const auto probes = ask(WorkerCommand::read_many, probe_timeout);
     std::vector<std::string> left, left_ops;
     for (std::size_t j = 0; j < files.size(); ++j) {
       if (j < probes.size() && probes[j].is_object() && probes[j].value("loaded", false)) {
@@ -148,7 +149,7 @@ std::map<std::string, nlohmann::json> survey_batch(Executor& executor, std::vect
     if (files.empty()) return found;
   }
   // The files import side by side: a batch takes about its slowest file's import, not their sum.
-  const auto probes = ask("probe_many", probe_timeout * (1.0 + 0.25 * static_cast<double>(files.size())));
+  const auto probes = ask(WorkerCommand::probe_many, probe_timeout * (1.0 + 0.25 * static_cast<double>(files.size())));
   for (std::size_t j = 0; j < probes.size(); ++j)
     if (probes[j].is_object() && probes[j].value("loaded", false)) found[files[j]] = probes[j];
   return found;
@@ -266,7 +267,7 @@ std::vector<ExecOutcome> probe_libraries(const OpFolder& f, const OpFolder& fold
   std::vector<ExecOutcome> outcomes(f.libraries.size());
   auto probe = [&](Executor& ex, std::size_t k) {
     ex.recycle();
-    outcomes[k] = ex.execute(to_json(ProbeRequest{f.libraries[k].string(), folder.name}), options.probe_timeout);
+    outcomes[k] = ex.execute(request_json(ProbeRequest{f.libraries[k].string(), folder.name}), options.probe_timeout);
     ex.recycle();
   };
   std::vector<bool> alone(f.libraries.size(), true);

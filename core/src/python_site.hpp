@@ -24,7 +24,7 @@ const PythonSite& resolve_python_site(const std::string& interpreter);
 // resolve_python_site().
 std::vector<std::string> python_site_dirs();
 // The interpreter's own package folders (its sys.path entries that are absolute and exist),
-// read-only in every worker's view (job_runner.cpp walls_for): what the warm interpreter and
+// read-only in every worker's view (worker_walls.cpp walls_for): what the warm interpreter and
 // every later worker import, the reference's included, is out of a worker's reach.
 std::vector<std::string> python_package_dirs();
 // Adds a folder to those (the generated manifests' folder, which the worker making them writes).

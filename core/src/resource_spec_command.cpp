@@ -18,6 +18,7 @@
 #include "device_runtimes.hpp"
 #include "executor.hpp"
 #include "report/report_files.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 // The ordinals of every device of `kind` ("cuda", "hip") a worker sees; none when the runtime
 // is not there. `why` gets the runtime's reason when it is unavailable.
 std::vector<int> device_ordinals(Executor& executor, const std::string& kind, std::string& why) {
-  const ExecOutcome out = executor.execute({{"cmd", "devices"}, {"kind", kind}}, 120.0);
+  const ExecOutcome out = executor.execute(request_json(DevicesRequest{.kind = kind}), 120.0);
   if (out.status != ExecOutcome::Status::ok) {
     why = fmt::format("the worker asking for {} devices {}: {}", kind,
                       out.status == ExecOutcome::Status::timed_out ? "timed out" : "crashed", out.detail);

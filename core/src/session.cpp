@@ -20,6 +20,7 @@
 #include "executor.hpp"
 #include "interrupt.hpp"
 #include "job_runner.hpp"
+#include "worker_walls.hpp"
 #include "landlock.hpp"
 #include "parallel.hpp"
 #include "jobs.hpp"
@@ -36,6 +37,7 @@
 #include "worker_stock.hpp"
 #include "trace.hpp"
 #include "worker_pool.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -267,7 +269,7 @@ class SessionRun {
     return false;
   }
   nlohmann::json device_probe(const std::string& kind, const nlohmann::json& known_peaks) const {
-    return {{"cmd", "devices"}, {"kind", kind}, {"measure_peak", o_.performance}, {"known_peaks", known_peaks}};
+    return request_json(DevicesRequest{kind, o_.performance, known_peaks});
   }
 
   // The device kinds this machine has (a driver's device node), described while the plan waits

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "test_driver/timing_steps.hpp"
+#include "worker_protocol.hpp"
 
 namespace bb {
 
@@ -50,10 +51,10 @@ class TestDriver final : public test_driver::TimingSteps {
     if (pairing_.pinned()) end_pairing();
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);
-    if (!impl_crashed_ && impl_.open) w_.impl->execute({{"cmd", "end"}, {"session", "impl"}}, 10);
-    if (reference_.open && !reference_.fatal) w_.reference->execute({{"cmd", "end"}, {"session", "reference"}}, 10);
-    if (baseline_.open && w_.baseline && !baseline_.fatal) w_.baseline->execute({{"cmd", "end"}, {"session", "baseline"}}, 10);
-    if (checker_.open && !checker_.fatal) w_.checker->execute({{"cmd", "unwatch"}}, 10);
+    if (!impl_crashed_ && impl_.open) w_.impl->execute(request_json(EndRequest{"impl"}), 10);
+    if (reference_.open && !reference_.fatal) w_.reference->execute(request_json(EndRequest{"reference"}), 10);
+    if (baseline_.open && w_.baseline && !baseline_.fatal) w_.baseline->execute(request_json(EndRequest{"baseline"}), 10);
+    if (checker_.open && !checker_.fatal) w_.checker->execute(request_json(UnwatchRequest{}), 10);
     if (checker_.fatal) w_.checker->recycle();
     if (impl_.fatal) w_.impl->recycle();
     if (reference_.fatal) w_.reference->recycle();
@@ -62,13 +63,6 @@ class TestDriver final : public test_driver::TimingSteps {
 };
 
 }  // namespace
-
-std::size_t default_device_check_min_bytes() {
-  const char* v = std::getenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
-  if (!v || !*v) return DriverLimits{}.device_check_min_bytes;
-  if (std::strcmp(v, "off") == 0) return std::numeric_limits<std::size_t>::max();
-  return static_cast<std::size_t>(std::strtoull(v, nullptr, 10));
-}
 
 TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits) {
   return TestDriver(req, workers, limits).run();

@@ -16,9 +16,6 @@
 
 namespace bb {
 
-// The default above, or $BACKENDBENCH_DEVICE_CHECK_MIN_BYTES ("off": never).
-std::size_t default_device_check_min_bytes();
-
 TestResult run_test(const TestRequest& req, const TestWorkers& workers, const DriverLimits& limits);
 
 // Every role in this process (unit tests, --no-isolate): none of the walls apply.

@@ -59,5 +59,7 @@ struct DriverLimits {
   // smaller ones cost less to send home than to watch ($BACKENDBENCH_DEVICE_CHECK_MIN_BYTES).
   std::size_t device_check_min_bytes = std::size_t{4} << 20;
 };
+// DriverLimits' default device_check_min_bytes, or $BACKENDBENCH_DEVICE_CHECK_MIN_BYTES ("off": never).
+std::size_t default_device_check_min_bytes();
 
 }  // namespace bb

@@ -1,5 +1,5 @@
 // The workers of a run: one thread per worker slot, each with its own workers (the
-// implementation's, the reference's and the baseline's processes: job_runner.hpp's WorkerSet),
+// implementation's, the reference's and the baseline's processes: worker_supply.hpp's SlotWorkers),
 // taking jobs from the scheduler for its device kinds until none remain. What they
 // produce goes to one event queue, which the session's thread drains into the reporters, so
 // reporters never see two threads.

@@ -1,6 +1,7 @@
 #include "worker_protocol.hpp"
 
 #include <cmath>
+#include <iterator>
 
 #include "dtype.hpp"
 #include "host_buffer.hpp"
@@ -9,6 +10,14 @@
 namespace bb {
 
 namespace {
+// The wire's names, in WorkerCommand's order.
+constexpr const char* kCommandNames[] = {
+    "probe", "probe_many", "read_many", "generate", "devices", "warm",
+    "prepare", "call", "block", "pace", "buffers", "export", "end", "audit",
+    "watch", "watch_mirror", "watch_reference", "stage", "keep_case", "expect", "verify", "keep_sample", "verify_kept", "kept_home", "unwatch",
+};
+static_assert(std::size(kCommandNames) == kCommandCount, "a name for every command");
+
 const char* target_kind_name(Target::Kind k) {
   switch (k) {
     case Target::Kind::kernel_impl: return "kernel_impl";
@@ -28,6 +37,25 @@ StopReason stop_reason_from(const std::string& s) {
   return StopReason::running;
 }
 }  // namespace
+
+const char* const kOutsideStream =
+    "the call's work ran outside the stream it was given (on the legacy default stream or a stream of its own): it wrote the "
+    "outputs while the given stream was held, so events on that stream would time it as free";
+
+const char* command_name(WorkerCommand c) { return kCommandNames[static_cast<std::size_t>(c)]; }
+
+std::optional<WorkerCommand> command_named(std::string_view name) {
+  for (std::size_t i = 0; i < kCommandCount; ++i)
+    if (name == kCommandNames[i]) return static_cast<WorkerCommand>(i);
+  return std::nullopt;
+}
+
+std::optional<WorkerCommand> command_of(const nlohmann::json& request) {
+  if (!request.is_object()) return std::nullopt;
+  const auto it = request.find("cmd");
+  if (it == request.end() || !it->is_string()) return std::nullopt;
+  return command_named(it->get_ref<const std::string&>());
+}
 
 nlohmann::json to_json(const Target& t) { return {{"kind", target_kind_name(t.kind)}, {"library", t.library}}; }
 Target target_from_json(const nlohmann::json& j) {
@@ -55,15 +83,15 @@ BlobLayout buffers_layout(const ConcreteCase& c) {
   return l;
 }
 
-nlohmann::json to_json(const PrepareRequest& r) {
-  return {{"cmd", "prepare"},       {"session", r.session},   {"manifest", r.manifest},
+void to_json(nlohmann::json& j, const PrepareRequest& r) {
+  j = {{"session", r.session},   {"manifest", r.manifest},
           {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
           {"random_cases", r.expansion.random_cases}, {"variants", r.expansion.variants}, {"target", to_json(r.target)}, {"device", r.device},
           {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
 }
 
-PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
-  PrepareRequest r;
+void from_json(const nlohmann::json& j, PrepareRequest& r) {
+  r = PrepareRequest{};
   r.session = j.value("session", "");
   r.manifest = j.value("manifest", "");
   r.op = j.value("op", "");
@@ -76,7 +104,6 @@ PrepareRequest prepare_request_from_json(const nlohmann::json& j) {
   r.device_index = j.value("device_index", 0);
   r.shareable = j.value("shareable", false);
   if (auto it = j.find("generate"); it != j.end() && it->is_array()) r.generate = input_recipes_from_json(*it);
-  return r;
 }
 
 nlohmann::json to_json(const std::vector<InputRecipe>& r) {
@@ -120,19 +147,29 @@ std::optional<InputRecipe> input_recipe(const ConcreteTensor& t, uint64_t seed) 
 
 uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name) { return mix_seed(sample_seed, "fresh:" + name); }
 
-nlohmann::json to_json(const CallRequest& r) {
-  nlohmann::json j = {{"cmd", "call"}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
+void to_json(nlohmann::json& j, const CallRequest& r) {
+  j = {{"session", r.session}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
   if (r.generate) j["generate"] = to_json(*r.generate);
-  return j;
 }
 
-CallRequest call_request_from_json(const nlohmann::json& j) {
-  CallRequest r;
+void from_json(const nlohmann::json& j, CallRequest& r) {
+  r = CallRequest{};
+  r.session = j.value("session", "");
   r.witnessed = j.value("witnessed", true);
   r.return_buffers = j.value("return_buffers", true);
   r.staged = j.value("staged", false);
   if (auto it = j.find("generate"); it != j.end() && it->is_array()) r.generate = input_recipes_from_json(*it);
-  return r;
+}
+
+void to_json(nlohmann::json& j, const BlockRequest& r) {
+  j = {{"session", r.session}, {"timing", to_json(r.timing)}, {"return_buffers", r.return_buffers}};
+}
+
+void from_json(const nlohmann::json& j, BlockRequest& r) {
+  r = BlockRequest{};
+  r.session = j.value("session", "");
+  r.timing = timing_options_from_json(j.value("timing", nlohmann::json::object()));
+  r.return_buffers = j.value("return_buffers", true);
 }
 
 // Each member under its own name. Read, a missing key keeps the member's default and a key of
@@ -218,8 +255,6 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   return m;
 }
 
-nlohmann::json to_json(const ProbeRequest& r) { return {{"cmd", "probe"}, {"library", r.library}, {"op", r.op}}; }
-ProbeRequest probe_request_from_json(const nlohmann::json& j) { return {j.value("library", ""), j.value("op", "")}; }
 
 nlohmann::json to_json(const ProbeReply& r) {
   return {{"loaded", r.loaded},
@@ -248,6 +283,41 @@ ProbeReply probe_reply_from_json(const nlohmann::json& j) {
   r.info.devices = info.value("devices", std::vector<std::string>{});
   r.info.dtypes = info.value("dtypes", std::vector<std::string>{});
   r.info.preconditions = info.value("preconditions", std::vector<std::string>{});
+  return r;
+}
+
+nlohmann::json to_json(const SurveyReply& r) {
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& p : r.probes) probes.push_back(p ? to_json(*p) : nlohmann::json());
+  return {{"probes", probes}};
+}
+
+SurveyReply survey_reply_from_json(const nlohmann::json& j) {
+  SurveyReply r;
+  if (!j.is_object()) return r;
+  for (const auto& p : j.value("probes", nlohmann::json::array()))
+    r.probes.push_back(p.is_object() ? std::optional<ProbeReply>(probe_reply_from_json(p)) : std::nullopt);
+  return r;
+}
+
+nlohmann::json to_json(const VerifyReply& r) {
+  nlohmann::json j = {{"error", r.error}, {"ok", r.ok}, {"why", r.why}};
+  if (r.zeros_pass) j["zeros_pass"] = *r.zeros_pass;
+  if (r.errors) j["errors"] = *r.errors;
+  return j;
+}
+
+VerifyReply verify_reply_from_json(const nlohmann::json& j) {
+  VerifyReply r;
+  if (!j.is_object()) {
+    r.error = "the checker's reply is not an object";
+    return r;
+  }
+  r.error = j.value("error", "");
+  r.ok = j.value("ok", false);
+  r.why = j.value("why", "");
+  if (auto it = j.find("zeros_pass"); it != j.end() && it->is_boolean()) r.zeros_pass = it->get<bool>();
+  if (auto it = j.find("errors"); it != j.end() && it->is_object()) r.errors = it->get<ErrorFigures>();
   return r;
 }
 

@@ -1,11 +1,12 @@
 // A fake worker for unit tests, in the spirit of ninja's FakeCommandRunner: an Executor that
-// answers the worker protocol (worker_protocol.hpp, request_server.hpp) in this process, with no
-// worker process and no plugin loaded. The session, the job runner and the test driver cannot
+// answers the worker protocol (worker_protocol.hpp) in this process, with no worker process and
+// no plugin loaded. It serves through the worker's own dispatch table (worker_dispatch.hpp): a
+// method per command, as the worker's RequestServer, each on its typed request. The session, the job runner and the test driver cannot
 // tell it from a real worker on the paths the tests take:
 //   probe       -> the library as the script describes it (its functions, its info record), or
 //                  "not loaded" with the script's error
 //   devices     -> the script's description of the kind (default: unavailable)
-//   warm, audit -> {} / {watched: true}
+//   warm, audit -> {} / {watched: true}; unwatch -> no error
 //   prepare     -> a session of (target, case), the case's inputs adopted from the host's memfd
 //                  (the case itself read from the manifest the request names, as a worker does)
 //   call, block -> the session's buffers in a sealed memfd, as buffers_layout() lays them out:
@@ -24,7 +25,7 @@
 // What it does not model: device buffers and the checker (export, watch, verify... answer an
 // error, so the host keeps the buffers at home), inputs made on a device (`generate`: an
 // error, as a worker whose runtime cannot make them), Python batches (probe_many answers the
-// libraries one by one as probe would), pinning (no processes: launch() returns false, tasks()
+// libraries one by one as probe would; read_many and generate are not served), pinning (no processes: launch() returns false, tasks()
 // is empty, as in-process), integrity tampering and "fatal" (script them with Answer::extra),
 // output capping. Freezing is modelled: a frozen worker answers nothing (its request times out).
 //
@@ -64,7 +65,7 @@
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
 #include "session.hpp"
-#include "worker/request_server.hpp"
+#include "worker_dispatch.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb_fake {
@@ -164,7 +165,7 @@ struct Request {
 
 class FakeWorkers;
 
-class FakeExecutor final : public bb::Executor {
+class FakeExecutor final : public bb::Executor, private bb::WorkerService {
  public:
   FakeExecutor(std::shared_ptr<FakeWorkers> workers, int id) : workers_(std::move(workers)), id_(id) {}
   bb::ExecOutcome execute(const Json& request, double timeout_seconds, int fd = -1) override;
@@ -187,11 +188,29 @@ class FakeExecutor final : public bb::Executor {
     bb::UniqueFd pacing;     // fresh inputs for every timed sample ("pace": fresh_inputs_protocol.hpp)
     std::shared_ptr<uint8_t> stage;
   };
-  std::string pace(Session& s, int fd);
+  // The commands it models (bb::WorkerService), answering as `answer_` says.
+  bb::Message probe(const bb::ProbeRequest& req, bb::UniqueFd) override;
+  bb::Message probe_many(const bb::ProbeManyRequest& req, bb::UniqueFd) override;
+  bb::Message devices(const bb::DevicesRequest& req, bb::UniqueFd) override;
+  bb::Message warm(const bb::WarmRequest& req, bb::UniqueFd) override;
+  bb::Message audit(const bb::AuditRequest&, bb::UniqueFd) override { return {{{"watched", true}}, {}}; }
+  bb::Message unwatch(const bb::UnwatchRequest&, bb::UniqueFd) override { return {bb::CheckReply{}, {}}; }
+  bb::Message prepare(const bb::PrepareRequest& req, bb::UniqueFd inputs) override;
+  bb::Message end(const bb::EndRequest& req, bb::UniqueFd) override;
+  bb::Message pace(const bb::PaceRequest& req, bb::UniqueFd socket) override;
+  bb::Message buffers(const bb::BuffersRequest& req, bb::UniqueFd) override;
+  bb::Message call(const bb::CallRequest& req, bb::UniqueFd inputs) override;
+  bb::Message block(const bb::BlockRequest& req, bb::UniqueFd) override;
+  bb::Message not_served(bb::WorkerCommand c) override {
+    return bb::error_message(fmt::format("the fake worker does not serve '{}'", bb::command_name(c)));
+  }
+  // One call (or a block's calls) of the session's kernel; its buffers kept in the session.
+  bb::Message run(Session& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block);
   std::string paced_block(Session& s, std::size_t samples, const Answer& a);
   void end_process(const char* why);
-  bb::ExecOutcome answer_modelled(const std::string& cmd, const Json& request, int fd, const Answer& a);
-  bb::ExecOutcome call(Session& s, const Json& request, int fd, const Answer& a, bool block);
+
+  Answer answer_;              // the request being served's
+  double served_seconds_ = 0;  // its round trip, where the model says (a block's samples)
 
   std::shared_ptr<FakeWorkers> workers_;
   int id_;
@@ -421,11 +440,6 @@ inline bb::Expected<bb::SealedBlob> call_buffers(const bb::ConcreteCase& c, cons
   });
 }
 
-inline bb::Expected<bb::SealedBlob> adopt_copy(int fd, std::size_t min_size) {
-  if (fd < 0) return bb::make_error("no file descriptor came with the message");
-  return bb::SealedBlob::adopt(bb::UniqueFd(dup(fd)), min_size);
-}
-
 }  // namespace detail
 
 inline bool FakeExecutor::freeze(bool frozen) {
@@ -453,9 +467,9 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   r.timeout = timeout_seconds;
   r.session = request.value("session", "");
   if (cmd == "probe") {
-    r.library = std::filesystem::path(request.value("library", "")).filename().string();
+    r.library = std::filesystem::path(bb::read_request<bb::ProbeRequest>(request).library).filename().string();
   } else if (cmd == "prepare") {
-    const bb::PrepareRequest p = bb::prepare_request_from_json(request);
+    const auto p = bb::read_request<bb::PrepareRequest>(request);
     r.library = detail::library_name(p.target);
     if (auto c = workers_->case_of(p)) r.case_id = (*c)->id;
   } else if (auto it = sessions_.find(r.session); it != sessions_.end()) {
@@ -480,7 +494,12 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   } else if (a.reply) {
     out.reply = *a.reply;
   } else {
-    out = answer_modelled(cmd, request, fd, a);
+    answer_ = a;
+    served_seconds_ = 0;
+    bb::Message m = bb::dispatch(*this, request, bb::UniqueFd(fd >= 0 ? dup(fd) : -1));
+    out.reply = std::move(m.body);
+    out.fd = std::move(m.fd);
+    out.seconds = served_seconds_;
     for (const auto& [k, v] : a.extra.items()) out.reply[k] = v;
   }
   out.output = a.printed;
@@ -489,166 +508,126 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   return out;
 }
 
-inline bb::ExecOutcome FakeExecutor::answer_modelled(const std::string& cmd, const Json& request, int fd, const Answer& a) {
-  bb::ExecOutcome out;
-  auto error = [&](std::string message) {
-    bb::CallReply c;
-    c.error = std::move(message);
-    out.reply = c.to_json();
-    return std::move(out);
-  };
-  if (cmd == "probe") {
-    out.reply = workers_->probe(request.value("library", ""));
-    return out;
-  }
-  if (cmd == "probe_many") {
-    Json probes = Json::array();
-    for (const auto& l : request.value("libraries", std::vector<std::string>{})) probes.push_back(workers_->probe(l));
-    out.reply = {{"probes", probes}};
-    return out;
-  }
-  if (cmd == "devices") {
-    out.reply = workers_->describe(request.value("kind", ""));
-    return out;
-  }
-  if (cmd == "warm") {
-    const std::string device = request.value("device", "cpu");
-    if (device != "cpu" && !workers_->describe(device).value("available", false)) return error(fmt::format("no {} device (fake worker)", device));
-    out.reply = bb::CallReply{}.to_json();
-    return out;
-  }
-  if (cmd == "audit") {
-    out.reply = {{"watched", true}};
-    return out;
-  }
-  if (cmd == "generate" || cmd == "export" || cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" ||
-      cmd == "keep_case" || cmd == "expect" || cmd == "verify")
-    return error(fmt::format("the fake worker does not serve '{}'", cmd));
-  if (cmd == "unwatch") {
-    out.reply = {{"error", ""}};
-    return out;
-  }
-  if (cmd == "prepare") {
-    const bb::PrepareRequest p = bb::prepare_request_from_json(request);
-    sessions_.erase(p.session);
-    auto c = workers_->case_of(p);
-    if (!c) return error(c.error().message);
-    if (p.target.kind != bb::Target::Kind::identity) {
-      const std::string name = detail::library_name(p.target);
-      const auto lib = workers_->scripted(name);
-      if (lib && !lib->error.empty()) return error(lib->error);
-      const bool want_impl = p.target.kind == bb::Target::Kind::kernel_impl;
-      const bool has = lib ? (want_impl ? lib->kernel_impl : lib->reference) : true;
-      if (!has)
-        return error(fmt::format("{}: missing symbol {}_{}", p.target.library, p.op, want_impl ? "kernel_impl" : "reference"));
-      if (p.device != "cpu") {  // the worker's place_for: no such device here
-        bb::CallReply skipped;
-        skipped.error = fmt::format("no {} device (fake worker)", p.device);
-        skipped.skipped = true;
-        out.reply = skipped.to_json();
-        return out;
-      }
-    }
-    if (!a.error.empty()) {
-      out.reply = detail::call_reply(a);
-      return out;
-    }
-    if (p.generate) return error("the fake worker makes no inputs on a device");
-    auto blob = detail::adopt_copy(fd, bb::inputs_layout(**c).total);
-    if (!blob) return error("the case's inputs: " + blob.error().message);
-    Session s;
-    s.target = p.target;
-    s.c = *c;
-    s.device = p.device;
-    s.inputs = std::move(*blob);
-    sessions_[p.session] = std::move(s);
-    out.reply = bb::CallReply{}.to_json();
-    out.reply["steps"] = Json::object();
-    return out;
-  }
-  const std::string id = request.value("session", "");
-  auto it = sessions_.find(id);
-  if (cmd == "end") {
-    if (it != sessions_.end()) sessions_.erase(it);
-    out.reply = Json::object();
-    return out;
-  }
-  if (cmd == "pace" && it != sessions_.end()) {
-    out.reply = bb::CallReply{}.to_json();
-    if (std::string e = pace(it->second, fd); !e.empty()) return error("fresh inputs: " + e);
-    return out;
-  }
-  if (cmd != "call" && cmd != "block" && cmd != "buffers") {
-    out.reply = {{"error", "unknown command '" + cmd + "'"}};
-    return out;
-  }
-  if (it == sessions_.end()) return error(fmt::format("no session '{}' (prepare it first)", id));
-  if (cmd == "buffers") {
-    if (it->second.buffers.empty()) return error("no call made yet (fake worker)");
-    out.reply = bb::CallReply{}.to_json();
-    out.fd = bb::UniqueFd(dup(it->second.buffers.fd()));
-    return out;
-  }
-  return call(it->second, request, fd, a, cmd == "block");
+namespace detail {
+inline bb::Message failed(std::string message) { return bb::error_message(std::move(message)); }
+inline bb::Message done(bb::UniqueFd fd = {}) { return {bb::CallReply{}.to_json(), std::move(fd)}; }
+}  // namespace detail
+
+inline bb::Message FakeExecutor::probe(const bb::ProbeRequest& req, bb::UniqueFd) { return {workers_->probe(req.library), {}}; }
+
+inline bb::Message FakeExecutor::probe_many(const bb::ProbeManyRequest& req, bb::UniqueFd) {
+  bb::SurveyReply reply;
+  for (const auto& l : req.libraries) reply.probes.push_back(bb::probe_reply_from_json(workers_->probe(l)));
+  return {bb::to_json(reply), {}};
 }
 
-inline bb::ExecOutcome FakeExecutor::call(Session& s, const Json& request, int fd, const Answer& a, bool block) {
-  bb::ExecOutcome out;
-  if (!a.error.empty()) {
-    out.reply = detail::call_reply(a);
-    return out;
-  }
-  const bb::CallRequest how = bb::call_request_from_json(request);
-  if (!block && (how.generate || how.staged)) {
-    out.reply = detail::call_reply(Answer::failing("the fake worker makes no inputs on a device"));
-    return out;
-  }
-  bb::SealedBlob other;
-  if (!block && fd >= 0) {
-    auto blob = detail::adopt_copy(fd, bb::inputs_layout(*s.c).total);
-    if (!blob) {
-      out.reply = detail::call_reply(Answer::failing("the call's inputs: " + blob.error().message));
-      return out;
+inline bb::Message FakeExecutor::devices(const bb::DevicesRequest& req, bb::UniqueFd) { return {workers_->describe(req.kind), {}}; }
+
+inline bb::Message FakeExecutor::warm(const bb::WarmRequest& req, bb::UniqueFd) {
+  if (req.device != "cpu" && !workers_->describe(req.device).value("available", false))
+    return detail::failed(fmt::format("no {} device (fake worker)", req.device));
+  return detail::done();
+}
+
+inline bb::Message FakeExecutor::prepare(const bb::PrepareRequest& p, bb::UniqueFd inputs) {
+  sessions_.erase(p.session);
+  auto c = workers_->case_of(p);
+  if (!c) return detail::failed(c.error().message);
+  if (p.target.kind != bb::Target::Kind::identity) {
+    const std::string name = detail::library_name(p.target);
+    const auto lib = workers_->scripted(name);
+    if (lib && !lib->error.empty()) return detail::failed(lib->error);
+    const bool want_impl = p.target.kind == bb::Target::Kind::kernel_impl;
+    const bool has = lib ? (want_impl ? lib->kernel_impl : lib->reference) : true;
+    if (!has) return detail::failed(fmt::format("{}: missing symbol {}_{}", p.target.library, p.op, want_impl ? "kernel_impl" : "reference"));
+    if (p.device != "cpu") {  // the worker's place_for: no such device here
+      bb::CallReply skipped;
+      skipped.error = fmt::format("no {} device (fake worker)", p.device);
+      skipped.skipped = true;
+      return {skipped.to_json(), {}};
     }
+  }
+  if (!answer_.error.empty()) return {detail::call_reply(answer_), {}};
+  if (p.generate) return detail::failed("the fake worker makes no inputs on a device");
+  auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(**c).total);
+  if (!blob) return detail::failed("the case's inputs: " + blob.error().message);
+  Session s;
+  s.target = p.target;
+  s.c = *c;
+  s.device = p.device;
+  s.inputs = std::move(*blob);
+  sessions_[p.session] = std::move(s);
+  bb::Message m = detail::done();
+  m.body["steps"] = Json::object();
+  return m;
+}
+
+inline bb::Message FakeExecutor::end(const bb::EndRequest& req, bb::UniqueFd) {
+  sessions_.erase(req.session);
+  return {Json::object(), {}};
+}
+
+inline bb::Message FakeExecutor::pace(const bb::PaceRequest& req, bb::UniqueFd socket) {
+  auto it = sessions_.find(req.session);
+  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  if (!socket) return detail::failed("fresh inputs: no pacing socket came with the request");
+  it->second.pacing = std::move(socket);
+  return detail::done();
+}
+
+inline bb::Message FakeExecutor::buffers(const bb::BuffersRequest& req, bb::UniqueFd) {
+  auto it = sessions_.find(req.session);
+  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  if (it->second.buffers.empty()) return detail::failed("no call made yet (fake worker)");
+  return detail::done(bb::UniqueFd(dup(it->second.buffers.fd())));
+}
+
+inline bb::Message FakeExecutor::call(const bb::CallRequest& req, bb::UniqueFd inputs) {
+  auto it = sessions_.find(req.session);
+  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  return run(it->second, req, std::move(inputs), nullptr);
+}
+
+inline bb::Message FakeExecutor::block(const bb::BlockRequest& req, bb::UniqueFd) {
+  auto it = sessions_.find(req.session);
+  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  return run(it->second, bb::CallRequest{}, {}, &req);
+}
+
+inline bb::Message FakeExecutor::run(Session& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block) {
+  const Answer& a = answer_;
+  if (!a.error.empty()) return {detail::call_reply(a), {}};
+  if (!block && (how.generate || how.staged)) return detail::failed("the fake worker makes no inputs on a device");
+  bb::SealedBlob other;
+  if (!block && inputs) {
+    auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(*s.c).total);
+    if (!blob) return detail::failed("the call's inputs: " + blob.error().message);
     other = std::move(*blob);
   }
   auto buffers = detail::call_buffers(*s.c, other.empty() ? s.inputs : other, s.target, a.kernel);
-  if (!buffers) {
-    out.reply = detail::call_reply(Answer::failing(buffers.error().message));
-    return out;
-  }
+  if (!buffers) return detail::failed(buffers.error().message);
   s.buffers = std::move(*buffers);
-  out.reply = bb::CallReply{}.to_json();
-  out.reply["steps"] = Json::object();
-  const bool return_buffers = block ? request.value("return_buffers", true) : how.return_buffers;
+  bb::Message m = detail::done();
+  m.body["steps"] = Json::object();
+  const bool return_buffers = block ? block->return_buffers : how.return_buffers;
   if (block) {
-    const bb::TimingOptions timing = bb::timing_options_from_json(request.value("timing", Json::object()));
     const double t = a.sample_seconds > 0 ? a.sample_seconds : workers_->default_sample_seconds;
-    bb::Measurement m;
-    m.mode = timing.mode;
-    m.stop = bb::StopReason::converged;
-    m.batch = 1;
-    m.warmup_calls = 1;
-    const std::size_t n = std::max<std::size_t>(3, timing.rule.min_samples);
-    m.samples.assign(n, t);
-    m.host_samples.assign(n, t);
-    m.wall_time = static_cast<double>(n + 1) * t;
+    bb::Measurement meas;
+    meas.mode = block->timing.mode;
+    meas.stop = bb::StopReason::converged;
+    meas.batch = 1;
+    meas.warmup_calls = 1;
+    const std::size_t n = std::max<std::size_t>(3, block->timing.rule.min_samples);
+    meas.samples.assign(n, t);
+    meas.host_samples.assign(n, t);
+    meas.wall_time = static_cast<double>(n + 1) * t;
     if (s.pacing)  // each sample on the host's fresh inputs, as a worker's (worker/fresh_stage.hpp)
-      if (std::string e = paced_block(s, n - std::min(n - 1, a.unpaced_samples), a); !e.empty()) {
-        out.reply = detail::call_reply(Answer::failing("fresh inputs: " + e));
-        return out;
-      }
-    out.reply["measurement"] = bb::to_json(m);
-    out.seconds = m.wall_time + 1e-6;  // the host's clock agrees with the worker's
+      if (std::string e = paced_block(s, n - std::min(n - 1, a.unpaced_samples), a); !e.empty()) return detail::failed("fresh inputs: " + e);
+    m.body["measurement"] = bb::to_json(meas);
+    served_seconds_ = meas.wall_time + 1e-6;  // the host's clock agrees with the worker's
   }
-  if (return_buffers) out.fd = bb::UniqueFd(dup(s.buffers.fd()));
-  return out;
-}
-
-inline std::string FakeExecutor::pace(Session& s, int fd) {
-  if (fd < 0) return "no pacing socket came with the request";
-  s.pacing = bb::UniqueFd(dup(fd));
-  return "";
+  if (return_buffers) m.fd = bb::UniqueFd(dup(s.buffers.fd()));
+  return m;
 }
 
 // `samples` calls of the session's kernel, each on the inputs the host wrote to the block's stage

@@ -14,6 +14,7 @@
 #include "discovery.hpp"
 #include "fake_executor.hpp"
 #include "job_runner.hpp"
+#include "worker_walls.hpp"
 #include "jobs.hpp"
 #include "plan.hpp"
 #include "sweep_options.hpp"
@@ -59,9 +60,10 @@ class JobRunner : public ::testing::Test {
     ctx = std::make_unique<bb::SweepContext>(bb::SweepContext{plans, options, kinds, {}, {}, nullptr});
     for (const auto& p : plans)
       for (const auto& lib : p.folder.libraries) ctx->libraries.push_back(lib.string());
-    workers.impl = fake->make();
-    workers.reference = fake->make();
-    workers.baseline = fake->make();
+    workers = std::make_unique<bb::SlotWorkers>(*ctx);
+    workers->impl = fake->make();
+    workers->reference = fake->make();
+    workers->baseline = fake->make();
   }
 
   std::vector<bb::Job> jobs() {
@@ -77,12 +79,12 @@ class JobRunner : public ::testing::Test {
     std::pair<int, int> last{-1, -1};
     for (const auto& job : jobs()) {
       if (std::pair{job.op, job.impl} != last) {
-        workers.impl = fake->make();
-        workers.impl->set_walls(bb::walls_for(*ctx, plans[job.op].impls[job.impl].library.string()));
-        impl_workers.push_back(id(workers.impl));
+        workers->impl = fake->make();
+        workers->impl->set_walls(bb::walls_for(*ctx, plans[job.op].impls[job.impl].library.string()));
+        impl_workers.push_back(id(workers->impl));
       }
       last = {job.op, job.impl};
-      bb::run_job(job, 0, workers, *ctx, events());
+      bb::run_job(job, 0, *workers, *ctx, events());
     }
   }
 
@@ -127,7 +129,7 @@ class JobRunner : public ::testing::Test {
   std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::cpu_device_kind()}};
   std::vector<bb::OpPlan> plans;
   std::unique_ptr<bb::SweepContext> ctx;
-  bb::WorkerSet workers;
+  std::unique_ptr<bb::SlotWorkers> workers;
   int probe_worker = -1;
   std::vector<int> impl_workers;
   std::vector<bb::TestResult> started, finished;
@@ -166,7 +168,7 @@ TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
   }
   // The implementation's worker prepared each case with its own library and the host's inputs,
   // called it once and ended the session; the reference's did the same with the reference.
-  const int impl = impl_workers.at(0), ref = id(workers.reference);
+  const int impl = impl_workers.at(0), ref = id(workers->reference);
   EXPECT_EQ(fake->commands(impl), "prepare call end prepare call end prepare call end");
   EXPECT_EQ(fake->commands(ref), "recycle prepare call end prepare call end prepare call end");
   for (const auto& r : fake->requests("prepare")) {
@@ -182,7 +184,7 @@ TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
       EXPECT_EQ(r.library, "twice_reference.so");
     }
   }
-  EXPECT_TRUE(fake->requests([&](const Request& r) { return r.worker == id(workers.baseline); }).empty())
+  EXPECT_TRUE(fake->requests([&](const Request& r) { return r.worker == id(workers->baseline); }).empty())
       << "no baseline without timing";
 }
 
@@ -301,9 +303,9 @@ TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
   std::set<std::pair<int, int>> where;
   for (const auto& r : reference) where.insert({r.worker, r.process});
   EXPECT_EQ(where.size(), 1u) << "every reference request in one worker process";
-  EXPECT_EQ(reference.front().worker, id(workers.reference));
+  EXPECT_EQ(reference.front().worker, id(workers->reference));
   // Started once (its first serve), never again for the second implementation.
-  const auto recycles = fake->requests([&](const Request& r) { return r.worker == id(workers.reference) && r.cmd == "recycle"; });
+  const auto recycles = fake->requests([&](const Request& r) { return r.worker == id(workers->reference) && r.cmd == "recycle"; });
   EXPECT_EQ(recycles.size(), 1u);
   // The reference's buffers of a case are made once: the second implementation's tests use them.
   const auto calls = std::count_if(reference.begin(), reference.end(), [](const Request& r) { return r.cmd == "call"; });
@@ -323,7 +325,7 @@ TEST_F(JobRunner, EveryOpsReferenceLibraryIsServedByTheSlotsOneReferenceWorker) 
   run_all();
   ASSERT_EQ(finished.size(), 6u);
   for (const auto& r : finished) EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.outcome.message;
-  const int ref = id(workers.reference);
+  const int ref = id(workers->reference);
   const auto log = fake->requests([&](const Request& r) { return r.worker == ref; });
   // recycle, alpha's reference..., beta's reference...: one process serves both ops' references
   // (a new op costs the slot no process and no device context).
@@ -376,7 +378,7 @@ TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
   // after the blocks the implementation's worker audited its own code.
   const auto blocks = fake->requests([](const Request& q) { return q.cmd == "block" && q.session == "baseline"; });
   ASSERT_FALSE(blocks.empty());
-  for (const auto& b : blocks) EXPECT_EQ(b.worker, id(workers.reference));
+  for (const auto& b : blocks) EXPECT_EQ(b.worker, id(workers->reference));
   EXPECT_EQ(fake->requests("audit").size(), 1u);
 }
 
@@ -494,7 +496,7 @@ TEST_F(JobRunner, TheBaselinesWorkerIsNotFrozenBeforeTheTestIsTimed) {
   const auto& timed = result("twice__twice_good", kBig);
   ASSERT_EQ(timed.outcome.verdict, bb::Verdict::pass) << timed.outcome.message;
   ASSERT_TRUE(timed.performance.speedup.has_value()) << "timed against twice_base";
-  const int baseline = id(workers.baseline);
+  const int baseline = id(workers->baseline);
   bool prepared = false, frozen_before = false;
   for (const auto& r : fake->log()) {
     if (r.worker != baseline) continue;

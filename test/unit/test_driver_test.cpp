@@ -177,7 +177,9 @@ TEST(RequestServer, ProtocolRoundTrip) {
   req.seed = 77;
   req.device = "cuda";
   req.device_index = 1;
-  auto back = bb::prepare_request_from_json(bb::to_json(req));
+  const nlohmann::json wire = bb::request_json(req);
+  EXPECT_EQ(wire.value("cmd", ""), "prepare");
+  auto back = bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(wire.dump()));
   EXPECT_EQ(back.session, "impl");
   EXPECT_EQ(back.case_index, 3);
   EXPECT_EQ(back.target, req.target);

@@ -20,16 +20,17 @@ class DeviceCheckerSteps : public ReferenceSteps {
     keep.return_buffers = false;
     if (!impl_call_reply(nullptr, "", keep)) return failed_;
     auto t0 = Clock::now();
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}, {"figures", true}}, limits_.call_timeout);
+    ExecOutcome out = exec(*w_.checker, "checker", request_json(VerifyRequest{.figures = true}), limits_.call_timeout);
     const bool answered = checker_ok(out);
+    const VerifyReply said = verify_reply_from_json(out.reply);
     trace_host("check_on_device", t0);
-    if (answered && out.reply.value("ok", false)) {
-      r_.outcome.zeros_pass = out.reply.value("zeros_pass", false);
-      if (auto e = out.reply.find("errors"); e != out.reply.end() && e->is_object()) r_.outcome.errors = e->get<ErrorFigures>();
+    if (answered && said.ok) {
+      r_.outcome.zeros_pass = said.zeros_pass.value_or(false);
+      r_.outcome.errors = said.errors;
       return std::nullopt;
     }
     if (!answered) device_check_ = false;
-    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
+    auto home = ask_impl(request_json(BuffersRequest{"impl"}), limits_.call_timeout);
     if (!home) return failed_;
     auto in = host_inputs();
     if (!in) return finish(Verdict::error, "inputs: " + in.error().message);
@@ -43,7 +44,7 @@ class DeviceCheckerSteps : public ReferenceSteps {
     }
     if (!answered) return std::nullopt;
     return finish(Verdict::fail, fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check",
-                                             out.reply.value("why", "they differ")));
+                                             said.why.empty() ? "they differ" : said.why));
   }
 
   // The checker maps the reference's buffers, once per test (checked_on_device).
@@ -52,15 +53,14 @@ class DeviceCheckerSteps : public ReferenceSteps {
     if (!prepare_reference()) return false;
     const BlobLayout l = buffers_layout(*c_);
     for (int k = 0; k < mirror_count(*c_); ++k) {
-      ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "export"}, {"session", "reference"}, {"mirror", k}}, limits_.call_timeout);
+      ExecOutcome out = exec(*w_.reference, "reference", request_json(ExportRequest{"reference", k}), limits_.call_timeout);
       if (out.status != ExecOutcome::Status::ok) {
         reference_.fatal = true;
         return false;
       }
       if (!out.reply.value("error", "").empty() || !out.fd) return false;  // not shareable: the host carries the checked calls
       out = exec(*w_.checker, "checker",
-                 {{"cmd", "watch_reference"}, {"mirror", k}, {"bytes", out.reply.value("bytes", std::size_t{0})},
-                  {"offset", l.offsets[static_cast<size_t>(k)]}, {"size", l.sizes[static_cast<size_t>(k)]}},
+                 request_json(WatchReferenceRequest{k, out.reply.value("bytes", std::size_t{0}), l.offsets[static_cast<size_t>(k)], l.sizes[static_cast<size_t>(k)]}),
                  limits_.call_timeout, out.fd.get());
       if (!checker_ok(out)) return false;
     }
@@ -93,15 +93,14 @@ class DeviceCheckerSteps : public ReferenceSteps {
     reference.witnessed = false;
     reference.return_buffers = false;
     reference.generate = *recipes;
-    nlohmann::json request = to_json(reference);
-    request["session"] = "reference";
-    ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
+    reference.session = "reference";
+    ExecOutcome out = exec(*w_.reference, "reference", request_json(reference), limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     if (out.status != ExecOutcome::Status::ok || !CallReply::from_json(out.reply).error.empty() || !CallReply::from_json(out.reply).left_behind.empty()) {
       stage_on_device_ = false;  // the host's blobs say what went wrong
       return std::nullopt;
     }
-    out = exec(*w_.checker, "checker", {{"cmd", "stage"}, {"inputs", c_->inputs.size()}}, limits_.call_timeout);
+    out = exec(*w_.checker, "checker", request_json(StageRequest{static_cast<int>(c_->inputs.size())}), limits_.call_timeout);
     if (!checker_ok(out)) {
       stage_on_device_ = false;
       return std::nullopt;
@@ -139,22 +138,21 @@ class DeviceCheckerSteps : public ReferenceSteps {
     watch_tried_ = true;
     if (!checks_ || (!device_case_ && !expected_)) return false;
     ExecOutcome out = exec(*w_.checker, "checker",
-                           {{"cmd", "watch"}, {"device", req_.device}, {"device_index", req_.device_index}, {"checks", to_json(*checks_)},
-                            {"expected_bytes", buffers_layout(*c_).total}},
+                           request_json(WatchRequest{req_.device, req_.device_index, to_json(*checks_), buffers_layout(*c_).total}),
                            limits_.call_timeout, device_case_ ? -1 : expected_->fd());
     if (!checker_ok(out)) return false;
     checker_.open = true;
     for (int k = 0; k < mirror_count(*c_); ++k) {
-      auto exported = ask_impl({{"cmd", "export"}, {"session", "impl"}, {"mirror", k}}, limits_.call_timeout);
+      auto exported = ask_impl(request_json(ExportRequest{"impl", k}), limits_.call_timeout);
       if (!exported) return false;  // its worker died: the test's verdict is set
       if (!exported->reply.value("error", "").empty() || !exported->fd) return false;
-      out = exec(*w_.checker, "checker", {{"cmd", "watch_mirror"}, {"mirror", k}, {"bytes", exported->reply.value("bytes", std::size_t{0})}},
+      out = exec(*w_.checker, "checker", request_json(WatchMirrorRequest{k, exported->reply.value("bytes", std::size_t{0})}),
                  limits_.call_timeout, exported->fd.get());
       if (!checker_ok(out)) return false;
     }
     if (device_case_) {  // the case's reference buffers, from the reference's device memory
       if (!watch_reference()) return false;
-      out = exec(*w_.checker, "checker", {{"cmd", "keep_case"}}, limits_.call_timeout);
+      out = exec(*w_.checker, "checker", request_json(KeepCaseRequest{}), limits_.call_timeout);
       if (!checker_ok(out)) return false;
     }
     return true;
@@ -165,7 +163,7 @@ class DeviceCheckerSteps : public ReferenceSteps {
   // the blocks then come home to be judged here.
   bool expect(const SealedBlob* b) {
     if (!device_check_) return false;
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "expect"}}, limits_.call_timeout, b ? b->fd() : -1);
+    ExecOutcome out = exec(*w_.checker, "checker", request_json(ExpectRequest{}), limits_.call_timeout, b ? b->fd() : -1);
     if (checker_ok(out)) return true;
     device_check_ = false;
     return false;
@@ -182,15 +180,16 @@ class DeviceCheckerSteps : public ReferenceSteps {
   // reference buffers are made on the host only then).
   template <typename Judge>
   std::string verify_on_device(Judge judge) {
-    ExecOutcome out = exec(*w_.checker, "checker", {{"cmd", "verify"}}, limits_.call_timeout);
+    ExecOutcome out = exec(*w_.checker, "checker", request_json(VerifyRequest{}), limits_.call_timeout);
     const bool answered = checker_ok(out);
-    if (answered && out.reply.value("ok", false)) return "";
+    const VerifyReply said = verify_reply_from_json(out.reply);
+    if (answered && said.ok) return "";
     if (!answered) device_check_ = false;  // the rest of the blocks come home
-    auto home = ask_impl({{"cmd", "buffers"}, {"session", "impl"}}, limits_.call_timeout);
+    auto home = ask_impl(request_json(BuffersRequest{"impl"}), limits_.call_timeout);
     if (!home) return "its worker died while sending its buffers";
     if (std::string why = judge(std::move(home->fd)); !why.empty()) return why;
     if (!answered) return "";
-    return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", out.reply.value("why", "they differ"));
+    return fmt::format("on the device, {}; its buffers sent afterwards agree: they changed after the check", said.why.empty() ? "they differ" : said.why);
   }
 
   // A timed sample on fresh inputs that the checker kept on the device (fresh_inputs_protocol.hpp),
@@ -213,9 +212,8 @@ class DeviceCheckerSteps : public ReferenceSteps {
     reference.witnessed = false;
     reference.return_buffers = false;
     reference.generate = recipes;
-    nlohmann::json request = to_json(reference);
-    request["session"] = "reference";
-    ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
+    reference.session = "reference";
+    ExecOutcome out = exec(*w_.reference, "reference", request_json(reference), limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     const CallReply made = CallReply::from_json(out.reply);
     if (out.status != ExecOutcome::Status::ok || !made.error.empty() || !made.left_behind.empty()) {
@@ -226,18 +224,17 @@ class DeviceCheckerSteps : public ReferenceSteps {
     trace_host("fresh_reference", t0);
     t0 = Clock::now();
     // Compared with the reference's buffers as its call left them, then the case's again.
-    out = exec(*w_.checker, "checker", {{"cmd", "verify_kept"}}, limits_.call_timeout);
+    out = exec(*w_.checker, "checker", request_json(VerifyKeptRequest{}), limits_.call_timeout);
     const bool answered = checker_ok(out);
-    const bool right = answered && out.reply.value("ok", false);
+    const VerifyReply said = verify_reply_from_json(out.reply);
+    const bool right = answered && said.ok;
     std::string why;
     if (!right) {  // home, for the host's own judgement and message
       // The inputs and the reference's outputs as the reference's worker made them on the device
       // (the host has not the device's fresh generator), beside the kept sample's buffers.
-      ExecOutcome home = exec(*w_.checker, "checker", {{"cmd", "kept_home"}}, limits_.call_timeout);
+      ExecOutcome home = exec(*w_.checker, "checker", request_json(KeptHomeRequest{}), limits_.call_timeout);
       reference.return_buffers = true;
-      request = to_json(reference);
-      request["session"] = "reference";
-      ExecOutcome again = exec(*w_.reference, "reference", request, limits_.call_timeout);
+      ExecOutcome again = exec(*w_.reference, "reference", request_json(reference), limits_.call_timeout);
       Expected<SealedBlob> want = make_error("its worker sent no buffers");
       if (again.status == ExecOutcome::Status::ok && again.fd) want = SealedBlob::adopt(std::move(again.fd), buffers_layout(*c_).total);
       auto in = want ? inputs_of_buffers(*want) : Expected<SealedBlob>(want.error());
@@ -247,7 +244,7 @@ class DeviceCheckerSteps : public ReferenceSteps {
         return "";
       }
       why = check_buffers(std::move(home.fd), *in, *want);
-      if (why.empty() && answered) why = "on the device, " + out.reply.value("why", std::string("they differ"));
+      if (why.empty() && answered) why = "on the device, " + (said.why.empty() ? std::string("they differ") : said.why);
     }
     if (!answered) expect(nullptr);  // the case's buffers again, for the blocks to come (or the blocks come home)
     trace_host("fresh_compare", t0);

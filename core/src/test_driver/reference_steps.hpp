@@ -126,8 +126,8 @@ class ReferenceSteps : public TestState {
       if (!in) return in.error();
       fd = (*in)->fd();
     }
-    Expected<ExecOutcome> out = std::string(side) == "impl" ? ask_impl(to_json(p), limits_.call_timeout, fd)
-                                                            : Expected<ExecOutcome>(exec(e, side, to_json(p), limits_.call_timeout, fd));
+    Expected<ExecOutcome> out = std::string(side) == "impl" ? ask_impl(request_json(p), limits_.call_timeout, fd)
+                                                            : Expected<ExecOutcome>(exec(e, side, request_json(p), limits_.call_timeout, fd));
     if (out && p.generate && out->status == ExecOutcome::Status::ok) {
       const CallReply c = CallReply::from_json(out->reply);
       if (!c.error.empty() && !c.skipped && !out->reply.value("fatal", false)) {
@@ -177,8 +177,10 @@ class ReferenceSteps : public TestState {
 
   Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
     if (auto s = prepare_reference(); !s) return s.error();
-    ExecOutcome out = exec(*w_.reference, "reference", {{"cmd", "call"}, {"session", "reference"}, {"witnessed", false}},
-                           limits_.call_timeout, other ? other->fd() : -1);
+    CallRequest call;
+    call.session = "reference";
+    call.witnessed = false;
+    ExecOutcome out = exec(*w_.reference, "reference", request_json(call), limits_.call_timeout, other ? other->fd() : -1);
     if (out.status != ExecOutcome::Status::ok) {
       reference_.fatal = true;
       return make_error(out.detail);
@@ -218,8 +220,8 @@ class ReferenceSteps : public TestState {
     CallRequest keep;
     keep.witnessed = false;
     keep.return_buffers = false;
-    nlohmann::json request = to_json(keep);
-    request["session"] = "reference";
+    keep.session = "reference";
+    const nlohmann::json request = request_json(keep);
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
       reference_.fatal = true;
@@ -237,10 +239,9 @@ class ReferenceSteps : public TestState {
   // One call of the implementation on its session's buffers; `other`: inputs other than the
   // case's. Its worker's reply (with its buffers where `return_buffers`), or the test's verdict
   // in failed_.
-  Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, const CallRequest& how) {
-    nlohmann::json request = to_json(how);
-    request["session"] = "impl";
-    auto out = ask_impl(request, limits_.call_timeout, other ? other->fd() : -1);
+  Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, CallRequest how) {
+    how.session = "impl";
+    auto out = ask_impl(request_json(how), limits_.call_timeout, other ? other->fd() : -1);
     if (!out) return make_error("");
     const CallReply c = CallReply::from_json(out->reply);
     if (c.unsupported && !first_call_returned_ && c.left_behind.empty() && !c.outside) {

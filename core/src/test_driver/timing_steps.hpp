@@ -37,7 +37,7 @@ class TimingSteps : public CheckSteps {
     const bool keeping = req_.check && (!fresh_on_device_ || !baseline);
     if (fresh_on_device_ && keeping)
       keep = [this](std::size_t) -> std::string {
-        ExecOutcome o = w_.checker->execute({{"cmd", "keep_sample"}}, limits_.call_timeout, -1);
+        ExecOutcome o = w_.checker->execute(request_json(KeepSampleRequest{}), limits_.call_timeout, -1);
         if (o.status != ExecOutcome::Status::ok) return "the checker: " + o.detail;
         return o.reply.value("error", "");
       };
@@ -157,9 +157,7 @@ class TimingSteps : public CheckSteps {
         failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
         return make_error("block");
       }
-    ExecOutcome out = side.execute(
-        {{"cmd", "block"}, {"session", session}, {"timing", to_json(timing)}, {"return_buffers", !device_check_ && !fresh_}},
-        block_timeout(options));
+    ExecOutcome out = side.execute(request_json(BlockRequest{session, timing, !device_check_ && !fresh_}), block_timeout(options));
     std::optional<FreshInputs::Kept> fresh_kept;
     std::optional<FreshInputs::Served> served;
     // The clock audit takes the block's whole time, the host's making of inputs in it: the worker
@@ -207,7 +205,7 @@ class TimingSteps : public CheckSteps {
   // were before the plugin loaded (worker_integrity.hpp): a clock or timer rewritten and put
   // back between the blocks' checks still shows in the code or data it left changed.
   std::optional<TestResult> audit_worker() {
-    ExecOutcome out = exec(*w_.impl, "impl", {{"cmd", "audit"}}, limits_.call_timeout);
+    ExecOutcome out = exec(*w_.impl, "impl", request_json(AuditRequest{}), limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
       impl_crashed_ = true;
       r_.outcome.crash = std::move(out.crash);

@@ -17,10 +17,6 @@
 
 namespace bb {
 
-const char* const kOutsideStream =
-    "the call's work ran outside the stream it was given (on the legacy default stream or a stream of its own): it wrote the "
-    "outputs while the given stream was held, so events on that stream would time it as free";
-
 namespace {
 // How long a witnessed call may hold the stream: its launches take microseconds; a first launch
 // that loads its module synchronises the device and would wait the hold out (then the call runs

@@ -55,7 +55,6 @@ struct CallOutcome {
   bool unsupported = false;    // it returned BB_ERR_UNSUPPORTED (error holds its message), and nothing else went wrong
 };
 
-extern const char* const kOutsideStream;  // the message for `outside`
 
 class BoundCall {
  public:

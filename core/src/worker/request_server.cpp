@@ -14,6 +14,7 @@
 #include "worker/call_guard.hpp"
 #include "worker/code_seal.hpp"
 #include "worker/crash_frames.hpp"
+#include "worker/device_probe.hpp"
 #include "worker/fresh_stage.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
@@ -26,7 +27,7 @@ namespace bb {
 // ---------------------------------------------------------------------------------------------
 // Probes.
 
-ProbeReply RequestServer::probe(const ProbeRequest& request) {
+ProbeReply RequestServer::probe_library(const ProbeRequest& request) {
   ProbeReply reply;
   auto lib = library(request.library, request.op);
   if (!lib) {
@@ -234,102 +235,109 @@ class Steps {
 
 constexpr const char* kOnDeviceOnly = "the case's inputs were made on the device and live there only: restoring them failed";
 
-Message reply_error(std::string error, bool sticky = false) {
-  CallReply r;
-  r.error = std::move(error);
-  r.sticky = sticky;
-  return Message{r.to_json(), {}};
-}
+Message reply_error(std::string error, bool sticky = false) { return error_message(std::move(error), sticky); }
 }  // namespace
 
-Message RequestServer::handle(const nlohmann::json& request, UniqueFd fd) {
-  const std::string cmd = request.value("cmd", "");
-  if (cmd == "probe") return Message{to_json(probe(probe_request_from_json(request))), {}};
-  if (cmd == "generate") {  // a BackendBench-py folder's tests (generated_manifest.hpp)
-    std::vector<std::filesystem::path> candidates;
-    for (const auto& c : request.value("candidates", std::vector<std::string>{})) candidates.emplace_back(c);
-    nlohmann::json body = CallReply{}.to_json();
-    body["error"] = generate_with_python(request.value("gen_input", ""), candidates, request.value("op", ""), request.value("seed", uint64_t{0}),
-                                         request.value("out", ""));
-    return Message{body, {}};
+// ---------------------------------------------------------------------------------------------
+// Before any session.
+
+Message RequestServer::probe(const ProbeRequest& req, UniqueFd) { return Message{to_json(probe_library(req)), {}}; }
+
+// Python files: one interpreter, PyTorch imported once, a child importing each (probe_many);
+// or their text read, nothing run (read_many: null where a file must be imported to say).
+Message RequestServer::survey(const std::vector<std::string>& files, std::vector<std::string> ops, bool read_only) {
+  auto probe_of = [](const PythonSurvey& f) {
+    ProbeReply r;
+    r.loaded = f.loaded;
+    r.error = f.error;
+    r.has_kernel_impl = f.has_kernel_impl;
+    r.has_reference = f.has_reference;
+    r.info = f.info;
+    r.imports_packages = f.imports_packages;
+    return r;
+  };
+  if (ops.empty()) ops = {""};
+  SurveyReply reply;
+  if (read_only) {
+    if (auto found = read_python(files, ops))
+      for (const auto& f : *found) reply.probes.push_back(f ? std::optional<ProbeReply>(probe_of(*f)) : std::nullopt);
+  } else if (auto found = survey_python(files, ops)) {
+    for (const auto& f : *found) reply.probes.push_back(probe_of(f));
   }
-  // Python files: one interpreter, PyTorch imported once, a child importing each (probe_many);
-  // or their text read, nothing run (read_many: null where a file must be imported to say).
-  // "ops": one per file (plan.cpp).
-  if (cmd == "probe_many" || cmd == "read_many") {
-    auto probe_of = [](const PythonSurvey& f) {
-      ProbeReply r;
-      r.loaded = f.loaded;
-      r.error = f.error;
-      r.has_kernel_impl = f.has_kernel_impl;
-      r.has_reference = f.has_reference;
-      r.info = f.info;
-      r.imports_packages = f.imports_packages;
-      return to_json(r);
-    };
-    nlohmann::json probes = nlohmann::json::array();
-    auto ops = request.contains("ops") ? request.value("ops", std::vector<std::string>{}) : std::vector<std::string>{request.value("op", "")};
-    if (ops.empty()) ops = {""};
-    const auto files = request.value("libraries", std::vector<std::string>{});
-    if (cmd == "read_many") {
-      if (auto found = read_python(files, ops))
-        for (const auto& f : *found) probes.push_back(f ? probe_of(*f) : nlohmann::json());
-    } else if (auto found = survey_python(files, ops)) {
-      for (const auto& f : *found) probes.push_back(probe_of(f));
-    }
-    return Message{{{"probes", probes}}, {}};
-  }
-  if (cmd == "prepare") {
-    note_loaded_modules();  // what the runtimes and the plugins loaded since (crash_frames.hpp)
-    return prepare(prepare_request_from_json(request), std::move(fd));
-  }
-  if (cmd == "audit") return audit();
-  if (cmd == "warm") {  // a spare worker's context, made before its first test (spare_worker.hpp)
-    const std::string device = request.value("device", "cpu");
-    if (!is_cpu(device))
-      if (auto place = place_for(device, request.value("device_index", 0)); !place) return reply_error(place.error().message);
-    // A .py implementation's interpreter, PyTorch and Triton imported now, beside the other
-    // workers' starts (an error is its first prepare's to say). The worker's own code is
-    // captured first, as a prepare would before loading the bridge: what the interpreter loads
-    // is the plugin's side, never watched (hashing PyTorch's libraries after every test, and
-    // their GOT slots after every block, cost more than the calls: the clock audit took an
-    // honest implementation for IMPLAUSIBLE).
-    if (request.value("python", false)) {
-      capture_integrity(device);
-      Steps step;
-      start_python_bridge();
-      step("python_s");
-      nlohmann::json reply = CallReply{}.to_json();
-      reply["steps"] = step.json();
-      return Message{reply, {}};
-    }
-    return Message{CallReply{}.to_json(), {}};
-  }
-  if (cmd == "watch" || cmd == "watch_mirror" || cmd == "watch_reference" || cmd == "stage" || cmd == "keep_case" || cmd == "expect" || cmd == "verify" ||
-      cmd == "keep_sample" || cmd == "verify_kept" || cmd == "kept_home" || cmd == "unwatch")
-    return check(cmd, request, std::move(fd));
-  const std::string id = request.value("session", "");
+  return Message{to_json(reply), {}};
+}
+Message RequestServer::probe_many(const ProbeManyRequest& req, UniqueFd) { return survey(req.libraries, req.ops, false); }
+Message RequestServer::read_many(const ReadManyRequest& req, UniqueFd) { return survey(req.libraries, req.ops, true); }
+
+// A BackendBench-py folder's tests (generated_manifest.hpp).
+Message RequestServer::generate(const GenerateRequest& req, UniqueFd) {
+  std::vector<std::filesystem::path> candidates(req.candidates.begin(), req.candidates.end());
+  CallReply r;
+  r.error = generate_with_python(req.gen_input, candidates, req.op, req.seed, req.out);
+  return Message{r.to_json(), {}};
+}
+
+Message RequestServer::devices(const DevicesRequest& req, UniqueFd) {
+  return Message{describe_device_kind(req.kind, req.measure_peak, req.known_peaks), {}};
+}
+
+// A spare worker's context, made before its first test (spare_worker.hpp).
+Message RequestServer::warm(const WarmRequest& req, UniqueFd) {
+  if (!is_cpu(req.device))
+    if (auto place = place_for(req.device, req.device_index); !place) return reply_error(place.error().message);
+  // A .py implementation's interpreter, PyTorch and Triton imported now, beside the other
+  // workers' starts (an error is its first prepare's to say). The worker's own code is
+  // captured first, as a prepare would before loading the bridge: what the interpreter loads
+  // is the plugin's side, never watched (hashing PyTorch's libraries after every test, and
+  // their GOT slots after every block, cost more than the calls: the clock audit took an
+  // honest implementation for IMPLAUSIBLE).
+  if (!req.python) return Message{CallReply{}.to_json(), {}};
+  capture_integrity(req.device);
+  Steps step;
+  start_python_bridge();
+  step("python_s");
+  nlohmann::json reply = CallReply{}.to_json();
+  reply["steps"] = step.json();
+  return Message{reply, {}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// A session's.
+
+Expected<RequestServer::Session*> RequestServer::session(const std::string& id) {
   auto it = sessions_.find(id);
-  if (cmd == "end") {
-    if (it != sessions_.end()) {
-      if (it->second->reference && it->second->bound) it->second->bound->wipe_device();  // results kept there by a made call
-      sessions_.erase(it);
-    }
-    return Message{nlohmann::json::object(), {}};
+  if (it == sessions_.end()) return make_error(fmt::format("no session '{}' (prepare it first)", id));
+  return it->second.get();
+}
+
+Message RequestServer::end(const EndRequest& req, UniqueFd) {
+  if (auto it = sessions_.find(req.session); it != sessions_.end()) {
+    if (it->second->reference && it->second->bound) it->second->bound->wipe_device();  // results kept there by a made call
+    sessions_.erase(it);
   }
-  if (it == sessions_.end()) return reply_error(fmt::format("no session '{}' (prepare it first)", id));
-  if (cmd == "call") return call(*it->second, call_request_from_json(request), std::move(fd));
-  if (cmd == "block")
-    return block(*it->second, timing_options_from_json(request.value("timing", nlohmann::json::object())), request.value("return_buffers", true));
-  if (cmd == "export") return export_mirror(*it->second, request);
-  if (cmd == "pace") {  // fresh inputs for every timed sample from now on (fresh_inputs_protocol.hpp)
-    auto stage = std::make_unique<FreshStage>();
-    if (std::string e = stage->attach(std::move(fd), *it->second->c); !e.empty()) return reply_error("fresh inputs: " + e);
-    it->second->fresh = std::move(stage);
-    return Message{CallReply{}.to_json(), {}};
-  }
-  if (cmd == "buffers") return buffers(*it->second);
-  return Message{{{"error", "unknown command '" + cmd + "'"}}, {}};
+  return Message{nlohmann::json::object(), {}};
+}
+
+Message RequestServer::call(const CallRequest& req, UniqueFd variant) {
+  auto s = session(req.session);
+  if (!s) return reply_error(s.error().message);
+  return call_on(**s, req, std::move(variant));
+}
+
+Message RequestServer::block(const BlockRequest& req, UniqueFd) {
+  auto s = session(req.session);
+  if (!s) return reply_error(s.error().message);
+  return block_on(**s, req.timing, req.return_buffers);
+}
+
+// Fresh inputs for every timed sample from now on (fresh_inputs_protocol.hpp).
+Message RequestServer::pace(const PaceRequest& req, UniqueFd socket) {
+  auto s = session(req.session);
+  if (!s) return reply_error(s.error().message);
+  auto stage = std::make_unique<FreshStage>();
+  if (std::string e = stage->attach(std::move(socket), *(*s)->c); !e.empty()) return reply_error("fresh inputs: " + e);
+  (*s)->fresh = std::move(stage);
+  return Message{CallReply{}.to_json(), {}};
 }
 
 void RequestServer::capture_integrity(const std::string& device) {
@@ -350,6 +358,7 @@ void RequestServer::capture_integrity(const std::string& device) {
 }
 
 Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
+  note_loaded_modules();  // what the runtimes and the plugins loaded since (crash_frames.hpp)
   Steps step;
   sessions_.erase(req.session);
   auto data = op_data(req.manifest, req.op, req.seed, req.expansion);
@@ -439,7 +448,7 @@ Expected<std::string> changed_after_return(const ConcreteCase& c, CallBuffers& b
 // request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
 // call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
 // checker compares them on the device: device_check.hpp).
-Message RequestServer::call(Session& s, const CallRequest& req, UniqueFd variant) {
+Message RequestServer::call_on(Session& s, const CallRequest& req, UniqueFd variant) {
   const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
   const ConcreteCase& c = *s.c;
   SealedBlob other;
@@ -598,7 +607,7 @@ Expected<Measurement> RequestServer::measure(Session& s, const TimingOptions& ti
 
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
 // every call; the buffers after the last call go back, for the host to check.
-Message RequestServer::block(Session& s, const TimingOptions& timing, bool return_buffers) {
+Message RequestServer::block_on(Session& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = *s.c;
   Steps step;
   bool placed = false;
@@ -660,84 +669,96 @@ Message RequestServer::block(Session& s, const TimingOptions& timing, bool retur
 }
 
 // Mirror k of the session's call, as shareable memory for the checker.
-Message RequestServer::export_mirror(Session& s, const nlohmann::json& request) {
+Message RequestServer::export_mirror(const ExportRequest& req, UniqueFd) {
+  auto s = session(req.session);
+  if (!s) return reply_error(s.error().message);
   int fd = -1;
-  std::size_t bytes = 0;
-  if (auto e = s.bound->export_mirror(request.value("mirror", std::size_t{0}), &fd, &bytes); !e.empty()) return reply_error(e);
+  ExportReply reply;
+  if (req.mirror < 0) return reply_error(fmt::format("no mirror {}", req.mirror));
+  if (auto e = (*s)->bound->export_mirror(static_cast<std::size_t>(req.mirror), &fd, &reply.bytes); !e.empty()) return reply_error(e);
   UniqueFd owned(fd);
-  nlohmann::json body = CallReply{}.to_json();
-  body["bytes"] = bytes;
-  return Message{body, std::move(owned)};
+  return Message{reply, std::move(owned)};
 }
 
 // The session's buffers as they are now (after a block the checker found wrong: the host judges).
-Message RequestServer::buffers(Session& s) {
-  if (auto e = s.bound->download(); !e.empty()) return reply_error(e);
-  auto blob = buffers_blob(s);
+Message RequestServer::buffers(const BuffersRequest& req, UniqueFd) {
+  auto s = session(req.session);
+  if (!s) return reply_error(s.error().message);
+  if (auto e = (*s)->bound->download(); !e.empty()) return reply_error(e);
+  auto blob = buffers_blob(**s);
   if (!blob) return reply_error(blob.error().message);
   return Message{CallReply{}.to_json(), UniqueFd(dup(blob->fd()))};
 }
 
-// The checker's commands (device_check.hpp): this worker holds no plugin.
-Message RequestServer::check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd) {
-  nlohmann::json body = nlohmann::json::object();
-  std::string error;
-  if (cmd == "watch") {
-    auto place = place_for(request.value("device", "cpu"), request.value("device_index", 0));
-    error = !place ? place.error().message
-                   : checker_.watch(*place, device_check_items_from_json(request.value("checks", nlohmann::json::array())), std::move(fd),
-                                    request.value("expected_bytes", std::size_t{0}));
-  } else if (cmd == "watch_mirror") {
-    error = checker_.watch_mirror(request.value("mirror", -1), request.value("bytes", std::size_t{0}), std::move(fd));
-  } else if (cmd == "watch_reference") {
-    error = checker_.watch_reference(request.value("mirror", -1), request.value("bytes", std::size_t{0}), request.value("offset", std::size_t{0}),
-                                     request.value("size", std::size_t{0}), std::move(fd));
-  } else if (cmd == "stage") {
-    error = checker_.stage(request.value("inputs", 0));
-  } else if (cmd == "keep_case") {
-    error = checker_.keep_case();
-  } else if (cmd == "expect") {
-    error = checker_.expect(std::move(fd));
-  } else if (cmd == "verify") {
-    const DeviceChecker::Verdict v = checker_.verify(request.value("figures", false), request.value("kept", false));
-    error = v.error;
-    body["ok"] = v.ok;
-    body["why"] = v.why;
-    if (v.zeros_pass) body["zeros_pass"] = *v.zeros_pass;
-    if (v.errors) body["errors"] = *v.errors;
-  } else if (cmd == "keep_sample") {
-    error = checker_.keep_sample();
-  } else if (cmd == "verify_kept") {  // against the reference's buffers now (its call on the kept sample's inputs), then the case's again
-    error = checker_.stage(0);
-    if (error.empty()) {
-      const DeviceChecker::Verdict v = checker_.verify(false, true);
-      error = v.error;
-      body["ok"] = v.ok;
-      body["why"] = v.why;
-    }
-    if (std::string e = checker_.expect({}); error.empty()) error = e;
-  } else if (cmd == "kept_home") {
-    auto blob = checker_.kept_blob();
-    if (!blob) return reply_error(blob.error().message);
-    body["error"] = "";
-    return Message{body, UniqueFd(dup(blob->fd()))};
-  } else {
-    checker_.unwatch();
-  }
-  body["error"] = error;
-  return Message{body, {}};
-}
-
 // The whole check of the worker's own code and GOT, asked for after a test's timing.
-Message RequestServer::audit() {
-  nlohmann::json body = nlohmann::json::object();
-  body["watched"] = integrity_.captured();
+Message RequestServer::audit(const AuditRequest&, UniqueFd) {
+  AuditReply reply;
+  reply.watched = integrity_.captured();
   if (integrity_.captured())
     if (std::string changed = integrity_.check_all(); !changed.empty()) {
       retired_ = true;
-      body["tampered"] = changed;
+      reply.tampered = changed;
     }
+  nlohmann::json body = reply;
+  if (reply.tampered.empty()) body.erase("tampered");
   return Message{body, {}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checker's (device_check.hpp): this worker holds no plugin.
+
+Message RequestServer::checked(const std::string& error) { return Message{CheckReply{error}, {}}; }
+
+Message RequestServer::watch(const WatchRequest& req, UniqueFd expected) {
+  auto place = place_for(req.device, req.device_index);
+  if (!place) return checked(place.error().message);
+  return checked(checker_.watch(*place, device_check_items_from_json(req.checks), std::move(expected), req.expected_bytes));
+}
+Message RequestServer::watch_mirror(const WatchMirrorRequest& req, UniqueFd memory) {
+  return checked(checker_.watch_mirror(req.mirror, req.bytes, std::move(memory)));
+}
+Message RequestServer::watch_reference(const WatchReferenceRequest& req, UniqueFd memory) {
+  return checked(checker_.watch_reference(req.mirror, req.bytes, req.offset, req.size, std::move(memory)));
+}
+Message RequestServer::stage(const StageRequest& req, UniqueFd) { return checked(checker_.stage(req.inputs)); }
+Message RequestServer::keep_case(const KeepCaseRequest&, UniqueFd) { return checked(checker_.keep_case()); }
+Message RequestServer::expect(const ExpectRequest&, UniqueFd expected) { return checked(checker_.expect(std::move(expected))); }
+Message RequestServer::keep_sample(const KeepSampleRequest&, UniqueFd) { return checked(checker_.keep_sample()); }
+
+Message RequestServer::verify(const VerifyRequest& req, UniqueFd) {
+  const DeviceChecker::Verdict v = checker_.verify(req.figures, req.kept);
+  VerifyReply reply;
+  reply.error = v.error;
+  reply.ok = v.ok;
+  reply.why = v.why;
+  reply.zeros_pass = v.zeros_pass;
+  reply.errors = v.errors;
+  return Message{to_json(reply), {}};
+}
+
+// Against the reference's buffers now (its call on the kept sample's inputs), then the case's again.
+Message RequestServer::verify_kept(const VerifyKeptRequest&, UniqueFd) {
+  VerifyReply reply;
+  reply.error = checker_.stage(0);
+  if (reply.error.empty()) {
+    const DeviceChecker::Verdict v = checker_.verify(false, true);
+    reply.error = v.error;
+    reply.ok = v.ok;
+    reply.why = v.why;
+  }
+  if (std::string e = checker_.expect({}); reply.error.empty()) reply.error = e;
+  return Message{to_json(reply), {}};
+}
+
+Message RequestServer::kept_home(const KeptHomeRequest&, UniqueFd) {
+  auto blob = checker_.kept_blob();
+  if (!blob) return reply_error(blob.error().message);
+  return Message{CheckReply{}, UniqueFd(dup(blob->fd()))};
+}
+
+Message RequestServer::unwatch(const UnwatchRequest&, UniqueFd) {
+  checker_.unwatch();
+  return checked("");
 }
 
 }  // namespace bb

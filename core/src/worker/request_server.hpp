@@ -1,5 +1,6 @@
 // The worker's side of a test: sessions of one bound call each (a function, a case, a device),
-// prepared once, then called or timed as the host asks (worker_protocol.hpp). Nothing here
+// prepared once, then called or timed as the host asks (worker_protocol.hpp; each command a method
+// of WorkerService, served through worker_dispatch.hpp's table). Nothing here
 // judges a call: its buffers go back to the host. The same code serves a worker process (the
 // default) and the host itself (--no-isolate).
 #pragma once
@@ -13,30 +14,52 @@
 #include <nlohmann/json.hpp>
 
 #include "worker/bound_call.hpp"
-#include "device_check.hpp"
+#include "worker/device_compare.hpp"
 #include "plugin_library.hpp"
 #include "sealed_blob.hpp"
 #include "worker/worker_integrity.hpp"
+#include "worker_dispatch.hpp"
 #include "worker_protocol.hpp"
 
 namespace bb {
 
-// A message of the worker protocol: its JSON, and a sealed memfd when tensors travel with it.
-struct Message {
-  nlohmann::json body;
-  UniqueFd fd;
-};
-
-class RequestServer {
+class RequestServer final : public WorkerService {
  public:
   RequestServer();
-  ~RequestServer();
-  // One request, by its "cmd" (worker_protocol.hpp): probe, probe_many, read_many, generate,
-  // warm, prepare, audit, call, block, end, export, pace, buffers; and the device checker's:
-  // watch, watch_mirror, watch_reference, stage, keep_case, expect, verify, keep_sample,
-  // verify_kept, kept_home, unwatch.
-  Message handle(const nlohmann::json& request, UniqueFd fd);
-  ProbeReply probe(const ProbeRequest& request);
+  ~RequestServer() override;
+  // One request (dispatch(): its command's method below).
+  Message handle(const nlohmann::json& request, UniqueFd fd) { return dispatch(*this, request, std::move(fd)); }
+
+  // Before any session.
+  Message probe(const ProbeRequest& req, UniqueFd) override;
+  Message probe_many(const ProbeManyRequest& req, UniqueFd) override;
+  Message read_many(const ReadManyRequest& req, UniqueFd) override;
+  Message generate(const GenerateRequest& req, UniqueFd) override;
+  Message devices(const DevicesRequest& req, UniqueFd) override;
+  Message warm(const WarmRequest& req, UniqueFd) override;
+  // A session's.
+  Message prepare(const PrepareRequest& req, UniqueFd inputs) override;
+  Message call(const CallRequest& req, UniqueFd variant) override;
+  Message block(const BlockRequest& req, UniqueFd) override;
+  Message pace(const PaceRequest& req, UniqueFd stage) override;
+  Message buffers(const BuffersRequest& req, UniqueFd) override;
+  Message export_mirror(const ExportRequest& req, UniqueFd) override;
+  Message end(const EndRequest& req, UniqueFd) override;
+  Message audit(const AuditRequest& req, UniqueFd) override;
+  // The checker's (device_check.hpp): this worker holds no plugin.
+  Message watch(const WatchRequest& req, UniqueFd expected) override;
+  Message watch_mirror(const WatchMirrorRequest& req, UniqueFd memory) override;
+  Message watch_reference(const WatchReferenceRequest& req, UniqueFd memory) override;
+  Message stage(const StageRequest& req, UniqueFd) override;
+  Message keep_case(const KeepCaseRequest& req, UniqueFd) override;
+  Message expect(const ExpectRequest& req, UniqueFd expected) override;
+  Message verify(const VerifyRequest& req, UniqueFd) override;
+  Message keep_sample(const KeepSampleRequest& req, UniqueFd) override;
+  Message verify_kept(const VerifyKeptRequest& req, UniqueFd) override;
+  Message kept_home(const KeptHomeRequest& req, UniqueFd) override;
+  Message unwatch(const UnwatchRequest& req, UniqueFd) override;
+
+  ProbeReply probe_library(const ProbeRequest& request);
   // A sticky device error has left this process's device context unusable, or a call left
   // something running in it (a thread still writing, a child process): it must exit.
   bool poisoned() const { return poisoned_ || retired_; }
@@ -57,17 +80,17 @@ class RequestServer {
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
   Expected<ExecPlace> place_for(const std::string& device, int index);
 
-  // The steps, as named in worker_protocol.hpp.
-  Message prepare(const PrepareRequest& req, UniqueFd inputs);
   // The worker's own code captured (worker_integrity.hpp), once, before any plugin's: the
   // runtime of `device` loaded first.
   void capture_integrity(const std::string& device);
-  Message call(Session& s, const CallRequest& req, UniqueFd variant);
-  Message block(Session& s, const TimingOptions& timing, bool return_buffers);
-  Message audit();
-  Message export_mirror(Session& s, const nlohmann::json& request);
-  Message buffers(Session& s);
-  Message check(const std::string& cmd, const nlohmann::json& request, UniqueFd fd);
+  // The session a request names, or the error reply that it is not there.
+  Expected<Session*> session(const std::string& id);
+  Message call_on(Session& s, const CallRequest& req, UniqueFd variant);
+  Message block_on(Session& s, const TimingOptions& timing, bool return_buffers);
+  // A survey's replies (probe_many, read_many).
+  Message survey(const std::vector<std::string>& files, std::vector<std::string> ops, bool read_only);
+  // A checker's reply: its error (empty: done).
+  static Message checked(const std::string& error);
   // The session's buffers (inputs, then outputs, guards included) as a sealed blob.
   Expected<SealedBlob> buffers_blob(Session& s);
   // One measurement of the session's call, outputs rewritten before every sample.
@@ -78,7 +101,7 @@ class RequestServer {
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::mt19937_64 placement_draw_{std::random_device{}()};  // Session::replace_buffers
-  DeviceChecker checker_;  // a checker worker's (no plugin in it): device_check.hpp
+  DeviceChecker checker_;  // a checker worker's (no plugin in it): worker/device_compare.hpp
   bool poisoned_ = false;
   // The one device this worker sees (its UUID) and the host's ordinal for it: a worker of one
   // GPU's slot (WorkerWalls::device_uuid). Unset: it sees the host's devices, by their ordinals.

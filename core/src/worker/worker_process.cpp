@@ -17,7 +17,6 @@
 #include "message_channel.hpp"
 #include "sandbox.hpp"
 #include "worker/crash_frames.hpp"
-#include "worker/device_probe.hpp"
 #include "worker/request_server.hpp"
 
 namespace bb {
@@ -30,11 +29,6 @@ RequestServer& runner() {
 }  // namespace
 
 Message handle_request(const nlohmann::json& request, UniqueFd fd) {
-  const std::string cmd = request.value("cmd", "");
-  if (cmd == "devices")
-    return Message{describe_device_kind(request.value("kind", ""), request.value("measure_peak", false),
-                                        request.value("known_peaks", nlohmann::json::object())),
-                   {}};
   Message reply = runner().handle(request, std::move(fd));
   if (runner().poisoned() && reply.body.is_object()) reply.body["fatal"] = true;  // the host replaces this worker
   return reply;

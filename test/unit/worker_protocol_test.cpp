@@ -1,0 +1,140 @@
+// The worker protocol's table (worker_protocol.hpp) and its one dispatch (worker_dispatch.hpp):
+// every command named once on the wire, every request read back as it was written, and a
+// request served by its own method, whatever serves it.
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include "fake_executor.hpp"
+#include "worker/request_server.hpp"
+#include "worker_dispatch.hpp"
+#include "worker_protocol.hpp"
+
+namespace {
+
+TEST(WorkerProtocol, EveryCommandHasOneNameThatReadsBack) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < bb::kCommandCount; ++i) {
+    const auto c = static_cast<bb::WorkerCommand>(i);
+    const std::string name = bb::command_name(c);
+    EXPECT_TRUE(names.insert(name).second) << name << " is named twice";
+    EXPECT_EQ(bb::command_named(name), c) << name;
+    EXPECT_EQ(bb::command_of({{"cmd", name}}), c) << name;
+  }
+  EXPECT_EQ(bb::command_name(bb::WorkerCommand::export_mirror), std::string("export"));
+  EXPECT_FALSE(bb::command_named("exportt"));
+  EXPECT_FALSE(bb::command_of({{"cmd", 3}}));
+  EXPECT_FALSE(bb::command_of(nlohmann::json::array()));
+}
+
+TEST(WorkerProtocol, RequestsReadBackAsWritten) {
+  bb::WatchReferenceRequest w{2, 4096, 8192, 100};
+  const auto wire = nlohmann::json::parse(bb::request_json(w).dump());
+  EXPECT_EQ(wire.value("cmd", ""), "watch_reference");
+  const auto back = bb::read_request<bb::WatchReferenceRequest>(wire);
+  EXPECT_EQ(back.mirror, 2);
+  EXPECT_EQ(back.bytes, 4096u);
+  EXPECT_EQ(back.offset, 8192u);
+  EXPECT_EQ(back.size, 100u);
+
+  bb::BlockRequest b;
+  b.session = "baseline";
+  b.timing.rule.min_samples = 7;
+  b.timing.mode = bb::TimingMode::hot;
+  b.return_buffers = false;
+  const auto bb2 = bb::read_request<bb::BlockRequest>(nlohmann::json::parse(bb::request_json(b).dump()));
+  EXPECT_EQ(bb2.session, "baseline");
+  EXPECT_EQ(bb2.timing.rule.min_samples, 7u);
+  EXPECT_EQ(bb2.timing.mode, bb::TimingMode::hot);
+  EXPECT_FALSE(bb2.return_buffers);
+
+  bb::CallRequest c;
+  c.session = "reference";
+  c.witnessed = false;
+  c.generate = std::vector<bb::InputRecipe>(2);
+  const auto c2 = bb::read_request<bb::CallRequest>(nlohmann::json::parse(bb::request_json(c).dump()));
+  EXPECT_EQ(c2.session, "reference");
+  EXPECT_FALSE(c2.witnessed);
+  ASSERT_TRUE(c2.generate);
+  EXPECT_EQ(c2.generate->size(), 2u);
+
+  // A field left out keeps its default; an empty request is an object on the wire.
+  EXPECT_EQ(bb::read_request<bb::WarmRequest>({{"cmd", "warm"}}).device, "cpu");
+  EXPECT_TRUE(bb::request_json(bb::AuditRequest{}).is_object());
+  EXPECT_EQ(bb::request_json(bb::AuditRequest{}).size(), 1u) << "its cmd alone";
+
+  bb::VerifyReply v;
+  v.ok = true;
+  v.zeros_pass = true;
+  const auto v2 = bb::verify_reply_from_json(nlohmann::json::parse(bb::to_json(v).dump()));
+  EXPECT_TRUE(v2.ok);
+  EXPECT_EQ(v2.zeros_pass, true);
+  EXPECT_FALSE(v2.errors);
+  EXPECT_FALSE(bb::verify_reply_from_json(nlohmann::json::array()).error.empty()) << "not an object: an error, never a crash";
+}
+
+// A server that serves two commands and records what it was given.
+class Recording final : public bb::WorkerService {
+ public:
+  bb::Message stage(const bb::StageRequest& r, bb::UniqueFd fd) override {
+    staged = r.inputs;
+    had_fd = static_cast<bool>(fd);
+    return {bb::CheckReply{}, {}};
+  }
+  bb::Message end(const bb::EndRequest& r, bb::UniqueFd) override {
+    ended = r.session;
+    return {nlohmann::json::object(), {}};
+  }
+  int staged = -1;
+  bool had_fd = false;
+  std::string ended;
+};
+
+TEST(WorkerDispatch, ARequestReachesItsOwnMethodTyped) {
+  Recording r;
+  auto m = bb::dispatch(r, bb::request_json(bb::StageRequest{3}), bb::UniqueFd(open("/dev/null", O_RDONLY)));
+  EXPECT_EQ(r.staged, 3);
+  EXPECT_TRUE(r.had_fd) << "the descriptor that came with it is the method's";
+  EXPECT_EQ(m.body.value("error", "?"), "");
+  bb::dispatch(r, bb::request_json(bb::EndRequest{"impl"}), {});
+  EXPECT_EQ(r.ended, "impl");
+}
+
+TEST(WorkerDispatch, UnknownUnservedAndMalformedRequestsAreErrorsNeverCrashes) {
+  Recording r;
+  auto unknown = bb::dispatch(r, {{"cmd", "format_disk"}}, {});
+  EXPECT_NE(unknown.body.value("error", "").find("unknown command \"format_disk\""), std::string::npos) << unknown.body.dump();
+  auto none = bb::dispatch(r, nlohmann::json::array(), {});
+  EXPECT_NE(none.body.value("error", "").find("unknown command"), std::string::npos) << none.body.dump();
+  auto unserved = bb::dispatch(r, bb::request_json(bb::AuditRequest{}), {});
+  EXPECT_NE(unserved.body.value("error", "").find("'audit' is not served"), std::string::npos) << unserved.body.dump();
+  auto malformed = bb::dispatch(r, {{"cmd", "stage"}, {"inputs", "three"}}, {});
+  EXPECT_NE(malformed.body.value("error", "").find("a malformed 'stage' request"), std::string::npos) << malformed.body.dump();
+  EXPECT_EQ(r.staged, -1) << "a malformed request reaches no method";
+}
+
+// The worker and the fake serve through the same table: both are WorkerServices.
+static_assert(std::is_base_of_v<bb::WorkerService, bb::RequestServer>);
+
+TEST(WorkerDispatch, TheFakeWorkerServesThroughTheSameTable) {
+  auto fake = bb_fake::FakeWorkers::create();
+  auto worker = fake->make();
+  // Served by the fake's own method (the table's row for devices).
+  auto devices = worker->execute(bb::request_json(bb::DevicesRequest{.kind = "cuda"}), 1);
+  EXPECT_EQ(devices.reply.value("available", true), false);
+  // A command the fake does not model: the table's default, in the fake's words.
+  auto verify = worker->execute(bb::request_json(bb::VerifyRequest{}), 1);
+  EXPECT_NE(verify.reply.value("error", "").find("the fake worker does not serve 'verify'"), std::string::npos) << verify.reply.dump();
+  // And the real server answers a command it does serve without a plugin in sight.
+  bb::RequestServer server;
+  auto end = server.handle(bb::request_json(bb::EndRequest{"nothing"}), {});
+  EXPECT_TRUE(end.body.is_object());
+  auto call = server.handle(bb::request_json(bb::CallRequest{}), {});
+  EXPECT_NE(call.body.value("error", "").find("no session ''"), std::string::npos) << call.body.dump();
+}
+
+}  // namespace
