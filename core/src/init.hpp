@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <optional>
 
-#include "cases.hpp"
 #include "expected.hpp"
+#include "plan/cases.hpp"
 
 namespace bb {
 

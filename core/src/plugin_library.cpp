@@ -9,10 +9,10 @@
 
 #include <backendbench/detail/python_bridge.h>
 
-#include "device.hpp"
-#include "device_runtimes.hpp"
-#include "did_you_mean.hpp"
+#include "devices/device.hpp"
+#include "devices/device_runtimes.hpp"
 #include "dtype.hpp"
+#include "plan/did_you_mean.hpp"
 
 namespace bb {
 

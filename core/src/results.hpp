@@ -114,8 +114,8 @@ struct Performance {
   std::optional<double> baseline_median;  // seconds
   std::optional<double> speedup;          // baseline / this: the paired speedup (paired.hpp)
   // The speedup's confidence interval and its coverage, from `speedup_pairs` alternating blocks
-  // of the baseline and this implementation timed in one worker; the interval containing 1.0
-  // is "no significant difference".
+  // of the baseline and this implementation, each in its own worker, one running while the other is
+  // frozen; the interval containing 1.0 is "no significant difference".
   std::optional<double> speedup_low, speedup_high, speedup_confidence;
   std::optional<double> speedup_pairs;
   // The relative floor the interval was widened by (paired.hpp, kProcessFloor): the bias two

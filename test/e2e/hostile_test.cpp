@@ -451,7 +451,7 @@ TEST(Adversarial, AClockForgedForOneReadingIsSeenAroundEachSample) {
   EXPECT_EQ(verdict_of(results, "scale__scale_good", perf), "PASS") << message_of(results, "scale__scale_good", perf);
 }
 
-// The workers' system call filter (core/src/syscall_filter.hpp): a plugin that traces another
+// The workers' system call filter (core/src/run/workers/syscall_filter.hpp): a plugin that traces another
 // process (its own exec'd child: the one a worker can reach) is refused, and computes honestly;
 // with the filter turned off the same plugin traces it, and host.sandbox says the filter is off.
 // The worker's filesystem view (landlock.hpp), attack first: scale_elsewhere loads a copy of
@@ -668,4 +668,29 @@ TEST(Hostile, ACrashNamesItsFileAndLineAndTheLineThatRunsItAgain) {
     EXPECT_FALSE(f.contains("function")) << f.dump();
     EXPECT_FALSE(f.contains("file")) << f.dump();
   }
+}
+
+// Every wall turned off by name (BACKENDBENCH_SANDBOX_OFF) is said in the run's record, one line
+// each from the walls' table (sandbox.cpp kWalls): a run with walls down never reads as a run
+// with every wall up. The namespaces' parts are said where the namespaces are up at all (as
+// root); the Python witness and fresh inputs everywhere.
+TEST(Sandbox, EveryWallTurnedOffIsSaidInTheRunsRecord) {
+  const auto logs = e2e::temp_dir("walls_off");
+  const auto run = e2e::shell(fmt::format("BACKENDBENCH_SANDBOX_OFF=net,ipc,pid,ro,user,witness,fresh {} --custom-ops-root {} --impls scale_good "
+                                          "--correctness-only --log-dir {}",
+                                          e2e::sh_quote(BB_BINARY), e2e::sh_quote(e2e::fixture_root("hostile")), e2e::sh_quote(logs.string())));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto sandbox = e2e::read_json(logs / "results.json")["host"]["sandbox"];
+  const std::string off = sandbox["off"].dump();
+  std::vector<std::string> said = {"BACKENDBENCH_SANDBOX_OFF=witness", "BACKENDBENCH_SANDBOX_OFF=fresh"};
+  if (sandbox.value("namespaces", false))
+    for (const char* part : {"net", "ipc", "pid", "ro", "user"}) said.push_back(fmt::format("BACKENDBENCH_SANDBOX_OFF={}", part));
+  for (const auto& s : said) EXPECT_NE(off.find(s), std::string::npos) << s << " not said: " << sandbox.dump();
+  EXPECT_FALSE(sandbox.value("own_user", true)) << "a user per worker is off: " << sandbox.dump();
+  // And the same run with every wall up says none of them.
+  const auto up_logs = e2e::temp_dir("walls_up");
+  e2e::shell(fmt::format("{} --custom-ops-root {} --impls scale_good --correctness-only --log-dir {}", e2e::sh_quote(BB_BINARY),
+                         e2e::sh_quote(e2e::fixture_root("hostile")), e2e::sh_quote(up_logs.string())));
+  const std::string up = e2e::read_json(up_logs / "results.json")["host"]["sandbox"]["off"].dump();
+  EXPECT_EQ(up.find("BACKENDBENCH_SANDBOX_OFF"), std::string::npos) << up;
 }

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
-#include "library_store.hpp"
+#include "plan/library_store.hpp"
 #include "shell_util.hpp"
 
 namespace fs = std::filesystem;

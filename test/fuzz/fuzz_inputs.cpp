@@ -8,11 +8,11 @@
 #include <sstream>
 #include <string>
 
-#include "cases.hpp"
-#include "expr.hpp"
-#include "manifest.hpp"
 #include "npy.hpp"
-#include "value_variants.hpp"
+#include "plan/cases.hpp"
+#include "plan/expr.hpp"
+#include "plan/manifest.hpp"
+#include "plan/value_variants.hpp"
 
 namespace {
 

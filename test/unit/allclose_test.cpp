@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "allclose.hpp"
 #include "host_buffer.hpp"
-#include "tolerance.hpp"
+#include "run/allclose.hpp"
+#include "run/tolerance.hpp"
 
 namespace {
 bb::Comparison cmp(std::vector<float> a, std::vector<float> e, bb::Tolerance tol) {

@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "blob_cache.hpp"
+#include "run/blob_cache.hpp"
 
 namespace {
 bb::SealedBlob blob_of(std::size_t n, uint8_t value) {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "cases.hpp"
-#include "value_variants.hpp"
+#include "plan/cases.hpp"
+#include "plan/value_variants.hpp"
 #include "temp_manifest.hpp"
 
 namespace {

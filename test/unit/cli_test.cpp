@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "cli.hpp"
+#include "commands/cli.hpp"
 
 namespace {
 // An environment of our own, so the test does not depend on (or change) the process's.

@@ -2,7 +2,7 @@
 // the last one kept, frames with their modules and offsets, and where a frame is shown.
 #include <gtest/gtest.h>
 
-#include "crash_report.hpp"
+#include "run/workers/crash_report.hpp"
 
 TEST(CrashReport, TheLastReportIsTakenOutOfWhatTheWorkerPrinted) {
   std::string printed =

@@ -3,9 +3,9 @@
 // (Gpu.* and the CUDA fixtures on the GPU machine).
 #include <gtest/gtest.h>
 
-#include "device_check.hpp"
 #include "host_buffer.hpp"
-#include "worker_protocol.hpp"
+#include "protocol/worker_protocol.hpp"
+#include "run/device_check.hpp"
 
 namespace {
 constexpr std::size_t kGuard = bb::HostBuffer::kGuardBytes;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device_kind.hpp"
+#include "devices/device_kind.hpp"
 
 TEST(DeviceKind, PeaksAreReadFromTheDeviceDescription) {
   const auto kind = bb::device_kind_from_json(nlohmann::json::parse(R"({"name": "cuda", "available": true, "devices": [

@@ -2,7 +2,7 @@
 // manifest, the plugins' info records, new-op, resource-spec and the worker supply.
 #include <gtest/gtest.h>
 
-#include "device_runtimes.hpp"
+#include "devices/device_runtimes.hpp"
 
 TEST(DeviceRuntimes, TheTableNamesCpuAndEachRuntimeOnce) {
   EXPECT_EQ(bb::device_kind_names(), (std::vector<std::string>{"cpu", "cuda", "hip"}));

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <vector>
 
-#include "device.hpp"
-#include "measure/device_peak.hpp"
-#include "worker/device_probe.hpp"
-#include "init.hpp"
-#include "allclose.hpp"
+#include "devices/device.hpp"
 #include "host_buffer.hpp"
-#include "tolerance.hpp"
+#include "init.hpp"
+#include "measure/device_peak.hpp"
+#include "run/allclose.hpp"
+#include "run/tolerance.hpp"
+#include "worker/device_probe.hpp"
 
 namespace {
 

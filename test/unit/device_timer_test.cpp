@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "device.hpp"
+#include "devices/device.hpp"
 #include "measure/device_peak.hpp"
 #include "measure/device_timer.hpp"
 

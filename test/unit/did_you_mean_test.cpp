@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "did_you_mean.hpp"
+#include "plan/did_you_mean.hpp"
 
 // The nearest known name to a typo, and none for a word that is no typo of any.
 TEST(DidYouMean, TheNearestNameWithinATyposReach) {

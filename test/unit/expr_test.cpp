@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "expr.hpp"
+#include "plan/expr.hpp"
 
 namespace {
 

@@ -54,19 +54,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cases.hpp"
 #include "dtype.hpp"
-#include "executor.hpp"
-#include "fresh_inputs_protocol.hpp"
 #include "host_buffer.hpp"
-#include "manifest.hpp"
-#include "message_channel.hpp"
 #include "measure/measurement.hpp"
+#include "plan/cases.hpp"
+#include "plan/manifest.hpp"
 #include "plugin_library.hpp"
-#include "sealed_blob.hpp"
-#include "session.hpp"
-#include "worker_dispatch.hpp"
-#include "worker_protocol.hpp"
+#include "protocol/fresh_inputs_protocol.hpp"
+#include "protocol/message_channel.hpp"
+#include "protocol/sealed_blob.hpp"
+#include "protocol/worker_dispatch.hpp"
+#include "protocol/worker_protocol.hpp"
+#include "run/session.hpp"
+#include "run/workers/executor.hpp"
 
 namespace bb_fake {
 

@@ -1,6 +1,6 @@
 // fresh_inputs.hpp's fill_fresh: the values every timed CPU sample gets (their distribution, their
 // determinism, every element new for another seed).
-#include "fresh_inputs.hpp"
+#include "run/fresh_inputs.hpp"
 
 #include <gtest/gtest.h>
 

@@ -68,7 +68,7 @@ const fs::path kGoldenDir = fs::path(BB_SOURCE_DIR) / "test" / "fixtures" / "gol
 //   devices) announced once with impl_skipped before its first one; then each test that ran,
 //   test_started and test_finished, one at a time in sweep order; run_finished.
 // `elapse` is told the seconds that pass (the plan's and the devices' phases, each test's
-// duration), for a fake clock. A test the worker itself reported SKIPPED (test_driver.cpp) would
+// duration), for a fake clock. A test the worker itself reported SKIPPED (judge.cpp) would
 // come among the tests that ran; the record cannot tell it apart, and the fixture has none.
 // Not replayed, because a RunRecord does not hold them: the log dir (the console's "logs in"
 // line) and the session's other warnings (ignored signals, the libraries' copy not kept).

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "host_load.hpp"
+#include "devices/host_load.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@
 
 #include "init.hpp"
 #include "npy.hpp"
-#include "value_variants.hpp"
+#include "plan/value_variants.hpp"
 
 namespace {
 bb::ConcreteTensor tensor(bb::DType t, std::vector<int64_t> shape, bb::InitSpec init) {

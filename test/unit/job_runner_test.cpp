@@ -11,12 +11,12 @@
 #include <fstream>
 #include <set>
 
-#include "discovery.hpp"
 #include "fake_executor.hpp"
-#include "job_runner.hpp"
-#include "worker_walls.hpp"
-#include "jobs.hpp"
-#include "plan.hpp"
+#include "plan/discovery.hpp"
+#include "plan/jobs.hpp"
+#include "plan/plan.hpp"
+#include "run/job_runner.hpp"
+#include "run/workers/worker_walls.hpp"
 #include "sweep_options.hpp"
 #include "temp_ops_root.hpp"
 

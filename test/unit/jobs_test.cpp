@@ -7,8 +7,8 @@
 #include <set>
 #include <thread>
 
-#include "jobs.hpp"
-#include "scheduler.hpp"
+#include "plan/jobs.hpp"
+#include "run/scheduler.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "cases.hpp"
-#include "manifest.hpp"
+#include "plan/cases.hpp"
+#include "plan/manifest.hpp"
 #include "temp_manifest.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // python_zygote.hpp: what a worker forked from the warm interpreter is started with, as the
 // host sends it and the interpreter reads it back, and the packets that carry it (message_channel.hpp).
-#include "python_zygote.hpp"
+#include "run/workers/python_zygote.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "message_channel.hpp"
+#include "protocol/message_channel.hpp"
 
 namespace {
 

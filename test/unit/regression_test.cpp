@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "merge.hpp"
-#include "regression.hpp"
+#include "compare/merge.hpp"
+#include "compare/regression.hpp"
 #include "run_record.hpp"
 
 namespace {

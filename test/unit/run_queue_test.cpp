@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "measure/run_queue.hpp"
-#include "sandbox.hpp"
+#include "run/workers/sandbox.hpp"
 
 namespace {
 

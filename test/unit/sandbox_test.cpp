@@ -12,7 +12,7 @@
 #include <chrono>
 #include <thread>
 
-#include "sandbox.hpp"
+#include "run/workers/sandbox.hpp"
 
 namespace {
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "scheduler.hpp"
+#include "run/scheduler.hpp"
 
 namespace {
 

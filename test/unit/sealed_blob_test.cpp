@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "fork_guard.hpp"
-#include "message_channel.hpp"
-#include "sealed_blob.hpp"
+#include "protocol/message_channel.hpp"
+#include "protocol/sealed_blob.hpp"
+#include "run/workers/fork_guard.hpp"
 
 TEST(SealedBlob, WhatIsWrittenIsWhatIsReadAndNoOneWritesItAfter) {
   auto blob = bb::SealedBlob::create(10000, [](uint8_t* p) {

@@ -17,7 +17,7 @@
 
 #include "fake_executor.hpp"
 #include "report/reporter.hpp"
-#include "session.hpp"
+#include "run/session.hpp"
 #include "sweep_options.hpp"
 #include "temp_ops_root.hpp"
 

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
-#include "cases.hpp"
-#include "manifest.hpp"
+#include "plan/cases.hpp"
+#include "plan/manifest.hpp"
 #include "plugin_library.hpp"
-#include "test_driver.hpp"
+#include "run/judge.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,8 +1,8 @@
 // The next implementation's worker started ahead (spare_worker.hpp), with a fake executor: its
 // process started from the caller's thread, its first request on another, and handed over only
 // to the implementation it was started for.
-#include "spare_worker.hpp"
-#include "worker_stock.hpp"
+#include "run/workers/spare_worker.hpp"
+#include "run/workers/worker_stock.hpp"
 
 #include <atomic>
 #include <chrono>

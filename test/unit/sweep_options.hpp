@@ -2,8 +2,8 @@
 // variants (cases.hpp); those are cases_test's and value_variants_test's.
 #pragma once
 
-#include "plan.hpp"
-#include "session.hpp"
+#include "plan/plan.hpp"
+#include "run/session.hpp"
 
 inline bb::SessionOptions no_variants() {
   bb::SessionOptions o;

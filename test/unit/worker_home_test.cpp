@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "worker_home.hpp"
+#include "run/workers/worker_home.hpp"
 
 namespace fs = std::filesystem;
 

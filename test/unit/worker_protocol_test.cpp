@@ -10,9 +10,9 @@
 #include <type_traits>
 
 #include "fake_executor.hpp"
+#include "protocol/worker_dispatch.hpp"
+#include "protocol/worker_protocol.hpp"
 #include "worker/request_server.hpp"
-#include "worker_dispatch.hpp"
-#include "worker_protocol.hpp"
 
 namespace {
 

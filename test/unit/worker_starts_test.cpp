@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "worker_starts.hpp"
+#include "run/workers/worker_starts.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device.hpp"
+#include "devices/device.hpp"
 
 namespace bb {
 

@@ -246,8 +246,7 @@ namespace {
 
 // One measurement on a device (measure_device): the call, its runtime and stream, the options
 // and the cold target, and what it has measured so far.
-class DeviceSampler {
- public:
+struct DeviceSampler {
   DeviceSampler(const std::function<int()>& launch, const bb_device_runtime& rt, void* stream, double max_clock_mhz,
                 const TimingOptions& options, const ColdTarget& target, Measurement& m, const EventPair& ev)
       : launch(launch), rt(rt), stream(stream), max_clock_mhz(max_clock_mhz), options(options), target(target), m(m), ev(ev),

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "device_kind.hpp"
+#include "devices/device_kind.hpp"
 #include "dtype.hpp"
 #include "results.hpp"
 

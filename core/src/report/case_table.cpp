@@ -1,4 +1,4 @@
-#include "device_runtimes.hpp"
+#include "devices/device_runtimes.hpp"
 #include "report/case_table.hpp"
 
 #include <algorithm>

@@ -27,8 +27,8 @@
 
 #include <fmt/format.h>
 
-#include "device_runtimes.hpp"
-#include "host_load.hpp"
+#include "devices/device_runtimes.hpp"
+#include "devices/host_load.hpp"
 #include "report/case_table.hpp"
 #include "report/report_text.hpp"
 #include "report/reporter.hpp"

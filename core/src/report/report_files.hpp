@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "compare/regression.hpp"
+#include "compare/run_store.hpp"
 #include "expected.hpp"
 #include "report/reporter.hpp"
-#include "regression.hpp"
-#include "run_store.hpp"
 #include "run_record.hpp"
 
 namespace bb {

@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "device_runtimes.hpp"
+#include "devices/device_runtimes.hpp"
 #include "report/case_table.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "device_runtimes.hpp"
+#include "devices/device_runtimes.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
 #include "report/report_text.hpp"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device_kind.hpp"
+#include "devices/device_kind.hpp"
 #include "results.hpp"
 #include "run_record.hpp"
 

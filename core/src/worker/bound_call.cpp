@@ -13,7 +13,7 @@
 
 #include "init.hpp"
 #include "parallel.hpp"
-#include "sandbox_off.hpp"
+#include "run/workers/sandbox_off.hpp"
 
 namespace bb {
 

@@ -12,11 +12,11 @@
 #include <backendbench/detail/python_bridge.h>
 #include <backendbench/device_runtime.h>
 
-#include "worker/call_frame.hpp"
-#include "cases.hpp"
-#include "device.hpp"
+#include "devices/device.hpp"
 #include "host_buffer.hpp"
-#include "worker_protocol.hpp"
+#include "plan/cases.hpp"
+#include "protocol/worker_protocol.hpp"
+#include "worker/call_frame.hpp"
 
 namespace bb {
 

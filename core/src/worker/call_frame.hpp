@@ -7,7 +7,7 @@
 
 #include <backendbench/plugin.h>
 
-#include "cases.hpp"
+#include "plan/cases.hpp"
 
 namespace bb {
 

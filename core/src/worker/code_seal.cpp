@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sandbox_off.hpp"
+#include "run/workers/sandbox_off.hpp"
 
 namespace bb {
 

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "allclose.hpp"
 #include "host_buffer.hpp"
-#include "worker_protocol.hpp"
+#include "protocol/worker_protocol.hpp"
+#include "run/allclose.hpp"
 
 namespace bb {
 

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "device_check.hpp"
 #include "expected.hpp"
+#include "protocol/sealed_blob.hpp"
 #include "results.hpp"
-#include "sealed_blob.hpp"
+#include "run/device_check.hpp"
 #include "worker/bound_call.hpp"
 
 namespace bb {

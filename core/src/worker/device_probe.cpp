@@ -1,6 +1,6 @@
 #include "worker/device_probe.hpp"
 
-#include "device.hpp"
+#include "devices/device.hpp"
 #include "measure/device_peak.hpp"
 
 namespace bb {

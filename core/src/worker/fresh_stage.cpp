@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "message_channel.hpp"
-#include "worker_protocol.hpp"
+#include "protocol/message_channel.hpp"
+#include "protocol/worker_protocol.hpp"
 
 namespace bb {
 

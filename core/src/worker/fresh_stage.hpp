@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "cases.hpp"
-#include "fresh_inputs_protocol.hpp"
-#include "sealed_blob.hpp"
+#include "plan/cases.hpp"
+#include "protocol/fresh_inputs_protocol.hpp"
+#include "protocol/sealed_blob.hpp"
 
 namespace bb {
 

@@ -32,13 +32,13 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "executor.hpp"
-#include "landlock.hpp"
-#include "message_channel.hpp"
-#include "syscall_filter.hpp"
 #include "plugin_library.hpp"
-#include "python_zygote.hpp"
-#include "sandbox.hpp"
+#include "protocol/message_channel.hpp"
+#include "run/workers/executor.hpp"
+#include "run/workers/landlock.hpp"
+#include "run/workers/python_zygote.hpp"
+#include "run/workers/sandbox.hpp"
+#include "run/workers/syscall_filter.hpp"
 #include "worker/worker_integrity.hpp"
 
 namespace bb {

@@ -1,4 +1,4 @@
-#include "device_runtimes.hpp"
+#include "devices/device_runtimes.hpp"
 #include "worker/request_server.hpp"
 
 #include <algorithm>
@@ -10,17 +10,17 @@
 
 #include <fmt/format.h>
 
-#include "executor.hpp"
+#include "devices/device.hpp"
+#include "measure/cpu_cache.hpp"
+#include "measure/cpu_timer.hpp"
+#include "measure/device_timer.hpp"
+#include "parallel.hpp"
+#include "run/workers/executor.hpp"
 #include "worker/call_guard.hpp"
 #include "worker/code_seal.hpp"
 #include "worker/crash_frames.hpp"
 #include "worker/device_probe.hpp"
 #include "worker/fresh_stage.hpp"
-#include "measure/cpu_cache.hpp"
-#include "measure/cpu_timer.hpp"
-#include "device.hpp"
-#include "measure/device_timer.hpp"
-#include "parallel.hpp"
 
 namespace bb {
 

@@ -13,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin_library.hpp"
+#include "protocol/sealed_blob.hpp"
+#include "protocol/worker_dispatch.hpp"
+#include "protocol/worker_protocol.hpp"
 #include "worker/bound_call.hpp"
 #include "worker/device_compare.hpp"
-#include "plugin_library.hpp"
-#include "sealed_blob.hpp"
 #include "worker/worker_integrity.hpp"
-#include "worker_dispatch.hpp"
-#include "worker_protocol.hpp"
 
 namespace bb {
 

@@ -13,9 +13,9 @@
 #include <csignal>
 #include <string>
 
-#include "executor.hpp"
-#include "message_channel.hpp"
-#include "sandbox.hpp"
+#include "protocol/message_channel.hpp"
+#include "run/workers/executor.hpp"
+#include "run/workers/sandbox.hpp"
 #include "worker/crash_frames.hpp"
 #include "worker/request_server.hpp"
 

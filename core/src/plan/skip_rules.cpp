@@ -1,0 +1,32 @@
+#include "plan/skip_rules.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "devices/device_runtimes.hpp"
+#include "dtype.hpp"
+
+namespace bb {
+
+std::string unsupported_reason(const PluginInfo& info, const ConcreteCase& c) {
+  if (auto why = dtype_mismatch(c, info.dtypes); !why.empty()) return why;
+  for (const auto& p : info.preconditions) {
+    auto ok = meets(c, p);  // evaluated on every case at planning: an error there made the library unusable
+    if (!ok) return fmt::format("the implementation's precondition '{}' cannot be evaluated: {}", p, ok.error().message);
+    if (!*ok) return fmt::format("the implementation's precondition '{}' does not hold", p);
+  }
+  return "";
+}
+
+SkipReason skip_reason(const Implementation& impl, const Manifest& m, const ConcreteCase& c, const DeviceKind* device_kind) {
+  if (!impl.unavailable.empty()) return {impl.unavailable, false};
+  if (impl.device.empty() || !device_kind)
+    return {fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", ")),
+            true};
+  if (!is_cpu(impl.device) && !device_kind->available) return {device_kind->reason, false};
+  std::string why = unsupported_reason(impl.info, c);
+  const bool refused = !why.empty();
+  return {std::move(why), refused};
+}
+
+}  // namespace bb
