@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "cases.hpp"
-#include "fresh_inputs.hpp"
 #include "init.hpp"
+#include "plan/cases.hpp"
+#include "run/fresh_inputs.hpp"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "executor.hpp"
-#include "sandbox.hpp"
-#include "worker_starts.hpp"
+#include "run/workers/executor.hpp"
+#include "run/workers/sandbox.hpp"
+#include "run/workers/worker_starts.hpp"
 
 namespace {
 
