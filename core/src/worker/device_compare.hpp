@@ -15,6 +15,7 @@
 
 #include "expected.hpp"
 #include "protocol/sealed_blob.hpp"
+#include "protocol/worker_protocol.hpp"
 #include "results.hpp"
 #include "run/device_check.hpp"
 #include "worker/bound_call.hpp"
@@ -46,16 +47,10 @@ class DeviceChecker {
   // A device case (the reference made its inputs there too): the reference's buffers after its
   // call on the case's inputs become the case's, compared with from now on.
   std::string keep_case();
-  // "" when every check holds, else which failed; an error where the device could not say.
-  struct Verdict {
-    bool ok = false;
-    std::string why, error;
-    // The case's expected buffers (not a checked call's): whether outputs of zeros would pass
-    // them (allclose.hpp's zeros_would_pass, every output); unset where not asked.
-    std::optional<bool> zeros_pass;
-    // How close the outputs came (asked for: `figures`), over every output on a pass.
-    std::optional<ErrorFigures> errors;
-  };
+  // Every check held (ok), else which failed (why); an error where the device could not say;
+  // zeros_pass and errors where asked (the protocol's VerifyReply: the reply is the verdict).
+  using Verdict = VerifyReply;
+
   // `kept`: the buffers keep_sample() copied, not the implementation's as they are now.
   Verdict verify(bool figures = false, bool kept = false);
   void unwatch();

@@ -699,9 +699,7 @@ Message RequestServer::audit(const AuditRequest&, UniqueFd) {
       retired_ = true;
       reply.tampered = changed;
     }
-  nlohmann::json body = reply;
-  if (reply.tampered.empty()) body.erase("tampered");
-  return Message{body, {}};
+  return Message{reply, {}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -726,14 +724,7 @@ Message RequestServer::expect(const ExpectRequest&, UniqueFd expected) { return 
 Message RequestServer::keep_sample(const KeepSampleRequest&, UniqueFd) { return checked(checker_.keep_sample()); }
 
 Message RequestServer::verify(const VerifyRequest& req, UniqueFd) {
-  const DeviceChecker::Verdict v = checker_.verify(req.figures, req.kept);
-  VerifyReply reply;
-  reply.error = v.error;
-  reply.ok = v.ok;
-  reply.why = v.why;
-  reply.zeros_pass = v.zeros_pass;
-  reply.errors = v.errors;
-  return Message{to_json(reply), {}};
+  return Message{to_json(checker_.verify(req.figures, req.kept)), {}};
 }
 
 // Against the reference's buffers now (its call on the kept sample's inputs), then the case's again.
