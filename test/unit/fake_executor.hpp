@@ -181,7 +181,7 @@ class FakeExecutor final : public bb::Executor, private bb::WorkerService {
  private:
   struct Session {
     bb::Target target;
-    const bb::ConcreteCase* c = nullptr;
+    bb::ConcreteCase c;  // the host's (PrepareRequest::test_case)
     std::string device;
     bb::SealedBlob inputs;   // the case's inputs, as the host sent them
     bb::SealedBlob buffers;  // after the last call or block
@@ -281,23 +281,6 @@ class FakeWorkers : public std::enable_shared_from_this<FakeWorkers> {
   }
 
   // ---- for FakeExecutor
-  // The case `index` of the manifest's op, as a worker reads it.
-  bb::Expected<const bb::ConcreteCase*> case_of(const bb::PrepareRequest& p) {
-    std::lock_guard lock(mutex_);
-    const std::string key = fmt::format("{}#{}#{}#{}", p.manifest, p.op, p.seed ? std::to_string(*p.seed) : "", bb::expansion_key(p.expansion));
-    auto& slot = cases_[key];
-    if (!slot) {
-      auto m = bb::load_manifest(p.manifest, p.op);
-      if (!m) return m.error();
-      if (p.seed) m->seed = *p.seed;
-      auto cases = bb::expand_cases(*m, p.expansion);
-      if (!cases) return cases.error();
-      slot = std::make_unique<std::vector<bb::ConcreteCase>>(std::move(*cases));
-    }
-    if (p.case_index < 0 || static_cast<std::size_t>(p.case_index) >= slot->size())
-      return bb::make_error(fmt::format("case index {} out of range", p.case_index));
-    return &(*slot)[static_cast<std::size_t>(p.case_index)];
-  }
   // Logs `r` and finds its answer.
   Answer record(Request r) {
     std::lock_guard lock(mutex_);
@@ -370,7 +353,6 @@ class FakeWorkers : public std::enable_shared_from_this<FakeWorkers> {
   std::map<std::string, Json> devices_;
   std::vector<Rule> rules_;
   std::vector<Request> log_;
-  std::map<std::string, std::unique_ptr<std::vector<bb::ConcreteCase>>> cases_;
   int made_ = 0;
 };
 
@@ -471,10 +453,10 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   } else if (cmd == "prepare") {
     const auto p = bb::read_request<bb::PrepareRequest>(request);
     r.library = detail::library_name(p.target);
-    if (auto c = workers_->case_of(p)) r.case_id = (*c)->id;
+    r.case_id = p.test_case.id;
   } else if (auto it = sessions_.find(r.session); it != sessions_.end()) {
     r.library = detail::library_name(it->second.target);
-    r.case_id = it->second.c->id;
+    r.case_id = it->second.c.id;
   }
   Answer a = workers_->record(r);
   if (frozen_) {
@@ -531,8 +513,6 @@ inline bb::Message FakeExecutor::warm(const bb::WarmRequest& req, bb::UniqueFd) 
 
 inline bb::Message FakeExecutor::prepare(const bb::PrepareRequest& p, bb::UniqueFd inputs) {
   sessions_.erase(p.session);
-  auto c = workers_->case_of(p);
-  if (!c) return detail::failed(c.error().message);
   if (p.target.kind != bb::Target::Kind::identity) {
     const std::string name = detail::library_name(p.target);
     const auto lib = workers_->scripted(name);
@@ -549,11 +529,11 @@ inline bb::Message FakeExecutor::prepare(const bb::PrepareRequest& p, bb::Unique
   }
   if (!answer_.error.empty()) return {detail::call_reply(answer_), {}};
   if (p.generate) return detail::failed("the fake worker makes no inputs on a device");
-  auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(**c).total);
+  auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(p.test_case).total);
   if (!blob) return detail::failed("the case's inputs: " + blob.error().message);
   Session s;
   s.target = p.target;
-  s.c = *c;
+  s.c = p.test_case;
   s.device = p.device;
   s.inputs = std::move(*blob);
   sessions_[p.session] = std::move(s);
@@ -600,11 +580,11 @@ inline bb::Message FakeExecutor::run(Session& s, const bb::CallRequest& how, bb:
   if (!block && (how.generate || how.staged)) return detail::failed("the fake worker makes no inputs on a device");
   bb::SealedBlob other;
   if (!block && inputs) {
-    auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(*s.c).total);
+    auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(s.c).total);
     if (!blob) return detail::failed("the call's inputs: " + blob.error().message);
     other = std::move(*blob);
   }
-  auto buffers = detail::call_buffers(*s.c, other.empty() ? s.inputs : other, s.target, a.kernel);
+  auto buffers = detail::call_buffers(s.c, other.empty() ? s.inputs : other, s.target, a.kernel);
   if (!buffers) return detail::failed(buffers.error().message);
   s.buffers = std::move(*buffers);
   bb::Message m = detail::done();
@@ -634,7 +614,7 @@ inline bb::Message FakeExecutor::run(Session& s, const bb::CallRequest& how, bb:
 // just before it, each one's buffers left on the stage (a worker's buffers are laid over it). The
 // case's inputs are laid there first, as a worker's block does.
 inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, const Answer& a) {
-  const bb::BlobLayout l = bb::buffers_layout(*s.c), in = bb::inputs_layout(*s.c);
+  const bb::BlobLayout l = bb::buffers_layout(s.c), in = bb::inputs_layout(s.c);
   auto packet = bb::receive_packet(s.pacing.get());  // the block's stage
   if (!packet || packet->second.size() != 1) return "the block's stage did not come over the pacing socket";
   void* p = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, packet->second[0].get(), 0);
@@ -642,7 +622,7 @@ inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, co
   s.stage = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [n = l.total](uint8_t* q) { munmap(q, n); });
   uint8_t* stage = s.stage.get();
   const auto input_at = [&](std::size_t i) { return stage + l.offsets[i] + bb::HostBuffer::kGuardBytes; };
-  for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), s.inputs.data() + in.offsets[i], s.c->inputs[i].nbytes());
+  for (std::size_t i = 0; i < s.c.inputs.size(); ++i) std::memcpy(input_at(i), s.inputs.data() + in.offsets[i], s.c.inputs[i].nbytes());
   for (std::size_t k = 0; k <= samples; ++k) {
     const char tell = k == 0 ? bb::kFreshReady : k == samples ? bb::kFreshLast : bb::kFreshDone;
     if (send(s.pacing.get(), &tell, 1, MSG_NOSIGNAL) != 1) return "the host's pacing socket is gone";
@@ -650,15 +630,15 @@ inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, co
     char go = 0;
     if (recv(s.pacing.get(), &go, 1, 0) != 1 || go != bb::kFreshGo) return "no go from the host";
     auto given = bb::SealedBlob::create(in.total, [&](uint8_t* q) {
-      for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(q + in.offsets[i], input_at(i), s.c->inputs[i].nbytes());
+      for (std::size_t i = 0; i < s.c.inputs.size(); ++i) std::memcpy(q + in.offsets[i], input_at(i), s.c.inputs[i].nbytes());
     });
     if (!given) return given.error().message;
     const bool replays = a.replays && k >= a.honest_samples;
-    auto buffers = detail::call_buffers(*s.c, replays ? s.inputs : *given, s.target, a.kernel);
+    auto buffers = detail::call_buffers(s.c, replays ? s.inputs : *given, s.target, a.kernel);
     if (!buffers) return buffers.error().message;
     std::memcpy(stage, buffers->data(), l.total);
     if (replays)  // the inputs it was given stay as they were: only its outputs are the case's
-      for (std::size_t i = 0; i < s.c->inputs.size(); ++i) std::memcpy(input_at(i), given->data() + in.offsets[i], s.c->inputs[i].nbytes());
+      for (std::size_t i = 0; i < s.c.inputs.size(); ++i) std::memcpy(input_at(i), given->data() + in.offsets[i], s.c.inputs[i].nbytes());
     s.buffers = std::move(*buffers);
   }
   return "";

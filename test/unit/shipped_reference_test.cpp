@@ -33,10 +33,7 @@ TEST(GpuReference, ShippedReferencesComputeOnCudaWhatTheyComputeOnTheCpu) {
     ASSERT_TRUE(cases.ok()) << cases.error().message;
     for (const auto& c : *cases) {
       if (!c.runs_on("cuda")) continue;
-      bb::TestRequest req;
-      req.manifest = (dir.path() / "gen_input.yaml").string();
-      req.op = op;
-      req.case_index = c.index;
+      bb::TestRequest req = bb::case_request(op, c, dir.path());
       req.impl = {bb::Target::Kind::reference, library.string()};
       req.reference = {bb::Target::Kind::reference, library.string()};
       req.device = "cuda";

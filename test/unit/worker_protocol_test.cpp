@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <type_traits>
 
 #include "fake_executor.hpp"
+#include "protocol/case_json.hpp"
 #include "protocol/worker_dispatch.hpp"
 #include "protocol/worker_protocol.hpp"
 #include "worker/request_server.hpp"
@@ -77,6 +81,79 @@ TEST(WorkerProtocol, RequestsReadBackAsWritten) {
   EXPECT_FALSE(bb::verify_reply_from_json(nlohmann::json::array()).error.empty()) << "not an object: an error, never a crash";
 }
 
+// The case travels as one value (case_json.hpp): every field reads back, non-finite numbers
+// bit for bit, a string never read as a number.
+TEST(CaseJson, ACaseReadsBackWholeNonFiniteNumbersToo) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  bb::ConcreteCase c;
+  c.index = 7;
+  c.id = "correctness/small~tiny[n=3]";
+  c.name = "small~tiny";
+  c.variant = "tiny";
+  c.kind = bb::CaseKind::performance;
+  c.params = {{"n", int64_t{3}}, {"eps", -inf}, {"exact", true}, {"mode", std::string("1.5")}};
+  bb::ConcreteTensor x;
+  x.name = "x";
+  x.shape = {3, 0, 2};
+  x.dtype = bb::DType::bfloat16;
+  x.init.kind = bb::InitKind::full;
+  x.init.a = nan;
+  x.init.b = inf;
+  x.init.a_expr = "1 / n";
+  x.init.twist = 2;
+  x.init.twist_log2 = -12;
+  x.variants = 5;
+  c.inputs = {x};
+  bb::ConcreteOutput y;
+  y.name = "y";
+  y.shape = {3};
+  y.dtype = bb::DType::float16;
+  y.inplace_input = 0;
+  y.tolerance = {1e-3, 2e-2, true};
+  c.outputs = {y};
+  c.attrs = {{"alpha", nan}, {"dims", std::vector<int64_t>{1, -1}}, {"scales", std::vector<double>{1.5, -inf}}, {"name", std::string("inf")}};
+  c.flops = 6.0;
+  c.seed = 0xfedcba9876543210ull;
+  c.devices = {"cuda"};
+
+  const bb::ConcreteCase b = bb::case_from_json(nlohmann::json::parse(bb::to_json(c).dump()));
+  EXPECT_EQ(b.index, 7);
+  EXPECT_EQ(b.id, c.id);
+  EXPECT_EQ(b.name, c.name);
+  EXPECT_EQ(b.variant, "tiny");
+  EXPECT_EQ(b.kind, bb::CaseKind::performance);
+  ASSERT_EQ(b.params.size(), 4u);
+  EXPECT_EQ(std::get<int64_t>(b.params[0].second), 3);
+  EXPECT_EQ(std::get<double>(b.params[1].second), -inf);
+  EXPECT_TRUE(std::get<bool>(b.params[2].second));
+  EXPECT_EQ(std::get<std::string>(b.params[3].second), "1.5") << "a string stays a string";
+  ASSERT_EQ(b.inputs.size(), 1u);
+  EXPECT_EQ(b.inputs[0].shape, (std::vector<int64_t>{3, 0, 2}));
+  EXPECT_EQ(b.inputs[0].dtype, bb::DType::bfloat16);
+  EXPECT_EQ(b.inputs[0].init.kind, bb::InitKind::full);
+  EXPECT_TRUE(std::isnan(b.inputs[0].init.a));
+  EXPECT_EQ(b.inputs[0].init.b, inf);
+  EXPECT_EQ(b.inputs[0].init.a_expr, "1 / n");
+  EXPECT_EQ(b.inputs[0].init.twist, 2u);
+  EXPECT_EQ(b.inputs[0].init.twist_log2, -12);
+  EXPECT_EQ(b.inputs[0].variants, 5u);
+  ASSERT_EQ(b.outputs.size(), 1u);
+  EXPECT_EQ(b.outputs[0].inplace_input, 0);
+  EXPECT_EQ(b.outputs[0].dtype, bb::DType::float16);
+  EXPECT_DOUBLE_EQ(b.outputs[0].tolerance.rtol, 2e-2);
+  EXPECT_TRUE(b.outputs[0].tolerance.scale_atol);
+  ASSERT_EQ(b.attrs.size(), 4u);
+  EXPECT_TRUE(std::isnan(std::get<double>(b.attrs[0].second)));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(b.attrs[1].second), (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(std::get<std::vector<double>>(b.attrs[2].second), (std::vector<double>{1.5, -inf}));
+  EXPECT_EQ(std::get<std::string>(b.attrs[3].second), "inf");
+  EXPECT_EQ(b.flops, 6.0);
+  EXPECT_FALSE(b.bytes);
+  EXPECT_EQ(b.seed, c.seed);
+  EXPECT_EQ(b.devices, c.devices);
+  EXPECT_EQ(bb::to_json(b).dump(), bb::to_json(c).dump());
+}
+
 // A server that serves two commands and records what it was given.
 class Recording final : public bb::WorkerService {
  public:
@@ -115,6 +192,29 @@ TEST(WorkerDispatch, UnknownUnservedAndMalformedRequestsAreErrorsNeverCrashes) {
   auto malformed = bb::dispatch(r, {{"cmd", "stage"}, {"inputs", "three"}}, {});
   EXPECT_NE(malformed.body.value("error", "").find("a malformed 'stage' request"), std::string::npos) << malformed.body.dump();
   EXPECT_EQ(r.staged, -1) << "a malformed request reaches no method";
+}
+
+TEST(CaseJson, APrepareWithABrokenCaseIsAnErrorReplyNeverACrash) {
+  bb::PrepareRequest p;
+  p.op = "scale";
+  p.test_case.id = "c";
+  p.test_case.inputs.resize(1);
+  p.test_case.outputs.resize(1);
+  nlohmann::json wire = bb::request_json(p);
+  EXPECT_EQ(bb::read_request<bb::PrepareRequest>(wire).test_case.id, "c");
+  Recording r;
+  auto broken = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json w = wire;
+    edit(w["case"]);
+    return bb::dispatch(r, w, {}).body.value("error", "");
+  };
+  EXPECT_NE(broken([](auto& c) { c.erase("inputs"); }).find("a malformed 'prepare' request"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["inputs"][0]["shape"] = {4, -1}; }).find("a negative dimension"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["inputs"][0]["dtype"] = "float128"; }).find("not a dtype"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["outputs"][0]["inplace_input"] = 3; }).find("no such input"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["kind"] = 9; }).find("out of range"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["attrs"] = nlohmann::json::array({nlohmann::json::array({"a", nlohmann::json::array({8, 1})})}); }).find("kind"), std::string::npos);
+  EXPECT_NE(broken([](auto& c) { c["flops"] = {{"nonfinite", "huge"}}; }).find("not a number"), std::string::npos);
 }
 
 // The worker and the fake serve through the same table: both are WorkerServices.

@@ -6,6 +6,7 @@
 #include "dtype.hpp"
 #include "host_buffer.hpp"
 #include "init.hpp"
+#include "protocol/case_json.hpp"
 
 namespace bb {
 
@@ -84,21 +85,15 @@ BlobLayout buffers_layout(const ConcreteCase& c) {
 }
 
 void to_json(nlohmann::json& j, const PrepareRequest& r) {
-  j = {{"session", r.session},   {"manifest", r.manifest},
-          {"op", r.op},             {"case_index", r.case_index}, {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
-          {"random_cases", r.expansion.random_cases}, {"variants", r.expansion.variants}, {"target", to_json(r.target)}, {"device", r.device},
-          {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
+  j = {{"session", r.session}, {"op", r.op}, {"case", to_json(r.test_case)}, {"target", to_json(r.target)}, {"device", r.device},
+       {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
 }
 
 void from_json(const nlohmann::json& j, PrepareRequest& r) {
   r = PrepareRequest{};
   r.session = j.value("session", "");
-  r.manifest = j.value("manifest", "");
   r.op = j.value("op", "");
-  r.case_index = j.value("case_index", 0);
-  if (auto it = j.find("seed"); it != j.end() && it->is_number_unsigned()) r.seed = it->get<uint64_t>();
-  r.expansion.random_cases = j.value("random_cases", 0);
-  r.expansion.variants = j.value("variants", uint32_t{0});
+  r.test_case = case_from_json(j.at("case"));
   r.target = target_from_json(j.value("target", nlohmann::json::object()));
   r.device = j.value("device", "cpu");
   r.device_index = j.value("device_index", 0);

@@ -123,10 +123,8 @@ uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name);
 struct PrepareRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::prepare;
   std::string session;
-  std::string manifest, op;
-  int case_index = 0;
-  std::optional<uint64_t> seed;
-  CaseExpansion expansion;  // --random-cases and --variants: the case list holds them (cases.hpp)
+  std::string op;
+  ConcreteCase test_case;  // the host's, as it expanded it (case_json.hpp): the worker reads no manifest
   Target target;
   std::string device = "cpu";
   int device_index = 0;

@@ -29,15 +29,10 @@ namespace bb {
 namespace {
 
 TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, Target target) {
-  TestRequest req;
-  req.manifest = p.folder.manifest.string();
-  req.op = p.folder.name;
-  req.case_index = c.index;
+  TestRequest req = case_request(p.folder.name, c, p.manifest.dir());
   req.impl = std::move(target);
   req.reference = p.reference.target();
   req.check_determinism = ctx.options.check_determinism;
-  req.seed = ctx.options.seed;
-  req.expansion = ctx.options.expansion;
   req.timing = ctx.options.timing;
   return req;
 }
@@ -54,17 +49,11 @@ TestResult test_identity(const SweepContext& ctx, const TestSpec& t, int ordinal
   const auto& p = ctx.plans[t.op];
   const auto& c = p.cases[t.case_pos];
   TestResult r;
-  r.id.op = p.folder.name;
+  r.id = case_identity(p.folder.name, c);
   r.id.impl = p.impls[t.impl].name;
-  r.id.case_id = c.id;
-  r.id.variant = c.variant;
-  r.id.kind = case_kind_name(c.kind);
   r.id.device = p.impls[t.impl].device;
   r.id.device_index = is_cpu(r.id.device) || r.id.device.empty() ? 0 : ordinal;
   r.id.repeat = t.repeat;
-  r.id.flops = c.flops;
-  r.id.bytes = c.bytes;
-  r.id.shapes = c.shapes();
   return r;
 }
 
@@ -75,30 +64,29 @@ void run_job(const Job& job, int ordinal, SlotWorkers& workers, SweepContext& ct
   for (const auto& t : job.tests) {
     if (interrupted()) return;  // the run is stopping: no new test
     const auto& c = p.cases[t.case_pos];
-    const TestResult id = test_identity(ctx, t, ordinal);
-    events.started(id);
     TestRequest req = request_for(ctx, p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
+    req.id = test_identity(ctx, t, ordinal).id;
+    events.started(TestResult{req.id});
     req.time = o.performance && c.kind == CaseKind::performance;
     req.device = job.device;
-    req.device_index = id.id.device_index;
+    req.device_index = req.id.device_index;
     req.declared_supported = !impl.info.preconditions.empty();  // it runs: the preconditions hold (skip_reason)
     const SideWorkers side = side_workers(p, job, req.time);
     req.reference_device = side.reference_device;
     req.baseline = side.baseline;
-    TestWorkers w = workers.for_test(p, side, id.id.device_index);
+    TestWorkers w = workers.for_test(p, side, req.id.device_index);
     DriverLimits limits;
     limits.call_timeout = o.test_timeout;
     limits.device_check_min_bytes = default_device_check_min_bytes();
     // The physical floor on devices only: a CPU's cold data is not all from DRAM (the
     // prefetchers, the L3 the flush leaves), and its copy bandwidth reads low on a loaded host.
-    if (!is_cpu(job.device)) limits.peak_bytes_per_second = measured_bandwidth(ctx.device_kinds.at(job.device), id.id.device_index);
+    if (!is_cpu(job.device)) limits.peak_bytes_per_second = measured_bandwidth(ctx.device_kinds.at(job.device), req.id.device_index);
     const auto t0 = std::chrono::steady_clock::now();
     TestResult out = run_test(req, w, limits);  // the host's verdict and figures, under the test's identity
     if (o.worker_limits.memory_bytes && out.outcome.message.find("bad_alloc") != std::string::npos)
       out.outcome.message += fmt::format(" (a worker's memory limit is {:.1f} GiB: --worker-memory-limit)", o.worker_limits.memory_bytes / 1073741824.0);
     out.phases.seconds["host_s"] = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - out.phases.duration);
     if (interrupted()) return;  // abandoned in flight (its worker was killed): not a finished test
-    out.id = id.id;  // the identity is the host's, set once (test_identity)
     if (out.outcome.verdict == Verdict::crash) {  // where, and the line that runs it again in the foreground
       if (!out.outcome.crash.is_object()) out.outcome.crash = nlohmann::json::object();
       out.outcome.crash["rerun"] = rerun_command(o, out.id);

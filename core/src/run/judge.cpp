@@ -33,7 +33,6 @@ class Judge final : public judge::TimingSteps {
 
   TestResult steps() {
     started_ = phase_start_ = Clock::now();
-    if (auto failed = setup()) return *failed;
     if (auto failed = make_inputs()) return *failed;
     if (auto failed = prepare()) return *failed;
     if (req_.check) {

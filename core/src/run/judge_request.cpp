@@ -6,6 +6,27 @@
 
 namespace bb {
 
+TestId case_identity(const std::string& op, const ConcreteCase& c) {
+  TestId id;
+  id.op = op;
+  id.case_id = c.id;
+  id.variant = c.variant;
+  id.kind = case_kind_name(c.kind);
+  id.flops = c.flops;
+  id.bytes = c.bytes;
+  id.shapes = c.shapes();
+  return id;
+}
+
+TestRequest case_request(const std::string& op, const ConcreteCase& c, std::filesystem::path data_dir) {
+  TestRequest req;
+  req.id = case_identity(op, c);
+  req.op = op;
+  req.test_case = c;
+  req.data_dir = std::move(data_dir);
+  return req;
+}
+
 std::size_t default_device_check_min_bytes() {
   const char* v = std::getenv("BACKENDBENCH_DEVICE_CHECK_MIN_BYTES");
   if (!v || !*v) return DriverLimits{}.device_check_min_bytes;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,14 +12,18 @@
 #include "measure/measurement.hpp"
 #include "plan/cases.hpp"
 #include "protocol/worker_protocol.hpp"
+#include "results.hpp"
 #include "run/workers/executor.hpp"
 
 namespace bb {
 
 struct TestRequest {
-  std::string manifest;  // gen_input.yaml
+  TestId id;  // the test's identity, made once by the host (job_runner.cpp): its result carries it
   std::string op;
-  int case_index = 0;
+  // The case, as the plan expanded it (plan.hpp): it travels as this one value to every worker
+  // of the test (PrepareRequest::test_case); nothing reads the manifest again.
+  ConcreteCase test_case;
+  std::filesystem::path data_dir;  // where its .npy initialisers are: the manifest's folder
   Target impl;
   Target reference;
   std::string device = "cpu";            // where the implementation runs: cpu, cuda, hip
@@ -27,8 +32,6 @@ struct TestRequest {
   bool check = true;              // compare against the reference
   bool time = false;              // measure when correct (or when check is false)
   bool check_determinism = false; // a second call must give the same bytes
-  std::optional<uint64_t> seed;   // overrides the manifest's seed
-  CaseExpansion expansion;        // --random-cases and --variants: the case list holds them (cases.hpp)
   TimingOptions timing;
   // With `time`: the baseline to time against, on the implementation's device, in alternating
   // blocks in its own worker (paired.hpp); the result then carries the paired speedup.
@@ -37,6 +40,12 @@ struct TestRequest {
   // them: BB_ERR_UNSUPPORTED on it is an ERROR, not SKIPPED.
   bool declared_supported = false;
 };
+
+// The identity's fields that are the case's (op, case, variant, kind, work, shapes); the
+// implementation, its device and the repeat are the caller's.
+TestId case_identity(const std::string& op, const ConcreteCase& c);
+// A test of case `c` of `op`, whose manifest is in `data_dir`: its identity case_identity's.
+TestRequest case_request(const std::string& op, const ConcreteCase& c, std::filesystem::path data_dir);
 
 // The workers of a test. `baseline` may be `reference` (the same trusted worker) or null.
 struct TestWorkers {

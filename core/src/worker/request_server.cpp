@@ -1,4 +1,3 @@
-#include "devices/device_runtimes.hpp"
 #include "worker/request_server.hpp"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "devices/device.hpp"
+#include "devices/device_runtimes.hpp"
 #include "measure/cpu_cache.hpp"
 #include "measure/cpu_timer.hpp"
 #include "measure/device_timer.hpp"
@@ -44,20 +44,6 @@ ProbeReply RequestServer::probe_library(const ProbeRequest& request) {
 
 // ---------------------------------------------------------------------------------------------
 // Caches.
-
-Expected<const RequestServer::OpData*> RequestServer::op_data(const std::string& manifest, const std::string& op,
-                                                        std::optional<uint64_t> seed, const CaseExpansion& expansion) {
-  auto& slot = ops_[fmt::format("{}#{}#{}", manifest, seed ? std::to_string(*seed) : "", expansion_key(expansion))];
-  if (!slot) {
-    auto m = load_manifest(manifest, op);
-    if (!m) return m.error();
-    if (seed) m->seed = *seed;
-    auto cases = expand_cases(*m, expansion);
-    if (!cases) return cases.error();
-    slot = std::make_unique<OpData>(OpData{std::move(*m), std::move(*cases)});
-  }
-  return slot.get();
-}
 
 Expected<const PluginLibrary*> RequestServer::library(const std::string& path, const std::string& op) {
   auto& slot = libraries_[path];
@@ -141,7 +127,7 @@ nlohmann::json with_jit(nlohmann::json body, const JitCount& jit) {
 }  // namespace
 
 struct RequestServer::Session {
-  const ConcreteCase* c = nullptr;
+  ConcreteCase c;  // the host's (PrepareRequest::test_case)
   std::string op;
   bb_kernel_fn fn = nullptr;
   const bb_python_bridge* python = nullptr;  // a .py implementation's (null: a library's)
@@ -152,9 +138,9 @@ struct RequestServer::Session {
   std::vector<uint8_t> spacer;  // replace_buffers(): held until the next placement
   std::unique_ptr<FreshStage> fresh;  // the host's fresh inputs for every timed sample ("pace")
   std::vector<const uint8_t*> inputs_of(const SealedBlob& blob) const {
-    const BlobLayout l = inputs_layout(*c);
+    const BlobLayout l = inputs_layout(c);
     std::vector<const uint8_t*> p;
-    for (std::size_t i = 0; i < c->inputs.size(); ++i) p.push_back(blob.data() + l.offsets[i]);
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) p.push_back(blob.data() + l.offsets[i]);
     return p;
   }
   ~Session() {
@@ -180,8 +166,8 @@ struct RequestServer::Session {
     if (bound->on_device()) return "";
     if (fresh) {
       if (std::string e = fresh->next_stage(); !e.empty()) return "fresh inputs: " + e;
-      auto staged = std::make_unique<CallBuffers>(*c, inputs_of(pristine), fresh->buffers());
-      auto rebound = std::make_unique<BoundCall>(op, *c, *staged, bound->place());
+      auto staged = std::make_unique<CallBuffers>(c, inputs_of(pristine), fresh->buffers());
+      auto rebound = std::make_unique<BoundCall>(op, c, *staged, bound->place());
       rebound->set_python(python);
       if (!rebound->setup_error().empty()) return rebound->setup_error();
       bound = std::move(rebound);
@@ -191,12 +177,12 @@ struct RequestServer::Session {
       return "";
     }
     std::size_t bytes = 0;
-    for (const auto& t : c->inputs) bytes += t.nbytes();
-    for (const auto& t : c->outputs) bytes += t.nbytes();
+    for (const auto& t : c.inputs) bytes += t.nbytes();
+    for (const auto& t : c.outputs) bytes += t.nbytes();
     if (bytes > kReplaceMaxBytes) return "";
     std::vector<uint8_t> next_spacer((1 + draw() % 64) * HostBuffer::kPage, uint8_t{1});  // touched: its pages are taken
-    auto fresh = std::make_unique<CallBuffers>(*c, inputs_of(pristine));
-    auto rebound = std::make_unique<BoundCall>(op, *c, *fresh, bound->place());
+    auto fresh = std::make_unique<CallBuffers>(c, inputs_of(pristine));
+    auto rebound = std::make_unique<BoundCall>(op, c, *fresh, bound->place());
     rebound->set_python(python);
     if (!rebound->setup_error().empty()) return rebound->setup_error();
     bound = std::move(rebound);  // before the buffers it was bound to go
@@ -335,7 +321,7 @@ Message RequestServer::pace(const PaceRequest& req, UniqueFd socket) {
   auto s = session(req.session);
   if (!s) return reply_error(s.error().message);
   auto stage = std::make_unique<FreshStage>();
-  if (std::string e = stage->attach(std::move(socket), *(*s)->c); !e.empty()) return reply_error("fresh inputs: " + e);
+  if (std::string e = stage->attach(std::move(socket), (*s)->c); !e.empty()) return reply_error("fresh inputs: " + e);
   (*s)->fresh = std::move(stage);
   return Message{CallReply{}.to_json(), {}};
 }
@@ -361,12 +347,8 @@ Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   note_loaded_modules();  // what the runtimes and the plugins loaded since (crash_frames.hpp)
   Steps step;
   sessions_.erase(req.session);
-  auto data = op_data(req.manifest, req.op, req.seed, req.expansion);
-  if (!data) return reply_error(data.error().message);
-  if (req.case_index < 0 || static_cast<size_t>(req.case_index) >= (*data)->cases.size())
-    return reply_error(fmt::format("case index {} out of range", req.case_index));
   auto s = std::make_unique<Session>();
-  s->c = &(*data)->cases[static_cast<size_t>(req.case_index)];
+  s->c = req.test_case;
   s->op = req.op;
   s->reference = req.target.kind != Target::Kind::kernel_impl;
   capture_integrity(req.device);
@@ -382,14 +364,14 @@ Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   }
   // The case's inputs: from the host's blob, or made on the device (then kept there only).
   if (!req.generate || !s->fn) {
-    auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(*s->c).total);
+    auto blob = SealedBlob::adopt(std::move(inputs), inputs_layout(s->c).total);
     if (!blob) return reply_error("the case's inputs: " + blob.error().message);
     s->pristine = std::move(*blob);
   }
   step("load_s");
-  s->buffers = std::make_unique<CallBuffers>(*s->c, s->pristine.empty() ? std::vector<const uint8_t*>{} : s->inputs_of(s->pristine));
+  s->buffers = std::make_unique<CallBuffers>(s->c, s->pristine.empty() ? std::vector<const uint8_t*>{} : s->inputs_of(s->pristine));
   step("buffers_s");
-  s->bound = std::make_unique<BoundCall>(req.op, *s->c, *s->buffers, *place, req.shareable);
+  s->bound = std::make_unique<BoundCall>(req.op, s->c, *s->buffers, *place, req.shareable);
   if (s->fn) s->bound->set_python(s->python = (*library(req.target.library, req.op))->python);
   step("bind_s");
   if (!s->bound->setup_error().empty()) return reply_error(s->bound->setup_error());
@@ -407,7 +389,7 @@ Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
 }
 
 Expected<SealedBlob> RequestServer::buffers_blob(Session& s) {
-  const ConcreteCase& c = *s.c;
+  const ConcreteCase& c = s.c;
   const BlobLayout l = buffers_layout(c);
   return SealedBlob::create(l.total, [&](uint8_t* p) {
     std::size_t k = 0;
@@ -450,7 +432,7 @@ Expected<std::string> changed_after_return(const ConcreteCase& c, CallBuffers& b
 // checker compares them on the device: device_check.hpp).
 Message RequestServer::call_on(Session& s, const CallRequest& req, UniqueFd variant) {
   const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
-  const ConcreteCase& c = *s.c;
+  const ConcreteCase& c = s.c;
   SealedBlob other;
   if (variant) {
     auto blob = SealedBlob::adopt(std::move(variant), inputs_layout(c).total);
@@ -608,7 +590,7 @@ Expected<Measurement> RequestServer::measure(Session& s, const TimingOptions& ti
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
 // every call; the buffers after the last call go back, for the host to check.
 Message RequestServer::block_on(Session& s, const TimingOptions& timing, bool return_buffers) {
-  const ConcreteCase& c = *s.c;
+  const ConcreteCase& c = s.c;
   Steps step;
   bool placed = false;
   if (auto e = s.replace_buffers(placement_draw_, placed); !e.empty()) return reply_error(e);

@@ -69,13 +69,7 @@ class RequestServer final : public WorkerService {
   void watch_integrity() { watch_integrity_ = true; }
 
  private:
-  struct OpData {
-    Manifest manifest;
-    std::vector<ConcreteCase> cases;
-  };
   struct Session;
-  Expected<const OpData*> op_data(const std::string& manifest, const std::string& op, std::optional<uint64_t> seed,
-                                   const CaseExpansion& expansion);
   Expected<const PluginLibrary*> library(const std::string& path, const std::string& op);
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
   Expected<ExecPlace> place_for(const std::string& device, int index);
@@ -96,7 +90,6 @@ class RequestServer final : public WorkerService {
   // One measurement of the session's call, outputs rewritten before every sample.
   Expected<Measurement> measure(Session& s, const TimingOptions& timing);
 
-  std::map<std::string, std::unique_ptr<OpData>> ops_;
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
   std::map<std::string, std::unique_ptr<Session>> sessions_;

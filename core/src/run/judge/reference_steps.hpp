@@ -12,20 +12,6 @@ class ReferenceSteps : public TestState {
   using TestState::TestState;
 
   // ---- the steps
-  std::optional<TestResult> setup() {
-    auto data = op_cases(req_);
-    if (!data) return finish(Verdict::error, data.error().message);
-    data_ = *data;
-    if (req_.case_index < 0 || static_cast<size_t>(req_.case_index) >= data_->cases.size())
-      return finish(Verdict::error, fmt::format("case index {} out of range", req_.case_index));
-    c_ = &data_->cases[static_cast<size_t>(req_.case_index)];
-    r_.id.case_id = c_->id;  // which case the index resolved to; the host stamps the whole identity (job_runner.cpp)
-    r_.id.kind = case_kind_name(c_->kind);
-    r_.id.flops = c_->flops;
-    r_.id.bytes = c_->bytes;
-    return std::nullopt;
-  }
-
   // Inputs of the case, made here from its seed; `salt` other than "" makes other values of the
   // same shapes and initialisers from the host's secret, and `sparse` changes only about one
   // element in kSparseEvery (4096), at least one, of the case's inputs to such values.
@@ -43,12 +29,12 @@ class ReferenceSteps : public TestState {
         const auto& t = c_->inputs[i];
         uint8_t* at = p + l.offsets[i];
         if (salt.empty()) {
-          if (auto s = fill_tensor(t, at, mix_seed(c_->seed, t.name), data_->manifest.dir()); !s) error = s.error().message;
+          if (auto s = fill_tensor(t, at, mix_seed(c_->seed, t.name), req_.data_dir); !s) error = s.error().message;
           continue;
         }
         const uint64_t seed = mix_seed(secret, salt + ":" + t.name);
         if (!sparse) {
-          if (auto s = fill_tensor(t, at, seed, data_->manifest.dir()); !s) error = s.error().message;
+          if (auto s = fill_tensor(t, at, seed, req_.data_dir); !s) error = s.error().message;
           continue;
         }
         // The case's inputs (made once: host_inputs) with a few elements at secret places changed

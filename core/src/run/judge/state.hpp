@@ -32,11 +32,12 @@
 #include "measure/run_queue.hpp"
 #include "measure/timing_of.hpp"
 #include "parallel.hpp"
+#include "protocol/case_json.hpp"
 #include "protocol/worker_protocol.hpp"
 #include "run/blob_cache.hpp"
 #include "run/device_check.hpp"
 #include "run/fresh_inputs.hpp"
-#include "run/judge/shared_state.hpp"
+#include "run/judge/device_activity.hpp"
 #include "run/output_checks.hpp"
 #include "run/workers/sandbox_off.hpp"
 #include "trace.hpp"
@@ -54,7 +55,9 @@ constexpr uint64_t kSparseEvery = 4096;
 class TestState {
  protected:
   using Clock = std::chrono::steady_clock;
-  TestState(const TestRequest& req, const TestWorkers& w, const DriverLimits& limits) : req_(req), w_(w), limits_(limits) {}
+  // The identity is the host's, made once (job_runner.cpp's test_identity); the case is the plan's.
+  TestState(const TestRequest& req, const TestWorkers& w, const DriverLimits& limits)
+      : req_(req), w_(w), limits_(limits), r_{req.id}, c_(&req.test_case) {}
 
   // ---- bookkeeping
   void mark(const char* phase) {
@@ -149,10 +152,9 @@ class TestState {
     if (c.outside) return finish(Verdict::error, prefix + kOutsideStream);
     return finish(Verdict::error, prefix + c.error);
   }
-  // The case, whichever implementation is under test.
+  // The case, whichever implementation is under test: the whole of it (its .npy files' folder too).
   std::string inputs_key() const {
-    return fmt::format("inputs|{}|{}|{}|{}|{}", req_.manifest, req_.op, req_.seed ? std::to_string(*req_.seed) : "", expansion_key(req_.expansion),
-                       req_.case_index);
+    return fmt::format("inputs|{}|{}|{}", req_.data_dir.string(), req_.op, to_json(req_.test_case).dump());
   }
   // The reference's buffers for the case's inputs: one reference function on one device.
   std::string expected_key() const {
@@ -162,11 +164,8 @@ class TestState {
   PrepareRequest prepare_request(const char* session, const Target& t, const std::string& device) const {
     PrepareRequest p;
     p.session = session;
-    p.manifest = req_.manifest;
     p.op = req_.op;
-    p.case_index = req_.case_index;
-    p.seed = req_.seed;
-    p.expansion = req_.expansion;
+    p.test_case = req_.test_case;
     p.target = t;
     p.device = device;
     p.device_index = req_.device_index;
@@ -254,7 +253,6 @@ class TestState {
   bool first_call_returned_ = false;  // the implementation returned from a call on this case (BB_ERR_UNSUPPORTED after that is an ERROR)
   Clock::time_point started_, phase_start_;
   const char* phase_ = "setup_s";
-  const OpCases* data_ = nullptr;
   const ConcreteCase* c_ = nullptr;
   std::shared_ptr<const SealedBlob> inputs_, expected_;  // the case's, shared with other tests of the run (blob_cache.hpp)
   SealedBlob first_;

@@ -227,7 +227,7 @@ class TimingSteps : public CheckSteps {
     if (fresh_wanted && (is_cpu(req_.device) || (device_case_ && device_check_ && watch_reference()))) {
       const std::vector<std::string> repeating = repeating_inputs(*c_);
       fresh_on_device_ = !is_cpu(req_.device);
-      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, data_->manifest.dir(), fresh_on_device_);
+      if (repeating.size() < c_->inputs.size()) fresh_ = std::make_unique<FreshInputs>(*c_, req_.data_dir, fresh_on_device_);
       if (!repeating.empty())
         fresh_note_ = fmt::format("inputs repeat: {} keep{} {} values in every timed call (constant, arange or a file)", fmt::join(repeating, ", "),
                                   repeating.size() == 1 ? "s" : "", repeating.size() == 1 ? "its" : "their");
