@@ -115,6 +115,21 @@ TEST(ClockAudit, SamplesPacedByTheHostAreAuditedOneByOne) {
   // honest one passes though one of its two spans waited on a stall.
   EXPECT_TRUE(bb::audit_paced(paced(10e-3, 100e-3, 2), paced(50e-3, 50e-3, 2), pinned));
   EXPECT_FALSE(bb::audit_paced(paced(100e-3, 100e-3, 2, 25e-6, 2, 5e-3), paced(50e-3, 50e-3, 2), pinned));
+  // A loaded machine: the baseline's round trip wanders from block to block (150 us to 750 us,
+  // the 2-core VM under a parallel ctest), and an honest implementation's blocks fall where they
+  // fall in it (a false IMPLAUSIBLE of myop_vec there, 2026-12-07). A forgery that hides more
+  // than the wander is still one.
+  auto wandering = [](double reported, double real, double from, double to) {
+    std::vector<bb::BlockRecord> out;
+    for (std::size_t k = 0; k < 16; ++k) {
+      const double trip = from + (to - from) * static_cast<double>(k % 4) / 3.0;
+      out.push_back(paced(reported, real, 15, trip)[k]);
+    }
+    return out;
+  };
+  EXPECT_FALSE(bb::audit_paced(wandering(143e-6, 143e-6, 850e-6, 1000e-6), wandering(143e-6, 143e-6, 150e-6, 750e-6)));
+  EXPECT_TRUE(bb::audit_paced(wandering(143e-6, 1.5e-3, 150e-6, 750e-6), wandering(143e-6, 143e-6, 150e-6, 750e-6)));
+  EXPECT_TRUE(bb::audit_paced(wandering(10e-6, 1e-3, 150e-6, 750e-6), wandering(143e-6, 143e-6, 150e-6, 750e-6), pinned));
   // Blocks that were not paced say nothing here.
   EXPECT_FALSE(bb::audit_paced(blocks(1e-6, 10e-6, 15), blocks(10e-6, 10e-6, 15), pinned));
 }

@@ -1,24 +1,24 @@
 // A fake worker for unit tests, in the spirit of ninja's FakeCommandRunner: an Executor that
 // answers the worker protocol (worker_protocol.hpp) in this process, with no worker process and
 // no plugin loaded. It serves through the worker's own dispatch table (worker_dispatch.hpp): a
-// method per command, as the worker's RequestServer, each on its typed request. The session, the job runner and the test driver cannot
+// method per command, as the worker's RequestServer, each on its typed request. The run, the job runner and the test driver cannot
 // tell it from a real worker on the paths the tests take:
 //   probe       -> the library as the script describes it (its functions, its info record), or
 //                  "not loaded" with the script's error
 //   devices     -> the script's description of the kind (default: unavailable)
 //   warm, audit -> {} / {watched: true}; unwatch -> no error
-//   prepare     -> a session of (target, case), the case's inputs adopted from the host's memfd
+//   prepare     -> a prepared call of (target, case) under its role, the case's inputs adopted from the host's memfd
 //                  (the case itself read from the manifest the request names, as a worker does)
-//   call, block -> the session's buffers in a sealed memfd, as buffers_layout() lays them out:
+//   call, block -> the prepared call's buffers in a sealed memfd, as buffers_layout() lays them out:
 //                  the inputs as they came (guards intact), then every output computed by the
 //                  target's "kernel": a right one writes 2 * x (x: the first input, element by
 //                  element), a wrong one 2 * x + 1, an unwritten one leaves the poison; an
 //                  identity target copies x, as the real identity reference does. block also
 //                  reports a measurement of constant samples (Answer::sample_seconds).
-//   pace        -> fresh inputs for every sample of the session's blocks from then on: each
+//   pace        -> fresh inputs for every sample of the prepared call's blocks from then on: each
 //                  sample's kernel runs on the inputs the host wrote to the stage, and its
 //                  buffers go back there (fresh_inputs_protocol.hpp)
-//   end         -> the session ends
+//   end         -> the prepared call ends
 // The host judges those buffers as it judges a real worker's (output_checks.hpp): PASS and FAIL
 // come from the comparison, never from the fake's say-so.
 //
@@ -31,7 +31,7 @@
 //
 // Every executor a FakeWorkers makes shares its script and its log: a test asserts which worker
 // got which command, in which process (recycle(), abandon(), a crash or a timeout start a new
-// one, whose sessions are gone, as a real worker's are).
+// one, whose prepared calls are gone, as a real worker's are).
 #pragma once
 
 #include <sys/mman.h>
@@ -139,8 +139,8 @@ struct Answer {
 struct Match {
   std::string cmd;
   std::string library;  // the file name of the library the request is about ("identity" for the identity target)
-  std::string case_id;  // the session's case
-  std::string session;  // impl | reference | baseline
+  std::string case_id;  // the prepared call's case
+  std::string role;  // impl | reference | baseline
   int times = -1;       // how many requests it answers before it is used up (-1: every one)
 };
 
@@ -157,7 +157,7 @@ struct Request {
   int worker = -1;   // the executor, numbered from 0 in the order they were made
   int process = 0;   // that executor's process: a new one after recycle(), abandon(), a crash, a timeout
   std::string cmd;   // the request's cmd, or "recycle" / "abandon"
-  std::string session, library, case_id;
+  std::string role, library, case_id;
   Json request;      // as sent ({} for recycle / abandon)
   bool with_fd = false;
   double timeout = 0;
@@ -179,7 +179,7 @@ class FakeExecutor final : public bb::Executor, private bb::WorkerService {
   int id() const { return id_; }
 
  private:
-  struct Session {
+  struct PreparedCall {
     bb::Target target;
     bb::ConcreteCase c;  // the host's (PrepareRequest::test_case)
     std::string device;
@@ -204,9 +204,9 @@ class FakeExecutor final : public bb::Executor, private bb::WorkerService {
   bb::Message not_served(bb::WorkerCommand c) override {
     return bb::error_message(fmt::format("the fake worker does not serve '{}'", bb::command_name(c)));
   }
-  // One call (or a block's calls) of the session's kernel; its buffers kept in the session.
-  bb::Message run(Session& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block);
-  std::string paced_block(Session& s, std::size_t samples, const Answer& a);
+  // One call (or a block's calls) of the prepared call's kernel; its buffers kept with it.
+  bb::Message run(PreparedCall& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block);
+  std::string paced_block(PreparedCall& s, std::size_t samples, const Answer& a);
   void end_process(const char* why);
 
   Answer answer_;              // the request being served's
@@ -216,7 +216,7 @@ class FakeExecutor final : public bb::Executor, private bb::WorkerService {
   int id_;
   int process_ = 0;
   bool frozen_ = false;
-  std::map<std::string, Session> sessions_;
+  std::map<std::string, PreparedCall> prepared_;
   bb::WorkerWalls walls_;
 };
 
@@ -291,7 +291,7 @@ class FakeWorkers : public std::enable_shared_from_this<FakeWorkers> {
       if (!m.cmd.empty() && m.cmd != r.cmd) continue;
       if (!m.library.empty() && m.library != r.library) continue;
       if (!m.case_id.empty() && m.case_id != r.case_id) continue;
-      if (!m.session.empty() && m.session != r.session) continue;
+      if (!m.role.empty() && m.role != r.role) continue;
       if (rule.match.times > 0) --rule.match.times;
       return rule.answer;
     }
@@ -434,7 +434,7 @@ inline bool FakeExecutor::freeze(bool frozen) {
 inline void FakeExecutor::end_process(const char* why) {
   workers_->note(id_, process_, why);
   frozen_ = false;
-  sessions_.clear();
+  prepared_.clear();
   ++process_;
 }
 
@@ -447,14 +447,14 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   r.request = request;
   r.with_fd = fd >= 0;
   r.timeout = timeout_seconds;
-  r.session = request.value("session", "");
+  r.role = request.value("role", "");
   if (cmd == "probe") {
     r.library = std::filesystem::path(bb::read_request<bb::ProbeRequest>(request).library).filename().string();
   } else if (cmd == "prepare") {
     const auto p = bb::read_request<bb::PrepareRequest>(request);
     r.library = detail::library_name(p.target);
     r.case_id = p.test_case.id;
-  } else if (auto it = sessions_.find(r.session); it != sessions_.end()) {
+  } else if (auto it = prepared_.find(r.role); it != prepared_.end()) {
     r.library = detail::library_name(it->second.target);
     r.case_id = it->second.c.id;
   }
@@ -465,13 +465,13 @@ inline bb::ExecOutcome FakeExecutor::execute(const Json& request, double timeout
   }
   bb::ExecOutcome out;
   if (a.status != bb::ExecOutcome::Status::ok) {
-    // Its process is gone: the next request starts a new one, with no session.
+    // Its process is gone: the next request starts a new one, with nothing prepared.
     out.status = a.status;
     out.detail = !a.detail.empty() ? a.detail
                                    : a.status == bb::ExecOutcome::Status::timed_out
                                          ? fmt::format("no result after {:.1f} s; the worker was killed", timeout_seconds)
                                          : "killed by signal SIGSEGV (Segmentation fault)";
-    sessions_.clear();
+    prepared_.clear();
     ++process_;
   } else if (a.reply) {
     out.reply = *a.reply;
@@ -512,7 +512,7 @@ inline bb::Message FakeExecutor::warm(const bb::WarmRequest& req, bb::UniqueFd) 
 }
 
 inline bb::Message FakeExecutor::prepare(const bb::PrepareRequest& p, bb::UniqueFd inputs) {
-  sessions_.erase(p.session);
+  prepared_.erase(p.role);
   if (p.target.kind != bb::Target::Kind::identity) {
     const std::string name = detail::library_name(p.target);
     const auto lib = workers_->scripted(name);
@@ -531,50 +531,50 @@ inline bb::Message FakeExecutor::prepare(const bb::PrepareRequest& p, bb::Unique
   if (p.generate) return detail::failed("the fake worker makes no inputs on a device");
   auto blob = bb::SealedBlob::adopt(std::move(inputs), bb::inputs_layout(p.test_case).total);
   if (!blob) return detail::failed("the case's inputs: " + blob.error().message);
-  Session s;
+  PreparedCall s;
   s.target = p.target;
   s.c = p.test_case;
   s.device = p.device;
   s.inputs = std::move(*blob);
-  sessions_[p.session] = std::move(s);
+  prepared_[p.role] = std::move(s);
   bb::Message m = detail::done();
   m.body["steps"] = Json::object();
   return m;
 }
 
 inline bb::Message FakeExecutor::end(const bb::EndRequest& req, bb::UniqueFd) {
-  sessions_.erase(req.session);
+  prepared_.erase(req.role);
   return {Json::object(), {}};
 }
 
 inline bb::Message FakeExecutor::pace(const bb::PaceRequest& req, bb::UniqueFd socket) {
-  auto it = sessions_.find(req.session);
-  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  auto it = prepared_.find(req.role);
+  if (it == prepared_.end()) return detail::failed(fmt::format("nothing prepared as '{}' (prepare it first)", req.role));
   if (!socket) return detail::failed("fresh inputs: no pacing socket came with the request");
   it->second.pacing = std::move(socket);
   return detail::done();
 }
 
 inline bb::Message FakeExecutor::buffers(const bb::BuffersRequest& req, bb::UniqueFd) {
-  auto it = sessions_.find(req.session);
-  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  auto it = prepared_.find(req.role);
+  if (it == prepared_.end()) return detail::failed(fmt::format("nothing prepared as '{}' (prepare it first)", req.role));
   if (it->second.buffers.empty()) return detail::failed("no call made yet (fake worker)");
   return detail::done(bb::UniqueFd(dup(it->second.buffers.fd())));
 }
 
 inline bb::Message FakeExecutor::call(const bb::CallRequest& req, bb::UniqueFd inputs) {
-  auto it = sessions_.find(req.session);
-  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  auto it = prepared_.find(req.role);
+  if (it == prepared_.end()) return detail::failed(fmt::format("nothing prepared as '{}' (prepare it first)", req.role));
   return run(it->second, req, std::move(inputs), nullptr);
 }
 
 inline bb::Message FakeExecutor::block(const bb::BlockRequest& req, bb::UniqueFd) {
-  auto it = sessions_.find(req.session);
-  if (it == sessions_.end()) return detail::failed(fmt::format("no session '{}' (prepare it first)", req.session));
+  auto it = prepared_.find(req.role);
+  if (it == prepared_.end()) return detail::failed(fmt::format("nothing prepared as '{}' (prepare it first)", req.role));
   return run(it->second, bb::CallRequest{}, {}, &req);
 }
 
-inline bb::Message FakeExecutor::run(Session& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block) {
+inline bb::Message FakeExecutor::run(PreparedCall& s, const bb::CallRequest& how, bb::UniqueFd inputs, const bb::BlockRequest* block) {
   const Answer& a = answer_;
   if (!a.error.empty()) return {detail::call_reply(a), {}};
   if (!block && (how.generate || how.staged)) return detail::failed("the fake worker makes no inputs on a device");
@@ -610,10 +610,10 @@ inline bb::Message FakeExecutor::run(Session& s, const bb::CallRequest& how, bb:
   return m;
 }
 
-// `samples` calls of the session's kernel, each on the inputs the host wrote to the block's stage
+// `samples` calls of the prepared call's kernel, each on the inputs the host wrote to the block's stage
 // just before it, each one's buffers left on the stage (a worker's buffers are laid over it). The
 // case's inputs are laid there first, as a worker's block does.
-inline std::string FakeExecutor::paced_block(Session& s, std::size_t samples, const Answer& a) {
+inline std::string FakeExecutor::paced_block(PreparedCall& s, std::size_t samples, const Answer& a) {
   const bb::BlobLayout l = bb::buffers_layout(s.c), in = bb::inputs_layout(s.c);
   auto packet = bb::receive_packet(s.pacing.get());  // the block's stage
   if (!packet || packet->second.size() != 1) return "the block's stage did not come over the pacing socket";

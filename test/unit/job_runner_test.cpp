@@ -167,7 +167,7 @@ TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
     EXPECT_EQ(started[k].id.case_id, r.id.case_id);
   }
   // The implementation's worker prepared each case with its own library and the host's inputs,
-  // called it once and ended the session; the reference's did the same with the reference.
+  // called it once and ended it; the reference's did the same with the reference.
   const int impl = impl_workers.at(0), ref = id(workers->reference);
   EXPECT_EQ(fake->commands(impl), "prepare call end prepare call end prepare call end");
   EXPECT_EQ(fake->commands(ref), "recycle prepare call end prepare call end prepare call end");
@@ -177,7 +177,7 @@ TEST_F(JobRunner, APassingTestGetsItsIdentityAndPass) {
     if (r.worker == impl) {
       EXPECT_EQ(target.kind, bb::Target::Kind::kernel_impl);
       EXPECT_EQ(r.library, "twice_good.so");
-      EXPECT_EQ(r.session, "impl");
+      EXPECT_EQ(r.role, "impl");
     } else {
       EXPECT_EQ(r.worker, ref);
       EXPECT_EQ(target.kind, bb::Target::Kind::reference);
@@ -233,7 +233,7 @@ TEST_F(JobRunner, ATimeoutIsTimeoutAfterTheTestTimeout) {
   const auto& r = run_twice_good(kSmall100, Answer::timeout());
   EXPECT_EQ(r.outcome.verdict, bb::Verdict::timeout);
   EXPECT_EQ(r.outcome.message, "no result after 7.0 s; the worker was killed");
-  const auto calls = fake->requests([](const Request& q) { return q.cmd == "call" && q.session == "impl"; });
+  const auto calls = fake->requests([](const Request& q) { return q.cmd == "call" && q.role == "impl"; });
   ASSERT_EQ(calls.size(), 3u);
   for (const auto& c : calls) EXPECT_DOUBLE_EQ(c.timeout, 7.0) << "a call may take --test-timeout";
   EXPECT_EQ(result("twice__twice_good", kSmall16).outcome.verdict, bb::Verdict::pass);
@@ -298,7 +298,7 @@ TEST_F(JobRunner, TheReferenceWorkerServesEveryTestOfItsOp) {
   for (const auto& r : finished) EXPECT_EQ(r.outcome.verdict, bb::Verdict::pass) << r.id.impl << " " << r.id.case_id << ": " << r.outcome.message;
   ASSERT_EQ(impl_workers.size(), 2u);
   EXPECT_NE(impl_workers[0], impl_workers[1]) << "each implementation in a worker of its own";
-  const auto reference = fake->requests([](const Request& r) { return r.session == "reference"; });
+  const auto reference = fake->requests([](const Request& r) { return r.role == "reference"; });
   ASSERT_FALSE(reference.empty());
   std::set<std::pair<int, int>> where;
   for (const auto& r : reference) where.insert({r.worker, r.process});
@@ -357,8 +357,8 @@ TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
   root.add_op("twice", {"twice_good.so", "twice_reference.so"});
   // The implementation's blocks report 100 us a call, the baseline's (the reference, timed in its
   // worker) 200 us.
-  fake->on({.cmd = "block", .session = "impl"}, Answer::timed(100e-6));
-  fake->on({.cmd = "block", .session = "baseline"}, Answer::timed(200e-6));
+  fake->on({.cmd = "block", .role = "impl"}, Answer::timed(100e-6));
+  fake->on({.cmd = "block", .role = "baseline"}, Answer::timed(200e-6));
   plan();
   ASSERT_EQ(plans[0].baselines.size(), 1u);
   run_all();
@@ -376,7 +376,7 @@ TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
   EXPECT_FALSE(result("twice__twice_good", kSmall16).performance.timing.has_value()) << "correctness cases are not timed";
   // The baseline was timed in the reference's worker (the same function on the same device), and
   // after the blocks the implementation's worker audited its own code.
-  const auto blocks = fake->requests([](const Request& q) { return q.cmd == "block" && q.session == "baseline"; });
+  const auto blocks = fake->requests([](const Request& q) { return q.cmd == "block" && q.role == "baseline"; });
   ASSERT_FALSE(blocks.empty());
   for (const auto& b : blocks) EXPECT_EQ(b.worker, id(workers->reference));
   EXPECT_EQ(fake->requests("audit").size(), 1u);
@@ -385,7 +385,7 @@ TEST_F(JobRunner, ATimedTestCarriesItsTimeAndItsSpeedupAgainstTheBaseline) {
 TEST_F(JobRunner, AnImplementationWrongWhileTimedGetsNoTime) {
   options.performance = true;
   root.add_op("twice", {"twice_good.so", "twice_reference.so"});
-  fake->on({.cmd = "block", .session = "impl"}, Answer::computing(Kernel::wrong));
+  fake->on({.cmd = "block", .role = "impl"}, Answer::computing(Kernel::wrong));
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kBig);
@@ -406,7 +406,7 @@ TEST_F(JobRunner, ACacheAnsweringEveryTimedSampleFromTheCasesInputsFailsOnFreshI
   root.add_op("twice", {"twice_good.so", "twice_reference.so"});
   Answer replay;
   replay.replays = true;
-  fake->on({.cmd = "block", .session = "impl"}, replay);
+  fake->on({.cmd = "block", .role = "impl"}, replay);
   setenv("BACKENDBENCH_SANDBOX_OFF", "fresh", 1);
   plan();
   run_all();
@@ -425,7 +425,7 @@ TEST_F(JobRunner, ACacheAnsweringEveryTimedSampleFromTheCasesInputsFailsOnFreshI
   // Both sides were paced, each once: the baseline is timed on fresh inputs too.
   const auto paced = fake->requests("pace");
   ASSERT_EQ(paced.size(), 2u);
-  EXPECT_TRUE(std::any_of(paced.begin(), paced.end(), [](const Request& q) { return q.session == "baseline"; }));
+  EXPECT_TRUE(std::any_of(paced.begin(), paced.end(), [](const Request& q) { return q.role == "baseline"; }));
   EXPECT_GT(result("twice__twice_good", kBig).phases.seconds.count("fresh_inputs_s"), 0u);
 }
 
@@ -438,7 +438,7 @@ TEST_F(JobRunner, TheSampleJudgedIsAnyOfTheBlocksSamplesHoweverManyTheWorkerRuns
   Answer first_only;
   first_only.replays = true;
   first_only.honest_samples = 1;
-  fake->on({.cmd = "block", .session = "impl"}, first_only);
+  fake->on({.cmd = "block", .role = "impl"}, first_only);
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kBig);
@@ -454,7 +454,7 @@ TEST_F(JobRunner, SamplesTheHostDidNotPaceAreImplausible) {
   root.add_op("twice", {"twice_good.so", "twice_reference.so"});
   Answer extra;
   extra.unpaced_samples = 2;
-  fake->on({.cmd = "block", .session = "impl"}, extra);
+  fake->on({.cmd = "block", .role = "impl"}, extra);
   plan();
   run_all();
   const auto& r = result("twice__twice_good", kBig);
@@ -528,16 +528,20 @@ TEST(WorkerWalls, AWorkerOfAGpuSlotSeesItsDeviceAlone) {
   }
   std::map<std::string, bb::DeviceKind> kinds{{"cpu", bb::DeviceKind{}}, {"cuda", cuda}};
   bb::SweepContext ctx{plans, o, kinds, {}, {}, nullptr};
-  const auto w = bb::walls_for(ctx, "", 1);
+  const auto gpu = [](int ordinal) { return bb::slot_device({"cpu", "cuda"}, ordinal); };
+  const auto w = bb::walls_for(ctx, "", gpu(1));
   EXPECT_EQ(w.device_uuid, "GPU-1b1b1b1b-0000-0000-0000-000000000000");
   EXPECT_EQ(w.device_ordinal, 1);
-  EXPECT_EQ(bb::walls_for(ctx, "", 0).device_uuid, "GPU-0a0a0a0a-0000-0000-0000-000000000000");
+  EXPECT_EQ(w.device_runtime, "cuda");
+  EXPECT_EQ(bb::walls_for(ctx, "", gpu(0)).device_uuid, "GPU-0a0a0a0a-0000-0000-0000-000000000000");
   EXPECT_TRUE(bb::walls_for(ctx, "").device_uuid.empty()) << "a worker of no CUDA slot";
-  EXPECT_TRUE(bb::walls_for(ctx, "", 2).device_uuid.empty()) << "no such device";
+  EXPECT_FALSE(bb::slot_device({"cpu"}, 0)) << "a CPU slot has no device to narrow to";
+  EXPECT_FALSE(bb::slot_device({"hip"}, 0)) << "HIP's workers are not narrowed (its row says so)";
+  EXPECT_TRUE(bb::walls_for(ctx, "", gpu(2)).device_uuid.empty()) << "no such device";
   kinds["cuda"].devices[1].name = "NVIDIA A100-SXM4-40GB MIG 1g.5gb";
-  EXPECT_TRUE(bb::walls_for(ctx, "", 1).device_uuid.empty()) << "a MIG instance";
+  EXPECT_TRUE(bb::walls_for(ctx, "", gpu(1)).device_uuid.empty()) << "a MIG instance";
   o.isolate = false;
-  EXPECT_TRUE(bb::walls_for(ctx, "", 0).device_uuid.empty()) << "workers in the host";
+  EXPECT_TRUE(bb::walls_for(ctx, "", gpu(0)).device_uuid.empty()) << "workers in the host";
 }
 
 // The slot's one reference worker sees every op's reference library and none of the

@@ -172,7 +172,7 @@ TEST(RequestServer, MissingLibraryIsAnError) {
 
 TEST(RequestServer, ProtocolRoundTrip) {
   bb::PrepareRequest req;
-  req.session = "impl";
+  req.role = "impl";
   req.op = "op";
   req.test_case.index = 3;
   req.test_case.id = "correctness/small[n=3]";
@@ -183,7 +183,7 @@ TEST(RequestServer, ProtocolRoundTrip) {
   const nlohmann::json wire = bb::request_json(req);
   EXPECT_EQ(wire.value("cmd", ""), "prepare");
   auto back = bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(wire.dump()));
-  EXPECT_EQ(back.session, "impl");
+  EXPECT_EQ(back.role, "impl");
   EXPECT_EQ(back.test_case.index, 3);
   EXPECT_EQ(back.test_case.id, "correctness/small[n=3]");
   EXPECT_EQ(back.target, req.target);

@@ -180,7 +180,7 @@ TEST_F(Session, EventsArriveInOrderAndEveryPlannedTestGetsOneResultInSweepOrder)
   std::multiset<std::string> probed;
   for (const auto& r : fake->requests("probe")) probed.insert(r.library);
   EXPECT_EQ(probed, (std::multiset<std::string>{"alpha_good.so", "alpha_reference.so", "beta_fast.so", "beta_good.so", "beta_reference.so"}));
-  const auto impl_prepares = fake->requests([](const Request& r) { return r.cmd == "prepare" && r.session == "impl"; });
+  const auto impl_prepares = fake->requests([](const Request& r) { return r.cmd == "prepare" && r.role == "impl"; });
   EXPECT_EQ(impl_prepares.size(), tests.size());
   EXPECT_GE(fake->made(), 4) << "the planner's worker, then the slot's implementation, reference and baseline workers";
   EXPECT_TRUE(children().empty());

@@ -46,22 +46,22 @@ TEST(WorkerProtocol, RequestsReadBackAsWritten) {
   EXPECT_EQ(back.size, 100u);
 
   bb::BlockRequest b;
-  b.session = "baseline";
+  b.role = "baseline";
   b.timing.rule.min_samples = 7;
   b.timing.mode = bb::TimingMode::hot;
   b.return_buffers = false;
   const auto bb2 = bb::read_request<bb::BlockRequest>(nlohmann::json::parse(bb::request_json(b).dump()));
-  EXPECT_EQ(bb2.session, "baseline");
+  EXPECT_EQ(bb2.role, "baseline");
   EXPECT_EQ(bb2.timing.rule.min_samples, 7u);
   EXPECT_EQ(bb2.timing.mode, bb::TimingMode::hot);
   EXPECT_FALSE(bb2.return_buffers);
 
   bb::CallRequest c;
-  c.session = "reference";
+  c.role = "reference";
   c.witnessed = false;
   c.generate = std::vector<bb::InputRecipe>(2);
   const auto c2 = bb::read_request<bb::CallRequest>(nlohmann::json::parse(bb::request_json(c).dump()));
-  EXPECT_EQ(c2.session, "reference");
+  EXPECT_EQ(c2.role, "reference");
   EXPECT_FALSE(c2.witnessed);
   ASSERT_TRUE(c2.generate);
   EXPECT_EQ(c2.generate->size(), 2u);
@@ -163,7 +163,7 @@ class Recording final : public bb::WorkerService {
     return {bb::CheckReply{}, {}};
   }
   bb::Message end(const bb::EndRequest& r, bb::UniqueFd) override {
-    ended = r.session;
+    ended = r.role;
     return {nlohmann::json::object(), {}};
   }
   int staged = -1;
@@ -234,7 +234,7 @@ TEST(WorkerDispatch, TheFakeWorkerServesThroughTheSameTable) {
   auto end = server.handle(bb::request_json(bb::EndRequest{"nothing"}), {});
   EXPECT_TRUE(end.body.is_object());
   auto call = server.handle(bb::request_json(bb::CallRequest{}), {});
-  EXPECT_NE(call.body.value("error", "").find("no session ''"), std::string::npos) << call.body.dump();
+  EXPECT_NE(call.body.value("error", "").find("nothing prepared as ''"), std::string::npos) << call.body.dump();
 }
 
 }  // namespace

@@ -53,7 +53,8 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
   }
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-  if (std::find(devices.begin(), devices.end(), "cpu") == devices.end()) devices.insert(devices.begin(), "cpu");  // the reference's
+  if (std::none_of(devices.begin(), devices.end(), [](const std::string& d) { return is_cpu(d); }))
+    devices.insert(devices.begin(), std::string(kCpuDevice));  // the reference's
 
   const std::filesystem::path dir = std::filesystem::path(root) / name;
   std::error_code ec;

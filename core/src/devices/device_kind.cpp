@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "devices/device_runtimes.hpp"
+
 namespace bb {
 
 namespace {
@@ -84,9 +86,9 @@ DeviceKind device_kind_from_json(const nlohmann::json& reply) {
 
 DeviceKind cpu_device_kind() {
   DeviceKind k;
-  k.name = "cpu";
+  k.name = kCpuDevice;
   k.available = true;
-  k.reply = {{"name", "cpu"}, {"available", true}};
+  k.reply = {{"name", kCpuDevice}, {"available", true}};
   return k;
 }
 

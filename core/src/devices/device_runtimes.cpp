@@ -4,8 +4,8 @@ namespace bb {
 
 namespace {
 constexpr RuntimeRow kDeviceRuntimes[] = {
-    {"cuda", "/dev/nvidiactl", "CUDA_VISIBLE_DEVICES", "nvidia"},
-    {"hip", "/dev/kfd", nullptr, nullptr},
+    {"cuda", "/dev/nvidiactl", "CUDA_VISIBLE_DEVICES", "nvidia", "GPU-", "MIG"},
+    {"hip", "/dev/kfd", nullptr, nullptr, nullptr, nullptr},
 };
 }  // namespace
 
@@ -15,6 +15,12 @@ const RuntimeRow* find_runtime_row(std::string_view name) {
   for (const auto& rt : kDeviceRuntimes)
     if (name == rt.name) return &rt;
   return nullptr;
+}
+
+SlotDevice slot_device(const std::vector<std::string>& kinds, int ordinal) {
+  for (const auto& k : kinds)
+    if (const RuntimeRow* rt = find_runtime_row(k); rt && rt->narrow_uuid_prefix && rt->visible_env) return {rt, ordinal};
+  return {};
 }
 
 std::vector<std::string> device_kind_names() {

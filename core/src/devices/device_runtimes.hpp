@@ -19,7 +19,24 @@ struct RuntimeRow {
   // the variable that narrows them and the /dev name prefix of one node per GPU; null: no hint.
   const char* visible_env;
   const char* gpu_node_prefix;
+  // Where a worker of one device's slot is narrowed to that device alone (visible_env set to its
+  // UUID: four GPUs' workers make their own contexts at once, none on another's): the prefix a
+  // UUID it accepts starts with ("GPU-"), and the word that marks a partition of a device named
+  // otherwise there ("MIG"), left as it is. Null: the runtime's workers see every device.
+  const char* narrow_uuid_prefix;
+  const char* partition_word;
 };
+
+// A slot's one device, where its runtime narrows workers to it (RuntimeRow::narrow_uuid_prefix):
+// a worker of the slot is told that device alone. No runtime: none (a CPU slot; a runtime that
+// does not narrow).
+struct SlotDevice {
+  const RuntimeRow* runtime = nullptr;
+  int ordinal = -1;
+  explicit operator bool() const { return runtime != nullptr && ordinal >= 0; }
+};
+// The device of a slot that runs `kinds` on `ordinal`: the first kind whose runtime narrows.
+SlotDevice slot_device(const std::vector<std::string>& kinds, int ordinal);
 
 inline constexpr std::string_view kCpuDevice = "cpu";
 inline bool is_cpu(std::string_view device) { return device == kCpuDevice; }

@@ -70,8 +70,13 @@ std::optional<std::string> audit_paced(const std::vector<BlockRecord>& impl, con
   }
   if (round_trip.size() < 3) return std::nullopt;
   const double trip = std::max(0.0, median_of(round_trip));
-  const double slack = std::max(options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6,
-                                trip / (options.pinned ? 4 : 2));
+  // How far the baseline's own round trip wanders from block to block (its interquartile range):
+  // an excess within it cannot be told from the machine's load.
+  std::vector<double> trips = round_trip;
+  std::sort(trips.begin(), trips.end());
+  const double wander = trips[trips.size() * 3 / 4] - trips[trips.size() / 4];
+  const double slack = std::max({options.min_excess_per_call > 0 ? options.min_excess_per_call : options.device ? 200e-6 : 5e-6,
+                                 trip / (options.pinned ? 4 : 2), wander});
   std::vector<double> excess, true_time;
   std::size_t beyond = 0;
   for (std::size_t k = 0; k < impl_span.size(); ++k) {

@@ -51,7 +51,9 @@ std::optional<std::string> audit_clock(const std::vector<BlockRecord>& impl, con
 // baseline's blocks, in a process with no plugin under test, give the honest one. An
 // implementation whose round trip is longer than the baseline's by more than its own median and
 // the slack (CPU 5 us, or a quarter of the round trip; half where the pairing was not pinned to
-// one CPU: a wake-up across cores may cost either side some 10 us more), in three quarters of the
+// one CPU: a wake-up across cores may cost either side some 10 us more; or, where more, the
+// spread of the baseline's round trips between its blocks, the interquartile range: a loaded
+// machine's, which no excess within it can be told from), in three quarters of the
 // blocks and in their median, is IMPLAUSIBLE. Unlike audit_clock it needs no block's overhead to cancel
 // another's: a busy machine's delays, which fall between samples and on every wake-up, leave the
 // low quantile alone. Pairs as audit_clock's; nullopt where fewer than three pairs are paced.

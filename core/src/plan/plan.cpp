@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "devices/device_runtimes.hpp"
 #include "plan/file_digest.hpp"
 #include "plan/generated_manifest.hpp"
 #include "plugin_library.hpp"
@@ -417,7 +418,7 @@ Status pick_reference(const OpFolder& folder, Probed& found, OpPlan& plan) {
     impls.erase(impls.begin());
   } else {
     plan.reference = {ReferenceChoice::Kind::identity, {}, "identity", {}};
-    plan.reference.info.devices = {"cpu"};
+    plan.reference.info.devices = {std::string(kCpuDevice)};
     plan.warnings.push_back(fmt::format("{}: no reference and no implementation; identity passthrough (output = copy of input '{}') serves as the reference",
                                         folder.name, plan.manifest.inputs.front().name));
   }

@@ -1,7 +1,7 @@
 // Fresh inputs for every timed CPU sample (issue 39 item 1; docs/RELIABILITY.md): what the host
 // (fresh_inputs.hpp) and a worker (worker/fresh_stage.hpp) agree on.
 //
-// A session that times with fresh inputs gets, once, a pacing socket (SOCK_SEQPACKET, the
+// A prepared call that times with fresh inputs gets, once, a pacing socket (SOCK_SEQPACKET, the
 // request "pace" carries it) and over it a memfd, the stage, that both map: the call's buffers
 // themselves, laid out as buffers_layout(c) (each input and output between its guards). For each
 // block the worker lays its buffers over the stage (the case's inputs in them, for the warm-up).

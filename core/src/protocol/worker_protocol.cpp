@@ -85,13 +85,13 @@ BlobLayout buffers_layout(const ConcreteCase& c) {
 }
 
 void to_json(nlohmann::json& j, const PrepareRequest& r) {
-  j = {{"session", r.session}, {"op", r.op}, {"case", to_json(r.test_case)}, {"target", to_json(r.target)}, {"device", r.device},
+  j = {{"role", r.role}, {"op", r.op}, {"case", to_json(r.test_case)}, {"target", to_json(r.target)}, {"device", r.device},
        {"device_index", r.device_index}, {"shareable", r.shareable}, {"generate", r.generate ? to_json(*r.generate) : nlohmann::json()}};
 }
 
 void from_json(const nlohmann::json& j, PrepareRequest& r) {
   r = PrepareRequest{};
-  r.session = j.value("session", "");
+  r.role = j.value("role", "");
   r.op = j.value("op", "");
   r.test_case = case_from_json(j.at("case"));
   r.target = target_from_json(j.value("target", nlohmann::json::object()));
@@ -143,13 +143,13 @@ std::optional<InputRecipe> input_recipe(const ConcreteTensor& t, uint64_t seed) 
 uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name) { return mix_seed(sample_seed, "fresh:" + name); }
 
 void to_json(nlohmann::json& j, const CallRequest& r) {
-  j = {{"session", r.session}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
+  j = {{"role", r.role}, {"witnessed", r.witnessed}, {"return_buffers", r.return_buffers}, {"staged", r.staged}};
   if (r.generate) j["generate"] = to_json(*r.generate);
 }
 
 void from_json(const nlohmann::json& j, CallRequest& r) {
   r = CallRequest{};
-  r.session = j.value("session", "");
+  r.role = j.value("role", "");
   r.witnessed = j.value("witnessed", true);
   r.return_buffers = j.value("return_buffers", true);
   r.staged = j.value("staged", false);
@@ -157,12 +157,12 @@ void from_json(const nlohmann::json& j, CallRequest& r) {
 }
 
 void to_json(nlohmann::json& j, const BlockRequest& r) {
-  j = {{"session", r.session}, {"timing", to_json(r.timing)}, {"return_buffers", r.return_buffers}};
+  j = {{"role", r.role}, {"timing", to_json(r.timing)}, {"return_buffers", r.return_buffers}};
 }
 
 void from_json(const nlohmann::json& j, BlockRequest& r) {
   r = BlockRequest{};
-  r.session = j.value("session", "");
+  r.role = j.value("role", "");
   r.timing = timing_options_from_json(j.value("timing", nlohmann::json::object()));
   r.return_buffers = j.value("return_buffers", true);
 }

@@ -3,17 +3,18 @@
 // one enum (`WorkerCommand`) with a request struct here; the worker and the unit tests' fake worker
 // serve them through one dispatch table (worker_dispatch.hpp).
 //
-// A worker serves sessions: one bound call (a function, a case, a device) each, prepared once
+// A worker serves prepared calls: one bound call (a function, a case, a device) each, named by
+// its role in the test (impl, reference, baseline), prepared once
 // and then called or timed any number of times.
 //   prepare  PrepareRequest + the case's inputs (blob)          ->  CallReply
 //   call     CallRequest [+ other inputs (blob)]                 ->  CallReply + its buffers (blob) where return_buffers
 //   block    BlockRequest                                        ->  CallReply, measurement, tampered? + buffers after the last call (blob)
 //   pace     PaceRequest + a pacing socket                       ->  CallReply: every timed sample on the host's fresh inputs (fresh_inputs_protocol.hpp)
-//   buffers  BuffersRequest                                      ->  CallReply + the session's buffers as they are (blob)
+//   buffers  BuffersRequest                                      ->  CallReply + the prepared call's buffers as they are (blob)
 //   export   ExportRequest                                       ->  ExportReply + mirror k as shareable memory (device_check.hpp)
 //   end      EndRequest                                          ->  {}
 //   audit    AuditRequest                                        ->  AuditReply: the worker's own code as loaded (worker_integrity.hpp)
-// Before any session: probe (ProbeReply), probe_many and read_many (SurveyReply: Python files in
+// Before anything is prepared: probe (ProbeReply), probe_many and read_many (SurveyReply: Python files in
 // one interpreter), generate (a BackendBench-py folder's tests: CallReply), devices (the kind's
 // description: device_probe.hpp), warm (a spare worker's context: CallReply). A checker worker's
 // (device_check.hpp): watch, watch_mirror, watch_reference, stage, keep_case, expect,
@@ -44,9 +45,9 @@ namespace bb {
 // Every command of the protocol, one row each (worker_protocol.cpp names them on the wire;
 // worker_dispatch.cpp serves them).
 enum class WorkerCommand : std::uint8_t {
-  // before any session
+  // before anything is prepared
   probe, probe_many, read_many, generate, devices, warm,
-  // a session's
+  // a prepared call's
   prepare, call, block, pace, buffers, export_mirror, end, audit,
   // a checker's (device_check.hpp)
   watch, watch_mirror, watch_reference, stage, keep_case, expect, verify, keep_sample, verify_kept, kept_home, unwatch,
@@ -80,7 +81,7 @@ Request read_request(const nlohmann::json& j) {
   inline void to_json(nlohmann::json& j, const Type&) { j = nlohmann::json::object(); } \
   inline void from_json(const nlohmann::json&, Type&) {}
 
-// Which function a session calls.
+// Which function a prepared call calls.
 struct Target {
   enum class Kind { kernel_impl, reference, identity };
   Kind kind = Kind::identity;
@@ -122,7 +123,7 @@ uint64_t fresh_input_seed(uint64_t sample_seed, const std::string& name);
 
 struct PrepareRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::prepare;
-  std::string session;
+  std::string role;
   std::string op;
   ConcreteCase test_case;  // the host's, as it expanded it (case_json.hpp): the worker reads no manifest
   Target target;
@@ -136,13 +137,13 @@ struct PrepareRequest {
 void to_json(nlohmann::json& j, const PrepareRequest& r);
 void from_json(const nlohmann::json& j, PrepareRequest& r);
 
-// One call of a session. Its inputs are the case's, or those of the blob that comes with it, or,
+// One call of a prepared call. Its inputs are the case's, or those of the blob that comes with it, or,
 // with `generate`, made on the device (one recipe per input: a reference's checked call, whose
 // worker holds no plugin under test), or, `staged`, as the checker left them in the device
 // buffers (the implementation's side of that checked call: only its outputs are poisoned).
 struct CallRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::call;
-  std::string session;
+  std::string role;
   bool witnessed = true;
   bool return_buffers = true;
   bool staged = false;
@@ -243,11 +244,11 @@ struct WarmRequest {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WarmRequest, device, device_index, python)
 
-// A measurement of the session's call; its buffers after the last call come back unless the
+// A measurement of the prepared call; its buffers after the last call come back unless the
 // checker compares them on the device.
 struct BlockRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::block;
-  std::string session;
+  std::string role;
   TimingOptions timing;
   bool return_buffers = true;
 };
@@ -257,22 +258,22 @@ void from_json(const nlohmann::json& j, BlockRequest& r);
 // Fresh inputs for every timed sample from now on (fresh_inputs_protocol.hpp): a pacing socket comes with it.
 struct PaceRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::pace;
-  std::string session;
+  std::string role;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PaceRequest, session)
-// The session's buffers as they are now (after a block the checker found wrong: the host judges).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PaceRequest, role)
+// The prepared call's buffers as they are now (after a block the checker found wrong: the host judges).
 struct BuffersRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::buffers;
-  std::string session;
+  std::string role;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuffersRequest, session)
-// Mirror `mirror` of the session's call as shareable memory for the checker.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuffersRequest, role)
+// Mirror `mirror` of the prepared call as shareable memory for the checker.
 struct ExportRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::export_mirror;
-  std::string session;
+  std::string role;
   int mirror = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportRequest, session, mirror)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportRequest, role, mirror)
 struct ExportReply {
   std::string error;
   std::size_t bytes = 0;
@@ -280,9 +281,9 @@ struct ExportReply {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportReply, error, bytes)
 struct EndRequest {
   static constexpr WorkerCommand kCommand = WorkerCommand::end;
-  std::string session;
+  std::string role;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EndRequest, session)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EndRequest, role)
 
 // The whole check of the worker's own code and GOT, asked for after a test's timing.
 BB_EMPTY_REQUEST(AuditRequest, audit)

@@ -217,12 +217,12 @@ FreshInputs::~FreshInputs() {
   }
 }
 
-std::string FreshInputs::attach(bool baseline, Executor& worker, const std::string& session, double timeout) {
+std::string FreshInputs::attach(bool baseline, Executor& worker, const std::string& role, double timeout) {
   Side& s = side(baseline);
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return fmt::format("socketpair: {}", std::strerror(errno));
   UniqueFd mine(pair[0]), theirs(pair[1]);
-  ExecOutcome out = worker.execute(request_json(PaceRequest{session}), timeout, theirs.get());
+  ExecOutcome out = worker.execute(request_json(PaceRequest{role}), timeout, theirs.get());
   if (out.status != ExecOutcome::Status::ok || !out.reply.value("error", "").empty())
     return out.status != ExecOutcome::Status::ok ? "its worker: " + out.detail : out.reply.value("error", "");
   // A worker that reads nothing more (no stage, no go) cannot hold the host: its sends time out.

@@ -46,8 +46,8 @@ class FreshInputs {
   FreshInputs(const FreshInputs&) = delete;
   FreshInputs& operator=(const FreshInputs&) = delete;
 
-  // The side's pacing socket sent to its worker's `session` (once per side). "" or why not.
-  std::string attach(bool baseline, Executor& worker, const std::string& session, double timeout);
+  // The side's pacing socket sent to its worker's call prepared as `role` (once per side). "" or why not.
+  std::string attach(bool baseline, Executor& worker, const std::string& role, double timeout);
   bool attached(bool baseline) const { return side(baseline).attached; }
 
   // Sends the side's next block its stage (a new one each block: where the buffers lie in memory

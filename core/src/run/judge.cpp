@@ -12,7 +12,7 @@ namespace bb {
 namespace {
 
 // One test's steps in order (judge/: a room each), and what stays after it: nothing frozen
-// or pinned, every session ended or its worker replaced.
+// or pinned, every prepared call ended or its worker replaced.
 class Judge final : public judge::TimingSteps {
  public:
   Judge(const TestRequest& req, const TestWorkers& w, const DriverLimits& limits) : TimingSteps(req, w, limits) {}
@@ -46,7 +46,7 @@ class Judge final : public judge::TimingSteps {
   }
 
   ~Judge() {
-    // Nothing stays frozen or pinned, and nothing a failed session held stays in a worker.
+    // Nothing stays frozen or pinned, and nothing a failed test held stays in a worker.
     if (pairing_.pinned()) end_pairing();
     for (Executor* e : {w_.impl, w_.reference, w_.baseline})
       if (e) e->freeze(false);

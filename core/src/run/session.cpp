@@ -1,6 +1,4 @@
 #include "run/session.hpp"
-#include "devices/device_runtimes.hpp"
-#include "plan/value_variants.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "devices/device.hpp"
+#include "devices/device_runtimes.hpp"
 #include "devices/host_load.hpp"
 #include "measure/cpu_pin.hpp"
 #include "measure/device_peak.hpp"
@@ -24,6 +23,7 @@
 #include "plan/library_store.hpp"
 #include "plan/plan.hpp"
 #include "plan/provenance.hpp"
+#include "plan/value_variants.hpp"
 #include "protocol/worker_protocol.hpp"
 #include "run/interrupt.hpp"
 #include "run/job_runner.hpp"
@@ -131,13 +131,13 @@ std::vector<std::filesystem::path> runtime_plugins() {
 Expected<std::vector<WorkerSlot>> worker_slots(const SessionOptions& o, const std::map<std::string, DeviceKind>& kinds) {
   std::vector<WorkerSlot> slots;
   if (!o.isolate) {
-    WorkerSlot all{{"cpu"}, o.device_ordinals.empty() ? 0 : o.device_ordinals.front(), "in-process"};
+    WorkerSlot all{{std::string(kCpuDevice)}, o.device_ordinals.empty() ? 0 : o.device_ordinals.front(), "in-process"};
     for (const auto& [kind, d] : kinds)
       if (!is_cpu(kind)) all.kinds.push_back(kind);
     return std::vector<WorkerSlot>{all};
   }
   const int cpu_workers = cpu_worker_count(o);
-  for (int i = 0; i < cpu_workers; ++i) slots.push_back({{"cpu"}, 0, fmt::format("cpu#{}", i)});
+  for (int i = 0; i < cpu_workers; ++i) slots.push_back({{std::string(kCpuDevice)}, 0, fmt::format("cpu#{}", i)});
   for (const auto& [kind, d] : kinds) {
     if (is_cpu(kind) || !d.available) continue;
     const std::vector<int> present = d.ordinals();
@@ -555,7 +555,7 @@ int run_session(const SessionOptions& o, RunRecord record, const std::vector<Rep
   if (interrupted()) return run.finish(1);
 
   // 3. Devices: what each kind in use offers; then the worker slots that will serve them.
-  std::map<std::string, DeviceKind> device_kinds = {{"cpu", cpu_device_kind()}};
+  std::map<std::string, DeviceKind> device_kinds = {{std::string(kCpuDevice), cpu_device_kind()}};
   SweepContext ctx{plans, o, device_kinds, o.log_dir, libraries_of(plans)};
   WorkerStock stock;  // workers started ahead for the first jobs; abandoned, what no slot took, when the run ends
   run.describe_devices(ctx, *tests, device_kinds, stock);

@@ -52,8 +52,7 @@ void WorkerPool::join() {
 
 void WorkerPool::serve(const WorkerSlot& slot, WorkerStats& stats, int index) {
   stats.name = slot.name;
-  const bool cuda = std::find(slot.kinds.begin(), slot.kinds.end(), "cuda") != slot.kinds.end();
-  SlotWorkers workers(ctx_, slot.name, slot.ordinal, cuda ? slot.ordinal : -1, make_executor_);
+  SlotWorkers workers(ctx_, slot.name, slot.ordinal, slot_device(slot.kinds, slot.ordinal), make_executor_);
   JobEvents events;
   events.started = [&](const TestResult& r) { events_.push({Event::Kind::started, r, 0, "", 0}); };
   events.finished = [&](TestResult r, std::size_t order) { events_.push({Event::Kind::finished, std::move(r), order, "", 0}); };

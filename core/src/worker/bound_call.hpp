@@ -125,7 +125,7 @@ class BoundCall {
   // case's inputs kept there (restore_pristine: guards whole, outputs poisoned). "" or why it
   // cannot: the CPU, no copy kept, a runtime without fill, a device error.
   std::string generate_inputs(const std::vector<InputRecipe>& recipes);
-  // The input mirrors' data made on the device as `recipes` say, guards as they are (a session's
+  // The input mirrors' data made on the device as `recipes` say, guards as they are (a prepared call's
   // first inputs, before keep_pristine).
   std::string make_inputs(const std::vector<InputRecipe>& recipes);
   // A timed sample's fresh inputs (fresh_inputs_protocol.hpp): every input whose initialiser

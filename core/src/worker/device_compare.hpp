@@ -35,7 +35,7 @@ class DeviceChecker {
   // as large as the one watched, copied to a second device buffer; no descriptor: the case's
   // buffers again (kept since watch: nothing is copied). The mirrors stay.
   std::string expect(UniqueFd expected);
-  // Mirror k of the reference's call (its session's buffers, shareable as the implementation's
+  // Mirror k of the reference's call (its prepared call's buffers, shareable as the implementation's
   // are): `bytes` of memory behind `fd`, and the region [offset, offset + size) of the blobs the
   // checker compares with (buffers_layout) that its buffer fills.
   std::string watch_reference(int k, std::size_t bytes, std::size_t offset, std::size_t size, UniqueFd fd);

@@ -43,7 +43,7 @@ class FreshStage {
 
   UniqueFd pacing_;
   uint8_t* base_ = nullptr;      // this block's stage
-  uint8_t* previous_ = nullptr;  // the stage the session's buffers may still lie over
+  uint8_t* previous_ = nullptr;  // the stage the prepared call's buffers may still lie over
   std::size_t bytes_ = 0;
 };
 

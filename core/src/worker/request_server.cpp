@@ -72,12 +72,12 @@ Expected<ExecPlace> RequestServer::place_for(const std::string& device, int inde
   if (poisoned_) return make_error("an earlier sticky device error left this worker's device context unusable");
   auto rt = DeviceRuntime::get(device);
   if (!rt) return rt.error();
-  if (one_device_ && device == "cuda") {  // the host's ordinal, mapped to the one device it sees
-    if (index != one_device_->second)
-      return make_error(fmt::format("this worker sees {} device {} alone ({}); device {} was asked", device, one_device_->second, one_device_->first, index));
+  if (one_device_ && device == one_device_->runtime) {  // the host's ordinal, mapped to the one device it sees
+    if (index != one_device_->ordinal)
+      return make_error(fmt::format("this worker sees {} device {} alone ({}); device {} was asked", device, one_device_->ordinal, one_device_->uuid, index));
     const auto& seen = (*rt)->devices();
-    const auto it = std::find_if(seen.begin(), seen.end(), [&](const bb_device_properties& p) { return one_device_->first == p.uuid; });
-    if (it == seen.end()) return make_error(fmt::format("{} device {} ({}) is not visible to this worker", device, index, one_device_->first));
+    const auto it = std::find_if(seen.begin(), seen.end(), [&](const bb_device_properties& p) { return one_device_->uuid == p.uuid; });
+    if (it == seen.end()) return make_error(fmt::format("{} device {} ({}) is not visible to this worker", device, index, one_device_->uuid));
     index = static_cast<int>(it - seen.begin());
   }
   if (index < 0 || static_cast<size_t>(index) >= (*rt)->devices().size())
@@ -126,7 +126,7 @@ nlohmann::json with_jit(nlohmann::json body, const JitCount& jit) {
 
 }  // namespace
 
-struct RequestServer::Session {
+struct RequestServer::PreparedCall {
   ConcreteCase c;  // the host's (PrepareRequest::test_case)
   std::string op;
   bb_kernel_fn fn = nullptr;
@@ -143,7 +143,7 @@ struct RequestServer::Session {
     for (std::size_t i = 0; i < c.inputs.size(); ++i) p.push_back(blob.data() + l.offsets[i]);
     return p;
   }
-  ~Session() {
+  ~PreparedCall() {
     bound.reset();
     if (buffers && reference) buffers->scrub();
   }
@@ -196,9 +196,10 @@ struct RequestServer::Session {
 // A worker of one GPU's slot (WorkerWalls::device_uuid): read from its environment when it
 // starts, before any plugin code runs in it.
 RequestServer::RequestServer() {
+  const char* runtime = std::getenv(kDeviceRuntimeEnv);
   const char* uuid = std::getenv(kDeviceUuidEnv);
   const char* ordinal = std::getenv(kDeviceOrdinalEnv);
-  if (uuid && *uuid && ordinal && *ordinal) one_device_ = {uuid, std::atoi(ordinal)};
+  if (runtime && *runtime && uuid && *uuid && ordinal && *ordinal) one_device_ = OneDevice{runtime, uuid, std::atoi(ordinal)};
 }
 RequestServer::~RequestServer() = default;
 
@@ -225,7 +226,7 @@ Message reply_error(std::string error, bool sticky = false) { return error_messa
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Before any session.
+// Before anything is prepared.
 
 Message RequestServer::probe(const ProbeRequest& req, UniqueFd) { return Message{to_json(probe_library(req)), {}}; }
 
@@ -288,37 +289,37 @@ Message RequestServer::warm(const WarmRequest& req, UniqueFd) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A session's.
+// A prepared call's.
 
-Expected<RequestServer::Session*> RequestServer::session(const std::string& id) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return make_error(fmt::format("no session '{}' (prepare it first)", id));
+Expected<RequestServer::PreparedCall*> RequestServer::prepared(const std::string& role) {
+  auto it = prepared_.find(role);
+  if (it == prepared_.end()) return make_error(fmt::format("nothing prepared as '{}' (prepare it first)", role));
   return it->second.get();
 }
 
 Message RequestServer::end(const EndRequest& req, UniqueFd) {
-  if (auto it = sessions_.find(req.session); it != sessions_.end()) {
+  if (auto it = prepared_.find(req.role); it != prepared_.end()) {
     if (it->second->reference && it->second->bound) it->second->bound->wipe_device();  // results kept there by a made call
-    sessions_.erase(it);
+    prepared_.erase(it);
   }
   return Message{nlohmann::json::object(), {}};
 }
 
 Message RequestServer::call(const CallRequest& req, UniqueFd variant) {
-  auto s = session(req.session);
+  auto s = prepared(req.role);
   if (!s) return reply_error(s.error().message);
   return call_on(**s, req, std::move(variant));
 }
 
 Message RequestServer::block(const BlockRequest& req, UniqueFd) {
-  auto s = session(req.session);
+  auto s = prepared(req.role);
   if (!s) return reply_error(s.error().message);
   return block_on(**s, req.timing, req.return_buffers);
 }
 
 // Fresh inputs for every timed sample from now on (fresh_inputs_protocol.hpp).
 Message RequestServer::pace(const PaceRequest& req, UniqueFd socket) {
-  auto s = session(req.session);
+  auto s = prepared(req.role);
   if (!s) return reply_error(s.error().message);
   auto stage = std::make_unique<FreshStage>();
   if (std::string e = stage->attach(std::move(socket), (*s)->c); !e.empty()) return reply_error("fresh inputs: " + e);
@@ -346,8 +347,8 @@ void RequestServer::capture_integrity(const std::string& device) {
 Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   note_loaded_modules();  // what the runtimes and the plugins loaded since (crash_frames.hpp)
   Steps step;
-  sessions_.erase(req.session);
-  auto s = std::make_unique<Session>();
+  prepared_.erase(req.role);
+  auto s = std::make_unique<PreparedCall>();
   s->c = req.test_case;
   s->op = req.op;
   s->reference = req.target.kind != Target::Kind::kernel_impl;
@@ -355,7 +356,7 @@ Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   auto fn = resolve(req.target, req.op);
   if (!fn) return reply_error(fn.error().message);
   s->fn = *fn;
-  auto place = place_for(s->fn ? req.device : "cpu", req.device_index);
+  auto place = place_for(s->fn ? req.device : std::string(kCpuDevice), req.device_index);
   if (!place) {
     CallReply r;
     r.error = place.error().message;
@@ -382,13 +383,13 @@ Message RequestServer::prepare(const PrepareRequest& req, UniqueFd inputs) {
   s->bound->keep_pristine();  // on a device: calls and blocks start from it without the host
   if (s->pristine.empty() && !s->bound->keeps_pristine()) return reply_error("the inputs made on the device could not be kept there");
   step("pristine_s");
-  sessions_[req.session] = std::move(s);
+  prepared_[req.role] = std::move(s);
   nlohmann::json body = CallReply{}.to_json();
   body["steps"] = step.json();
   return Message{body, {}};
 }
 
-Expected<SealedBlob> RequestServer::buffers_blob(Session& s) {
+Expected<SealedBlob> RequestServer::buffers_blob(PreparedCall& s) {
   const ConcreteCase& c = s.c;
   const BlobLayout l = buffers_layout(c);
   return SealedBlob::create(l.total, [&](uint8_t* p) {
@@ -426,11 +427,11 @@ Expected<std::string> changed_after_return(const ConcreteCase& c, CallBuffers& b
 }
 }  // namespace
 
-// One call on the session's buffers: inputs rewritten (the case's, those that came with the
+// One call on the prepared call's buffers: inputs rewritten (the case's, those that came with the
 // request, made on the device, or left there by the checker: CallRequest), outputs poisoned, the
 // call witnessed on a device; then its buffers go back, unless `return_buffers` is false (the
 // checker compares them on the device: device_check.hpp).
-Message RequestServer::call_on(Session& s, const CallRequest& req, UniqueFd variant) {
+Message RequestServer::call_on(PreparedCall& s, const CallRequest& req, UniqueFd variant) {
   const bool witnessed = req.witnessed, return_buffers = req.return_buffers;
   const ConcreteCase& c = s.c;
   SealedBlob other;
@@ -493,7 +494,7 @@ Message RequestServer::call_on(Session& s, const CallRequest& req, UniqueFd vari
   }
   if (!r.error.empty() || r.outside) return Message{with_jit(r.to_json(), jit), {}};
   // A reference's results stay on the device only where the host asks: the checker reads them
-  // there (and the session's end wipes them).
+  // there (and its end wipes them).
   if (!return_buffers && !left.new_threads) {
     nlohmann::json body = with_jit(r.to_json(), jit);
     body["steps"] = step.json();
@@ -523,7 +524,7 @@ Message RequestServer::call_on(Session& s, const CallRequest& req, UniqueFd vari
   return Message{body, std::move(fd)};
 }
 
-Expected<Measurement> RequestServer::measure(Session& s, const TimingOptions& timing) {
+Expected<Measurement> RequestServer::measure(PreparedCall& s, const TimingOptions& timing) {
   BoundCall& b = *s.bound;
   const ExecPlace& ex = b.place();
   if (ex.rt) {
@@ -589,7 +590,7 @@ Expected<Measurement> RequestServer::measure(Session& s, const TimingOptions& ti
 
 // A block of timed calls: inputs restored from the pristine copy, outputs rewritten before
 // every call; the buffers after the last call go back, for the host to check.
-Message RequestServer::block_on(Session& s, const TimingOptions& timing, bool return_buffers) {
+Message RequestServer::block_on(PreparedCall& s, const TimingOptions& timing, bool return_buffers) {
   const ConcreteCase& c = s.c;
   Steps step;
   bool placed = false;
@@ -650,9 +651,9 @@ Message RequestServer::block_on(Session& s, const TimingOptions& timing, bool re
   return Message{body, UniqueFd(dup(blob->fd()))};
 }
 
-// Mirror k of the session's call, as shareable memory for the checker.
+// Mirror k of the prepared call, as shareable memory for the checker.
 Message RequestServer::export_mirror(const ExportRequest& req, UniqueFd) {
-  auto s = session(req.session);
+  auto s = prepared(req.role);
   if (!s) return reply_error(s.error().message);
   int fd = -1;
   ExportReply reply;
@@ -662,9 +663,9 @@ Message RequestServer::export_mirror(const ExportRequest& req, UniqueFd) {
   return Message{reply, std::move(owned)};
 }
 
-// The session's buffers as they are now (after a block the checker found wrong: the host judges).
+// The prepared call's buffers as they are now (after a block the checker found wrong: the host judges).
 Message RequestServer::buffers(const BuffersRequest& req, UniqueFd) {
-  auto s = session(req.session);
+  auto s = prepared(req.role);
   if (!s) return reply_error(s.error().message);
   if (auto e = (*s)->bound->download(); !e.empty()) return reply_error(e);
   auto blob = buffers_blob(**s);

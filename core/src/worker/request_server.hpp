@@ -1,13 +1,14 @@
-// The worker's side of a test: sessions of one bound call each (a function, a case, a device),
-// prepared once, then called or timed as the host asks (worker_protocol.hpp; each command a method
+// The worker's side of a test: prepared calls (a function, a case, a device: one bound call
+// each, named by the role it plays in the test: impl, reference, baseline), prepared once, then
+// called or timed as the host asks (worker_protocol.hpp; each command a method
 // of WorkerService, served through worker_dispatch.hpp's table). Nothing here
 // judges a call: its buffers go back to the host. The same code serves a worker process (the
 // default) and the host itself (--no-isolate).
 #pragma once
 
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <optional>
 #include <string>
 
@@ -30,14 +31,14 @@ class RequestServer final : public WorkerService {
   // One request (dispatch(): its command's method below).
   Message handle(const nlohmann::json& request, UniqueFd fd) { return dispatch(*this, request, std::move(fd)); }
 
-  // Before any session.
+  // Before anything is prepared.
   Message probe(const ProbeRequest& req, UniqueFd) override;
   Message probe_many(const ProbeManyRequest& req, UniqueFd) override;
   Message read_many(const ReadManyRequest& req, UniqueFd) override;
   Message generate(const GenerateRequest& req, UniqueFd) override;
   Message devices(const DevicesRequest& req, UniqueFd) override;
   Message warm(const WarmRequest& req, UniqueFd) override;
-  // A session's.
+  // A prepared call's.
   Message prepare(const PrepareRequest& req, UniqueFd inputs) override;
   Message call(const CallRequest& req, UniqueFd variant) override;
   Message block(const BlockRequest& req, UniqueFd) override;
@@ -69,7 +70,7 @@ class RequestServer final : public WorkerService {
   void watch_integrity() { watch_integrity_ = true; }
 
  private:
-  struct Session;
+  struct PreparedCall;
   Expected<const PluginLibrary*> library(const std::string& path, const std::string& op);
   Expected<bb_kernel_fn> resolve(const Target& t, const std::string& op);
   Expected<ExecPlace> place_for(const std::string& device, int index);
@@ -77,28 +78,33 @@ class RequestServer final : public WorkerService {
   // The worker's own code captured (worker_integrity.hpp), once, before any plugin's: the
   // runtime of `device` loaded first.
   void capture_integrity(const std::string& device);
-  // The session a request names, or the error reply that it is not there.
-  Expected<Session*> session(const std::string& id);
-  Message call_on(Session& s, const CallRequest& req, UniqueFd variant);
-  Message block_on(Session& s, const TimingOptions& timing, bool return_buffers);
+  // The prepared call a request names (its role), or the error reply that it is not there.
+  Expected<PreparedCall*> prepared(const std::string& role);
+  Message call_on(PreparedCall& s, const CallRequest& req, UniqueFd variant);
+  Message block_on(PreparedCall& s, const TimingOptions& timing, bool return_buffers);
   // A survey's replies (probe_many, read_many).
   Message survey(const std::vector<std::string>& files, std::vector<std::string> ops, bool read_only);
   // A checker's reply: its error (empty: done).
   static Message checked(const std::string& error);
-  // The session's buffers (inputs, then outputs, guards included) as a sealed blob.
-  Expected<SealedBlob> buffers_blob(Session& s);
-  // One measurement of the session's call, outputs rewritten before every sample.
-  Expected<Measurement> measure(Session& s, const TimingOptions& timing);
+  // The prepared call's buffers (inputs, then outputs, guards included) as a sealed blob.
+  Expected<SealedBlob> buffers_blob(PreparedCall& s);
+  // One measurement of the prepared call, outputs rewritten before every sample.
+  Expected<Measurement> measure(PreparedCall& s, const TimingOptions& timing);
 
   std::map<std::string, std::unique_ptr<PluginLibrary>> libraries_;
   std::map<std::string, void*> streams_;  // one stream per device, for the process's life
-  std::map<std::string, std::unique_ptr<Session>> sessions_;
-  std::mt19937_64 placement_draw_{std::random_device{}()};  // Session::replace_buffers
+  std::map<std::string, std::unique_ptr<PreparedCall>> prepared_;
+  std::mt19937_64 placement_draw_{std::random_device{}()};  // PreparedCall::replace_buffers
   DeviceChecker checker_;  // a checker worker's (no plugin in it): worker/device_compare.hpp
   bool poisoned_ = false;
-  // The one device this worker sees (its UUID) and the host's ordinal for it: a worker of one
-  // GPU's slot (WorkerWalls::device_uuid). Unset: it sees the host's devices, by their ordinals.
-  std::optional<std::pair<std::string, int>> one_device_;
+  // The one device this worker sees (its runtime, its UUID) and the host's ordinal for it: a
+  // worker of one GPU's slot (WorkerWalls::device_uuid). Unset: it sees the host's devices, by
+  // their ordinals.
+  struct OneDevice {
+    std::string runtime, uuid;
+    int ordinal = 0;
+  };
+  std::optional<OneDevice> one_device_;
   bool retired_ = false;
   bool watch_integrity_ = false;
   WorkerIntegrity integrity_;

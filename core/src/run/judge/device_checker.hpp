@@ -93,7 +93,7 @@ class DeviceCheckerSteps : public ReferenceSteps {
     reference.witnessed = false;
     reference.return_buffers = false;
     reference.generate = *recipes;
-    reference.session = "reference";
+    reference.role = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request_json(reference), limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     if (out.status != ExecOutcome::Status::ok || !CallReply::from_json(out.reply).error.empty() || !CallReply::from_json(out.reply).left_behind.empty()) {
@@ -212,7 +212,7 @@ class DeviceCheckerSteps : public ReferenceSteps {
     reference.witnessed = false;
     reference.return_buffers = false;
     reference.generate = recipes;
-    reference.session = "reference";
+    reference.role = "reference";
     ExecOutcome out = exec(*w_.reference, "reference", request_json(reference), limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok || out.reply.value("fatal", false)) reference_.fatal = true;
     const CallReply made = CallReply::from_json(out.reply);

@@ -1,4 +1,4 @@
-// A test's first steps (judge/state.hpp): the case and its inputs, each worker's session
+// A test's first steps (judge/state.hpp): the case and its inputs, each worker's call
 // prepared, the reference's expected outputs (on the host, or kept on the device), and one call
 // of the implementation judged as a call.
 #pragma once
@@ -140,7 +140,7 @@ class ReferenceSteps : public TestState {
   }
 
   // The reference's buffers for `inputs` (the case's or another set), from its own worker.
-  // The reference's session, once per test. Its buffers are shareable where its checked calls may
+  // The reference's prepared call, once per test. Its buffers are shareable where its checked calls may
   // be made on the device (checked_on_device).
   Status prepare_reference() {
     w_.reference->freeze(false);  // it may be the baseline's worker, frozen while the implementation ran
@@ -164,7 +164,7 @@ class ReferenceSteps : public TestState {
   Expected<SealedBlob> reference_buffers(const SealedBlob* other) {
     if (auto s = prepare_reference(); !s) return s.error();
     CallRequest call;
-    call.session = "reference";
+    call.role = "reference";
     call.witnessed = false;
     ExecOutcome out = exec(*w_.reference, "reference", request_json(call), limits_.call_timeout, other ? other->fd() : -1);
     if (out.status != ExecOutcome::Status::ok) {
@@ -206,7 +206,7 @@ class ReferenceSteps : public TestState {
     CallRequest keep;
     keep.witnessed = false;
     keep.return_buffers = false;
-    keep.session = "reference";
+    keep.role = "reference";
     const nlohmann::json request = request_json(keep);
     ExecOutcome out = exec(*w_.reference, "reference", request, limits_.call_timeout);
     if (out.status != ExecOutcome::Status::ok) {
@@ -222,11 +222,11 @@ class ReferenceSteps : public TestState {
     return std::nullopt;
   }
 
-  // One call of the implementation on its session's buffers; `other`: inputs other than the
+  // One call of the implementation on its prepared call's buffers; `other`: inputs other than the
   // case's. Its worker's reply (with its buffers where `return_buffers`), or the test's verdict
   // in failed_.
   Expected<ExecOutcome> impl_call_reply(const SealedBlob* other, const std::string& prefix, CallRequest how) {
-    how.session = "impl";
+    how.role = "impl";
     auto out = ask_impl(request_json(how), limits_.call_timeout, other ? other->fd() : -1);
     if (!out) return make_error("");
     const CallReply c = CallReply::from_json(out->reply);

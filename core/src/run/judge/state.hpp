@@ -161,9 +161,9 @@ class TestState {
     return fmt::format("expected|{}|{}|{}|{}", inputs_key(), req_.reference.library, static_cast<int>(req_.reference.kind), req_.reference_device);
   }
 
-  PrepareRequest prepare_request(const char* session, const Target& t, const std::string& device) const {
+  PrepareRequest prepare_request(const char* role, const Target& t, const std::string& device) const {
     PrepareRequest p;
-    p.session = session;
+    p.role = role;
     p.op = req_.op;
     p.test_case = req_.test_case;
     p.target = t;
@@ -256,7 +256,7 @@ class TestState {
   const ConcreteCase* c_ = nullptr;
   std::shared_ptr<const SealedBlob> inputs_, expected_;  // the case's, shared with other tests of the run (blob_cache.hpp)
   SealedBlob first_;
-  // Each worker's standing in this test: its session open there (ended, or the checker's watch
+  // Each worker's standing in this test: its call prepared there (ended, or the checker's watch
   // ended, when the test ends), and whether its process is to be replaced instead (no word to it).
   struct WorkerState {
     bool open = false, fatal = false;

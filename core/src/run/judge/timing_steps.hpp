@@ -31,8 +31,8 @@ class TimingSteps : public CheckSteps {
   // case's samples are kept by the checker, which maps the implementation's buffers (not the
   // baseline's: its side keeps none), called from the pacing thread: the checker's channel
   // alone, nothing of the driver's. "" or why not.
-  std::string begin_fresh_block(bool baseline, Executor& side, const char* session) {
-    std::string e = fresh_->attached(baseline) ? "" : fresh_->attach(baseline, side, session, limits_.call_timeout);
+  std::string begin_fresh_block(bool baseline, Executor& side, const char* role) {
+    std::string e = fresh_->attached(baseline) ? "" : fresh_->attach(baseline, side, role, limits_.call_timeout);
     FreshInputs::KeepOnDevice keep;
     const bool keeping = req_.check && (!fresh_on_device_ || !baseline);
     if (fresh_on_device_ && keeping)
@@ -137,7 +137,7 @@ class TimingSteps : public CheckSteps {
     if (pairing_.active())
       pairing_.before_block(w_.impl->tasks(), w_.baseline->tasks(), !impl_blocks_.empty() && !base_blocks_.empty(), impl_blocks_.size());
     const double freeze_seconds = std::chrono::duration<double>(Clock::now() - freezing).count();
-    const char* session = baseline ? "baseline" : "impl";
+    const char* role = baseline ? "baseline" : "impl";
     // A side's first block, unpinned: the cores it keeps busy (cpu_pairing.hpp).
     const bool first_unpinned = pairing_.measuring_first_load((baseline ? base_blocks_ : impl_blocks_).empty());
     const double cpu_before = first_unpinned ? cpu_seconds(side.tasks().processes) : 0;
@@ -152,12 +152,12 @@ class TimingSteps : public CheckSteps {
     const RunQueueSnapshot queued = on_cpu ? run_queue_snapshot(side.tasks(), side.group_cpu_seconds()) : RunQueueSnapshot{};
     const double host_wait_before = on_cpu ? own_thread_wait() : 0;
     if (fresh_)  // fresh inputs for every sample, made here (fresh_inputs.hpp)
-      if (std::string e = begin_fresh_block(baseline, side, session); !e.empty()) {
+      if (std::string e = begin_fresh_block(baseline, side, role); !e.empty()) {
         if (baseline) return make_error("baseline: fresh inputs: " + e);
         failed_ = finish(Verdict::error, "while timing: fresh inputs: " + e);
         return make_error("block");
       }
-    ExecOutcome out = side.execute(request_json(BlockRequest{session, timing, !device_check_ && !fresh_}), block_timeout(options));
+    ExecOutcome out = side.execute(request_json(BlockRequest{role, timing, !device_check_ && !fresh_}), block_timeout(options));
     std::optional<FreshInputs::Kept> fresh_kept;
     std::optional<FreshInputs::Served> served;
     // The clock audit takes the block's whole time, the host's making of inputs in it: the worker
@@ -251,7 +251,7 @@ class TimingSteps : public CheckSteps {
     return stop;
   }
 
-  // The baseline's session prepared for a paired timing: "" where it is, else why there is no
+  // The baseline's call prepared for a paired timing: "" where it is, else why there is no
   // speedup (an identity baseline, a baseline that fails); an error where the case's inputs
   // could not be sent (the test's ERROR).
   Expected<std::string> prepare_baseline_side() {

@@ -49,13 +49,16 @@ struct WorkerWalls {
   bool drop_capabilities = false;
   bool python = false;  // it serves a .py file: forked from the warm interpreter (python_zygote.hpp)
   std::string python_file;  // that file: forked from the library interpreter of its imports, if any
-  // A worker of one GPU's slot sees that GPU alone (CUDA_VISIBLE_DEVICES: its UUID), as its
-  // device 0; the worker maps the host's ordinal to it (its requests name the host's). Empty:
-  // every device the host sees.
+  // A worker of one GPU's slot sees that GPU alone (its runtime's visible_env: its UUID;
+  // device_runtimes.hpp), as its device 0; the worker maps the host's ordinal to it (its
+  // requests name the host's). Empty: every device the host sees.
+  std::string device_runtime;  // "cuda"
   std::string device_uuid;
   int device_ordinal = -1;
 };
-// How the worker learns it (its environment): the device's UUID and the host's ordinal for it.
+// How the worker learns it (its environment): the runtime, the device's UUID and the host's
+// ordinal for it.
+inline constexpr const char* kDeviceRuntimeEnv = "BACKENDBENCH_DEVICE_RUNTIME";
 inline constexpr const char* kDeviceUuidEnv = "BACKENDBENCH_DEVICE_UUID";
 inline constexpr const char* kDeviceOrdinalEnv = "BACKENDBENCH_DEVICE_ORDINAL";
 

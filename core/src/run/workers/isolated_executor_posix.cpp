@@ -33,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include "devices/device_runtimes.hpp"
 #include "devices/host_info.hpp"
 #include "plugin_library.hpp"
 #include "protocol/message_channel.hpp"
@@ -160,11 +161,16 @@ std::vector<std::string> worker_environment(const WorkerWalls& w, const WorkerHo
   std::vector<std::string> env_text = w.spec.enabled ? home.environment(environ) : std::vector<std::string>{};
   if (!w.spec.enabled)
     for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
-  if (!w.device_uuid.empty()) {  // its slot's GPU alone, as its device 0 (WorkerWalls)
-    std::erase_if(env_text, [](const std::string& e) {
-      return e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || e.rfind(kDeviceUuidEnv, 0) == 0 || e.rfind(kDeviceOrdinalEnv, 0) == 0;
+  const RuntimeRow* rt = find_runtime_row(w.device_runtime);
+  if (!w.device_uuid.empty() && rt && rt->visible_env) {  // its slot's GPU alone, as its device 0 (WorkerWalls)
+    const std::string visible = std::string(rt->visible_env) + "=";
+    std::erase_if(env_text, [&](const std::string& e) {
+      for (const std::string& name : {visible, std::string(kDeviceRuntimeEnv) + "=", std::string(kDeviceUuidEnv) + "=", std::string(kDeviceOrdinalEnv) + "="})
+        if (e.rfind(name, 0) == 0) return true;
+      return false;
     });
-    env_text.push_back("CUDA_VISIBLE_DEVICES=" + w.device_uuid);
+    env_text.push_back(visible + w.device_uuid);
+    env_text.push_back(std::string(kDeviceRuntimeEnv) + "=" + w.device_runtime);
     env_text.push_back(std::string(kDeviceUuidEnv) + "=" + w.device_uuid);
     env_text.push_back(std::string(kDeviceOrdinalEnv) + "=" + std::to_string(w.device_ordinal));
   }

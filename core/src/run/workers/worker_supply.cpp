@@ -18,23 +18,23 @@ namespace bb {
 namespace {
 // The walls of the worker that serves `key`: `library`'s alone, or, for the slot's worker of
 // every op's reference library, all of those.
-WorkerWalls side_walls(const SweepContext& ctx, const std::string& key, const std::string& library, int cuda_ordinal) {
-  if (!shares_references(key)) return walls_for(ctx, library, cuda_ordinal);
+WorkerWalls side_walls(const SweepContext& ctx, const std::string& key, const std::string& library, SlotDevice device) {
+  if (!shares_references(key)) return walls_for(ctx, library, device);
   std::vector<std::string> references;
   for (const auto& p : ctx.plans) {
     const Target t = p.reference.target();
-    if (shares_references(side_worker_key(t, "cpu"))) references.push_back(t.library);
+    if (shares_references(side_worker_key(t, std::string(kCpuDevice)))) references.push_back(t.library);
   }
-  return walls_for(ctx, references, cuda_ordinal);
+  return walls_for(ctx, references, device);
 }
 }  // namespace
 
 std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, const std::string& device) {
-  if (ref.kind == ReferenceChoice::Kind::identity) return "cpu";
+  if (ref.kind == ReferenceChoice::Kind::identity) return std::string(kCpuDevice);
   const auto& devs = ref.info.devices;
   if (devs.empty()) {
-    const bool has_cpu = std::find(m.devices.begin(), m.devices.end(), "cpu") != m.devices.end();
-    return has_cpu ? "cpu" : device;
+    const bool has_cpu = std::any_of(m.devices.begin(), m.devices.end(), [](const std::string& d) { return is_cpu(d); });
+    return has_cpu ? std::string(kCpuDevice) : device;
   }
   if (std::find(devs.begin(), devs.end(), device) != devs.end()) return device;
   return devs.front();
@@ -89,7 +89,7 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
     const std::string ref_device = reference_device_for(p0.reference, p0.manifest, device);
     if (!is_cpu(ref_device)) {
       auto w = make();
-      w->set_walls(side_walls(ctx, reference_worker_key(p0, device), p0.reference.target().library, -1));
+      w->set_walls(side_walls(ctx, reference_worker_key(p0, device), p0.reference.target().library, SlotDevice{}));
       stock.start(stocked_reference_key(reference_worker_key(p0, device), 0), ref_device, std::move(w),
                   warm_request(ref_device, 0, p0.reference.target().library), timeout);
     }
@@ -104,8 +104,8 @@ void stock_first_workers(WorkerStock& stock, const SweepContext& ctx, const std:
 
 SlotWorkers::SlotWorkers(const SweepContext& ctx) : ctx_(ctx) {}
 
-SlotWorkers::SlotWorkers(const SweepContext& ctx, std::string name, int ordinal, int cuda_ordinal, std::function<std::unique_ptr<Executor>()> make)
-    : ctx_(ctx), name_(std::move(name)), ordinal_(ordinal), cuda_ordinal_(cuda_ordinal), make_(std::move(make)) {
+SlotWorkers::SlotWorkers(const SweepContext& ctx, std::string name, int ordinal, SlotDevice device, std::function<std::unique_ptr<Executor>()> make)
+    : ctx_(ctx), name_(std::move(name)), ordinal_(ordinal), device_(device), make_(std::move(make)) {
   impl = make_();
   reference = make_();
   baseline = make_();
@@ -115,7 +115,7 @@ SlotWorkers::SlotWorkers(const SweepContext& ctx, std::string name, int ordinal,
   }
   starts_ = std::make_unique<WorkerStarts>(true);
   checker = make_();
-  checker->set_walls(walls_for(ctx_, "", cuda_ordinal_));  // it may see no library
+  checker->set_walls(walls_for(ctx_, "", device_));  // it may see no library
 }
 
 SlotWorkers::~SlotWorkers() { end(); }
@@ -134,7 +134,7 @@ bool SlotWorkers::serve(std::unique_ptr<Executor>& slot, std::string& current, c
   } else {
     slot->recycle();
   }
-  slot->set_walls(side_walls(ctx_, key, library, cuda_ordinal_));
+  slot->set_walls(side_walls(ctx_, key, library, device_));
   current = key;
   return true;
 }
@@ -153,7 +153,7 @@ bool SlotWorkers::switch_impl(const Job& job, bool& fresh) {
   } else {
     impl = make_ ? make_() : std::move(done);
     if (!make_ && impl) impl->recycle();
-    impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string(), cuda_ordinal_));
+    impl->set_walls(walls_for(ctx_, ctx_.plans[job.op].impls[job.impl].library.string(), device_));
     fresh = true;
   }
   if (done && starts_) starts_->retire(std::move(done));
@@ -165,7 +165,7 @@ void SlotWorkers::spare_for(const Job& next) {
   if (ctx_.stock && ctx_.stock->holds(stocked_impl_key(next.op, next.impl, next.device, ordinal_))) return;
   const std::string library = ctx_.plans[next.op].impls[next.impl].library.string();
   auto worker = make_();
-  worker->set_walls(walls_for(ctx_, library, cuda_ordinal_));
+  worker->set_walls(walls_for(ctx_, library, device_));
   spare_.start(std::move(worker), {next.op, next.impl}, warm_request(next.device, ordinal_, library), ctx_.options.test_timeout);
 }
 

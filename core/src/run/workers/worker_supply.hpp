@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devices/device_runtimes.hpp"
 #include "plan/jobs.hpp"
 #include "plan/plan.hpp"
 #include "run/judge_request.hpp"
@@ -75,7 +76,7 @@ class SlotWorkers {
   // A slot of an isolated run: fresh executors from `make`, started and ended on threads of
   // their own, the stock's (ctx.stock) and a spare's taken where they serve; `name` for traces;
   // `cuda_ordinal` >= 0: a CUDA slot's device, which its workers see alone (worker_walls.hpp).
-  SlotWorkers(const SweepContext& ctx, std::string name, int ordinal, int cuda_ordinal, std::function<std::unique_ptr<Executor>()> make);
+  SlotWorkers(const SweepContext& ctx, std::string name, int ordinal, SlotDevice device, std::function<std::unique_ptr<Executor>()> make);
   ~SlotWorkers();
   SlotWorkers(const SlotWorkers&) = delete;
   SlotWorkers& operator=(const SlotWorkers&) = delete;
@@ -117,7 +118,7 @@ class SlotWorkers {
   const SweepContext& ctx_;
   std::string name_ = "in-place";
   int ordinal_ = 0;
-  int cuda_ordinal_ = -1;
+  SlotDevice device_;  // its one GPU, where its workers are narrowed to it (device_runtimes.hpp)
   std::function<std::unique_ptr<Executor>()> make_;  // null: in place
   std::unique_ptr<WorkerStarts> starts_;
   SpareWorker spare_;

@@ -7,6 +7,7 @@
 
 #include "devices/device.hpp"
 #include "devices/device_kind.hpp"
+#include "devices/device_runtimes.hpp"
 #include "plugin_library.hpp"
 #include "run/sweep_context.hpp"
 #include "run/workers/landlock.hpp"
@@ -15,20 +16,23 @@
 
 namespace bb {
 
-WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal) {
-  return walls_for(ctx, library.empty() ? std::vector<std::string>{} : std::vector<std::string>{library}, cuda_ordinal);
+WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, SlotDevice device) {
+  return walls_for(ctx, library.empty() ? std::vector<std::string>{} : std::vector<std::string>{library}, device);
 }
 
-WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own, int cuda_ordinal) {
+WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own, SlotDevice device) {
   WorkerWalls w = walls_for(ctx.options, ctx.log_dir, ctx.libraries, own);
-  if (cuda_ordinal < 0 || !ctx.options.isolate) return w;
-  const auto kind = ctx.device_kinds.find("cuda");
-  const DeviceFacts* d = kind == ctx.device_kinds.end() ? nullptr : kind->second.device(cuda_ordinal);
-  // A MIG instance is named MIG-<uuid> where CUDA_VISIBLE_DEVICES names it: left as it is.
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!d || d->uuid.rfind("GPU-", 0) != 0 || d->name.find("MIG") != std::string::npos || (visible && std::strstr(visible, "MIG"))) return w;
+  if (!device || !ctx.options.isolate) return w;
+  const RuntimeRow& rt = *device.runtime;
+  const auto kind = ctx.device_kinds.find(rt.name);
+  const DeviceFacts* d = kind == ctx.device_kinds.end() ? nullptr : kind->second.device(device.ordinal);
+  // A partition (a MIG instance) is named otherwise where visible_env names it: left as it is.
+  const char* visible = std::getenv(rt.visible_env);
+  const bool partition = d && (d->name.find(rt.partition_word) != std::string::npos || (visible && std::strstr(visible, rt.partition_word)));
+  if (!d || d->uuid.rfind(rt.narrow_uuid_prefix, 0) != 0 || partition) return w;
+  w.device_runtime = rt.name;
   w.device_uuid = d->uuid;
-  w.device_ordinal = cuda_ordinal;
+  w.device_ordinal = device.ordinal;
   return w;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/device_runtimes.hpp"
 #include "run/session_options.hpp"
 #include "run/workers/executor.hpp"
 
@@ -32,10 +33,10 @@ std::string unreachable_for_workers(const SessionOptions& o, const std::vector<s
 // root, read-only.
 std::vector<std::string> linked_source_dirs(const std::filesystem::path& root, const std::vector<std::string>& libraries,
                                             const std::vector<std::string>& own_libraries);
-// The run's: its options, log folder and libraries; with `cuda_ordinal` (a worker of a CUDA
-// slot), that device alone (WorkerWalls::device_uuid) where the run knows its UUID and the
-// device is no MIG instance.
-WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, int cuda_ordinal = -1);
-WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own_libraries, int cuda_ordinal = -1);
+// The run's: its options, log folder and libraries; with `device` (a worker of a GPU's slot),
+// that device alone (WorkerWalls::device_uuid) where the run knows its UUID, its runtime takes
+// it (RuntimeRow::narrow_uuid_prefix) and the device is no partition.
+WorkerWalls walls_for(const SweepContext& ctx, const std::string& library, SlotDevice device = {});
+WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& own_libraries, SlotDevice device = {});
 
 }  // namespace bb
