@@ -33,7 +33,7 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
   app.description("Writes a new op's folder: gen_input.yaml, a reference, one implementation per device and a CMakeLists.txt "
                "that builds them against the installed BackendBench (docs/adding-an-op.md)");
   std::string name, root = ".";
-  std::vector<std::string> devices{"cpu", "cuda"};
+  std::vector<std::string> devices{std::string(kCpuDevice), "cuda"};
   app.add_option("NAME", name, "the op's name: lower case letters, digits and single underscores")->required();
   app.add_option("--root", root, "the folder to write NAME/ into (default: the current directory)");
   app.add_option("--devices", devices, "devices to write an implementation for (default: cpu,cuda)")
@@ -67,24 +67,28 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
     fmt::print(stderr, "error: cannot create {}: {}\n", dir.string(), ec.message());
     return 2;
   }
-  const bool cuda = std::find(devices.begin(), devices.end(), "cuda") != devices.end();
-  const bool hip = std::find(devices.begin(), devices.end(), "hip") != devices.end();
   const std::string device_list = fmt::format("{}", fmt::join(devices, ", "));
+  const auto wanted = [&](const char* runtime) { return std::find(devices.begin(), devices.end(), runtime) != devices.end(); };
   std::string cmake = templates::kCMakeHead;
-  if (cuda) cmake += templates::kCMakeCuda;
-  if (hip) cmake += templates::kCMakeHip;
   std::vector<std::pair<std::string, std::string>> files{{"gen_input.yaml", templates::kManifest}};
   if (lang == "python") {
     files.emplace_back(name + "_reference.py", templates::kPyReference);
     files.emplace_back(name + "_torch.py", templates::kPyTorch);
-    if (cuda) files.emplace_back(name + "_triton.py", templates::kPyTriton);
   } else {
     files.emplace_back(name + "_reference.cpp", templates::kReference);
     files.emplace_back(name + "_cpp.cpp", templates::kCpp);
-    if (cuda) files.emplace_back(name + "_cuda.cu", templates::kCuda);
-    if (hip) files.emplace_back(name + "_hip.hip", templates::kHip);
-    files.emplace_back("CMakeLists.txt", cmake);
   }
+  for (const auto& t : templates::kRuntimeTemplates) {
+    if (!wanted(t.runtime)) continue;
+    cmake += t.cmake;
+    if (lang != "python") files.emplace_back(name + t.suffix, t.source);
+    else if (t.python) files.emplace_back(name + t.python_suffix, t.python);
+  }
+  for (const auto& d : devices)
+    if (!is_cpu(d) && std::none_of(std::begin(templates::kRuntimeTemplates), std::end(templates::kRuntimeTemplates),
+                                   [&](const templates::RuntimeTemplate& t) { return d == t.runtime; }))
+      fmt::print(stderr, "note: new-op has no template for {}: no implementation written for it\n", d);
+  if (lang != "python") files.emplace_back("CMakeLists.txt", cmake);
   for (const auto& [file, text] : files) {
     if (auto s = write_file_atomically(dir / file, fill(text, name, device_list)); !s) {
       fmt::print(stderr, "error: {}\n", s.error().message);

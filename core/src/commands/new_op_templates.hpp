@@ -241,4 +241,20 @@ def @OP@_kernel_impl(x, y, alpha=2.0, *, out):
     axpy_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, alpha, BLOCK=1024)
 )";
 
+// What new-op writes for each device runtime (devices/device_runtimes.hpp), a row each: its
+// CMake part and its implementation's file; for --lang python, its Python file, if any. A
+// runtime with no row gets no implementation written (new-op says so).
+struct RuntimeTemplate {
+  const char* runtime;
+  const char* cmake;
+  const char* suffix;  // the implementation's file: <op><suffix>
+  const char* source;
+  const char* python_suffix;  // null: none in Python
+  const char* python;
+};
+inline constexpr RuntimeTemplate kRuntimeTemplates[] = {
+    {"cuda", kCMakeCuda, "_cuda.cu", kCuda, "_triton.py", kPyTriton},
+    {"hip", kCMakeHip, "_hip.hip", kHip, nullptr, nullptr},
+};
+
 }  // namespace bb::templates
