@@ -17,11 +17,16 @@ const std::string kInplace = std::string(BB_FIXTURE_ROOTS) + "/inplace/addone_/"
 // Case `case_index` of the fixture's manifest, as the plan expands it.
 bb::TestRequest request(const std::string& dir, const std::string& op, int case_index) {
   auto m = bb::load_manifest(dir + "gen_input.yaml", op);
-  EXPECT_TRUE(m.ok()) << m.error().message;
+  if (!m.ok()) {
+    ADD_FAILURE() << m.error().message;
+    return {};
+  }
   auto cases = bb::expand_cases(*m);
-  EXPECT_TRUE(cases.ok()) << cases.error().message;
-  EXPECT_LT(static_cast<std::size_t>(case_index), cases->size());
-  return bb::case_request(op, cases->at(static_cast<std::size_t>(case_index)), dir);
+  if (!cases.ok() || static_cast<std::size_t>(case_index) >= cases->size()) {
+    ADD_FAILURE() << "no case " << case_index << (cases.ok() ? "" : ": " + cases.error().message);
+    return {};
+  }
+  return bb::case_request(op, (*cases)[static_cast<std::size_t>(case_index)], dir);
 }
 
 bb::TestResult run(const std::string& dir, const std::string& op, const std::string& impl, const std::string& reference,

@@ -28,7 +28,8 @@ WorkerWalls walls_for(const SweepContext& ctx, const std::vector<std::string>& o
   const DeviceFacts* d = kind == ctx.device_kinds.end() ? nullptr : kind->second.device(device.ordinal);
   // A partition (a MIG instance) is named otherwise where visible_env names it: left as it is.
   const char* visible = std::getenv(rt.visible_env);
-  const bool partition = d && (d->name.find(rt.partition_word) != std::string::npos || (visible && std::strstr(visible, rt.partition_word)));
+  const bool partition = d && rt.partition_word &&
+                         (d->name.find(rt.partition_word) != std::string::npos || (visible && std::strstr(visible, rt.partition_word)));
   if (!d || d->uuid.rfind(rt.narrow_uuid_prefix, 0) != 0 || partition) return w;
   w.device_runtime = rt.name;
   w.device_uuid = d->uuid;
