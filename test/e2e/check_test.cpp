@@ -128,3 +128,26 @@ TEST(Check, ListIsTheRunsListing) {
   EXPECT_EQ(one.exit_code, 2);
   EXPECT_NE(one.err.find("--cases: nothing-like-this matches no case"), std::string::npos) << one.err;
 }
+
+// A backward declared (docs/MANIFEST.md, "Backward") is checked against every case when the op
+// is planned; until its gradients are checked and timed, the run says it runs the forward only.
+TEST(Check, ABackwardIsCheckedWhenPlannedAndSaidNotRunYet) {
+  const auto root = e2e::temp_dir("root");
+  fs::create_directories(root / "rmsnorm");
+  const fs::path shipped = fs::path(BB_SHIPPED_ROOT) / "rmsnorm";
+  for (const char* f : {"rmsnorm_reference.so", "rmsnorm_cpp.so"}) fs::copy_file(shipped / f, root / "rmsnorm" / f);
+  std::ifstream in(shipped / "gen_input.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string manifest = std::regex_replace(text.str(), std::regex("devices: \\[[^\\]]*\\]"), "devices: [cpu]");
+  manifest = std::regex_replace(manifest, std::regex("baseline: \\{[^}]*\\}"), "baseline: {cpu: reference}");
+  std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, weight]\n";
+  auto run = backendbench({"check", root.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared; this version checks and times the forward pass only")))
+      << run.out;
+  std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, eps]\n";
+  auto wrong = backendbench({"check", root.string()});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_NE(wrong.out.find("backward: differentiable: 'eps' is not an input"), std::string::npos) << wrong.out;
+}

@@ -601,13 +601,44 @@ void parse_tests(const YAML::Node& root, Manifest& m) {
   if (m.cases.empty()) fail(tests, "tests: expected at least one case");
 }
 
+// `backward:` after the inputs and outputs it names.
+void parse_backward(const YAML::Node& n, Manifest& m) {
+  check_keys(n, "backward", {"differentiable", "tolerances"});
+  BackwardSpec b;
+  b.line = line_of(n);
+  const YAML::Node& d = n["differentiable"];
+  if (!d || !d.IsSequence() || d.size() == 0) fail(d ? d : n, "backward: expected 'differentiable:' with a list of at least one input");
+  std::set<std::string> seen;
+  for (const auto& e : d) {
+    const std::string name = as_string(e, "backward: differentiable");
+    if (m.input_index(name) < 0) fail(e, fmt::format("backward: differentiable: '{}' is not an input", name));
+    if (!seen.insert(name).second) fail(e, fmt::format("backward: differentiable: '{}' is listed twice", name));
+  }
+  for (const auto& in : m.inputs)  // the manifest's order: the gradients' order in the backward's call
+    if (seen.count(in.name)) b.differentiable.push_back(in.name);
+  std::set<std::string> names;
+  for (const auto& in : m.inputs) names.insert(in.name);
+  for (const auto& a : m.attributes) names.insert(a.name);
+  for (const auto& o : m.outputs) {
+    names.insert(o.name);
+    if (o.inplace) fail(n, fmt::format("backward: output '{}' is written in place; an op with an in-place output has no backward here", o.name));
+  }
+  // The backward's own tensors are grad_<output> and grad_<input>: no declared name may be one.
+  for (const auto& o : m.outputs)
+    if (names.count("grad_" + o.name)) fail(n, fmt::format("backward: 'grad_{}' (the gradient of output '{}') is a declared name already", o.name, o.name));
+  for (const auto& x : b.differentiable)
+    if (names.count("grad_" + x)) fail(n, fmt::format("backward: 'grad_{}' (the gradient of input '{}') is a declared name already", x, x));
+  if (n["tolerances"]) b.tolerances = parse_tolerances(n["tolerances"]);
+  m.backward = std::move(b);
+}
+
 Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const std::string& expected_op) {
   Manifest m;
   m.path = file;
   if (!root.IsMap()) fail(root, "expected a mapping at the top level (op, inputs, outputs, tests, ...)");
   check_keys(root, "the manifest",
              {"op", "description", "seed", "devices", "baseline", "reference", "inputs", "attributes", "outputs", "tolerances",
-              "flops", "bytes", "tests", "implementations"});
+              "flops", "bytes", "tests", "implementations", "backward"});
   parse_header(root, expected_op, m);
   parse_implementations(root, m);
   std::set<std::string> names;
@@ -619,6 +650,7 @@ Manifest parse(const YAML::Node& root, const std::filesystem::path& file, const 
   if (root["tolerances"]) m.tolerances = parse_tolerances(root["tolerances"]);
   if (root["flops"]) m.flops = sourced(root["flops"], "flops");
   if (root["bytes"]) m.bytes = sourced(root["bytes"], "bytes");
+  if (root["backward"]) parse_backward(root["backward"], m);
   parse_tests(root, m);
   return m;
 }

@@ -116,6 +116,16 @@ struct ImplDeclaration {
   int line = 0;
 };
 
+// `backward:` what the op's backward pass reads and writes (docs/MANIFEST.md, "Backward"). Its
+// call (backward_case.hpp) takes every forward input, then the gradient of each output
+// (grad_<output>); it writes the gradient of each differentiable input (grad_<input>), within
+// `tolerances` (its own; the op's where a dtype has none).
+struct BackwardSpec {
+  std::vector<std::string> differentiable;  // inputs, in the manifest's order
+  ToleranceTable tolerances;
+  int line = 0;
+};
+
 struct Manifest {
   std::filesystem::path path;  // the gen_input.yaml file
   std::string op;
@@ -137,6 +147,7 @@ struct Manifest {
   std::optional<Sourced> bytes;
   std::vector<CaseSpec> cases;  // correctness first, then performance, in file order
   std::vector<ImplDeclaration> implementations;
+  std::optional<BackwardSpec> backward;
 
   int input_index(const std::string& name) const;
   std::filesystem::path dir() const { return path.parent_path(); }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "devices/device_runtimes.hpp"
+#include "plan/backward_case.hpp"
 #include "plan/file_digest.hpp"
 #include "plan/generated_manifest.hpp"
 #include "plugin_library.hpp"
@@ -462,6 +463,18 @@ Status resolve_baseline(const OpFolder& folder, const std::map<std::string, Plug
   return Ok{};
 }
 
+// The manifest's `backward:`, case by case (backward_case.hpp): a wrong declaration is the op's
+// error now, not a test's later. Declared, it is not run yet: this version checks and times the
+// forward pass only, and says so.
+Status check_backward(OpPlan& plan) {
+  if (!plan.manifest.backward) return Ok{};
+  for (const auto& c : plan.cases)
+    if (auto b = backward_case(c, plan.manifest); !b) return b.error();
+  plan.warnings.push_back(fmt::format("{}: backward: declared; this version checks and times the forward pass only",
+                                      plan.manifest.where(plan.manifest.backward->line)));
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanOptions& options) {
@@ -485,6 +498,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   if (!cases) return cases.error();
   plan.manifest = std::move(*m);
   plan.cases = std::move(*cases);
+  if (auto s = check_backward(plan); !s) return s.error();
 
   const OpFolder f = chosen_libraries(folder, plan, options);
   const std::vector<ExecOutcome> outcomes = probe_libraries(f, folder, executor, options, surveyed);

@@ -1,0 +1,130 @@
+// The manifest's `backward:` (manifest.hpp) and the backward call derived from each forward case
+// (backward_case.hpp): what a backward kernel reads and writes, and the errors a wrong
+// declaration gets, each naming its line.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/backward_case.hpp"
+#include "plan/cases.hpp"
+#include "plan/manifest.hpp"
+
+namespace {
+
+std::string manifest(const std::string& backward, const std::string& x_dtype = "dtype") {
+  return R"(op: norm
+inputs:
+  - name: x
+  - name: weight
+  - name: rows_seen
+attributes:
+  - {name: eps, type: float, default: 1.0e-6}
+outputs:
+  - {name: y, shape: x, dtype: x}
+  - {name: rstd, shape: [x.0], dtype: float32}
+tolerances:
+  float16: {atol: 1.0e-3, rtol: 1.0e-3}
+)" + backward + R"(
+tests:
+  correctness:
+    - name: small
+      params: {dtype: [float32, float16]}
+      inputs:
+        x: {shape: [4, 8], dtype: )" + x_dtype + R"(}
+        weight: {shape: [8], dtype: dtype}
+        rows_seen: {shape: [4], dtype: int64, init: zeros}
+)";
+}
+
+bb::Expected<bb::Manifest> parse(const std::string& text) { return bb::parse_manifest(text, "/ops/norm/gen_input.yaml", "norm"); }
+
+std::string error_of(const std::string& backward) {
+  auto m = parse(manifest(backward));
+  return m.ok() ? "" : m.error().message;
+}
+
+}  // namespace
+
+TEST(Backward, TheManifestDeclaresItsDifferentiableInputsInTheirOrder) {
+  auto m = parse(manifest("backward:\n  differentiable: [weight, x]\n  tolerances: {float32: {atol: 1.0e-4, rtol: 1.0e-4}}"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->backward);
+  EXPECT_EQ(m->backward->differentiable, (std::vector<std::string>{"x", "weight"})) << "the inputs' order, not the list's";
+  EXPECT_DOUBLE_EQ(m->backward->tolerances.at(bb::DType::float32).atol, 1e-4);
+  EXPECT_EQ(m->backward->line, 14);  // its mapping's first line
+  auto none = parse(manifest(""));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->backward) << "no backward: a forward op, as before";
+}
+
+TEST(Backward, AWrongDeclarationIsAnErrorNamingItsLine) {
+  EXPECT_NE(error_of("backward:\n  differentiable: [z]").find("gen_input.yaml:14: backward: differentiable: 'z' is not an input"), std::string::npos)
+      << error_of("backward:\n  differentiable: [z]");
+  EXPECT_NE(error_of("backward:\n  differentiable: [x, x]").find("'x' is listed twice"), std::string::npos);
+  EXPECT_NE(error_of("backward:\n  differentiable: []").find("expected 'differentiable:' with a list of at least one input"), std::string::npos);
+  EXPECT_NE(error_of("backward: {}").find("expected 'differentiable:'"), std::string::npos);
+  EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  saves: [rstd]").find("unknown key 'saves' in backward"), std::string::npos);
+  EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  tolerances: {float99: {atol: 1}}").find("unknown dtype 'float99'"), std::string::npos);
+  // Its tensors' names are grad_<output> and grad_<input>: none may be declared already.
+  std::string clash = manifest("backward:\n  differentiable: [x]");
+  clash.replace(clash.find("  - name: rows_seen"), 19, "  - name: grad_y");
+  clash.replace(clash.find("        rows_seen:"), 18, "        grad_y:");
+  auto m = parse(clash);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("'grad_y' (the gradient of output 'y') is a declared name already"), std::string::npos) << m.error().message;
+  // An op whose output is its input, written in place, has none here.
+  std::string inplace = manifest("backward:\n  differentiable: [x]");
+  inplace.replace(inplace.find("  - {name: rstd, shape: [x.0], dtype: float32}"), 46, "  - {name: w_out, inplace: weight}");
+  auto in = parse(inplace);
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.error().message.find("output 'w_out' is written in place"), std::string::npos) << in.error().message;
+}
+
+TEST(Backward, ACasesBackwardReadsItsInputsAndEachOutputsGradientAndWritesEachDifferentiableInputsGradient) {
+  auto m = parse(manifest("backward:\n  differentiable: [x, weight]\n  tolerances: {float32: {atol: 1.0e-4, rtol: 2.0e-4}}"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto cases = bb::expand_cases(*m);
+  ASSERT_TRUE(cases.ok()) << cases.error().message;
+  ASSERT_GE(cases->size(), 2u);
+  const bb::ConcreteCase& f32 = (*cases)[0];
+  auto b = bb::backward_case(f32, *m);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->id, "backward:" + f32.id);
+  EXPECT_EQ(b->seed, f32.seed) << "the forward's inputs, as made for the forward";
+  ASSERT_EQ(b->inputs.size(), 5u);
+  EXPECT_EQ(b->inputs[0].name, "x");
+  EXPECT_EQ(b->inputs[2].name, "rows_seen");
+  EXPECT_EQ(b->inputs[3].name, "grad_y");
+  EXPECT_EQ(b->inputs[3].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(b->inputs[4].name, "grad_rstd");
+  EXPECT_EQ(b->inputs[4].shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(b->inputs[4].dtype, bb::DType::float32);
+  EXPECT_EQ(b->inputs[3].init.kind, bb::InitKind::randn);
+  EXPECT_DOUBLE_EQ(b->inputs[3].init.b, 0.1) << "dy = 0.1 * randn, as tritonbench draws it";
+  ASSERT_EQ(b->outputs.size(), 2u);
+  EXPECT_EQ(b->outputs[0].name, "grad_x");
+  EXPECT_EQ(b->outputs[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(b->outputs[1].name, "grad_weight");
+  EXPECT_EQ(b->outputs[1].shape, (std::vector<int64_t>{8}));
+  EXPECT_EQ(b->outputs[1].inplace_input, -1);
+  EXPECT_DOUBLE_EQ(b->outputs[0].tolerance.rtol, 2e-4) << "the backward's own tolerance";
+  EXPECT_FALSE(b->flops) << "the forward's work is not the backward's";
+  // float16: the backward gives none, so the op's.
+  auto f16 = bb::backward_case((*cases)[1], *m);
+  ASSERT_TRUE(f16.ok());
+  EXPECT_EQ(f16->outputs[0].dtype, bb::DType::float16);
+  EXPECT_DOUBLE_EQ(f16->outputs[0].tolerance.atol, 1e-3);
+}
+
+TEST(Backward, AnIntegerInputHasNoGradient) {
+  auto m = parse(manifest("backward:\n  differentiable: [x]", "int32"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto cases = bb::expand_cases(*m);
+  ASSERT_TRUE(cases.ok()) << cases.error().message;
+  auto b = bb::backward_case(cases->front(), *m);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("gen_input.yaml:14: backward: input 'x' is int32"), std::string::npos) << b.error().message;
+  auto forward_only = parse(manifest(""));
+  ASSERT_TRUE(forward_only.ok());
+  EXPECT_FALSE(bb::backward_case(cases->front(), *forward_only).ok());
+}
