@@ -52,8 +52,10 @@ function(backendbench_add_plugin target)
     # Exported: the entry points and the info record, nothing else, whatever the language (the
     # visibility presets do not reach what nvcc generates, nor code linked in statically).
     set(exports "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
-    # Every *_kernel_impl and *_reference stays visible too, so that one misspelt is seen (below).
+    # Every *_kernel_impl and *_reference stays visible too, so that one misspelt is seen (below);
+    # and the backward pass's, *_backward_impl (*_backward_reference is a *_reference).
     file(WRITE "${exports}" "{\n  global:\n    ${ARG_OP}_kernel_impl;\n    ${ARG_OP}_reference;\n    *_kernel_impl;\n    *_reference;\n"
+                            "    *_backward_impl;\n"
                             "    backendbench_plugin_info;\n  local:\n    *;\n};\n")
     target_link_options(${target} PRIVATE "-Wl,--version-script=${exports}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${exports}")

@@ -189,6 +189,8 @@ Expected<PluginLibrary> load_plugin(const std::filesystem::path& path, const std
   const std::string ref_name = op + "_reference";
   p.kernel_impl = reinterpret_cast<bb_kernel_fn>(p.library.symbol(impl_name.c_str()));
   p.reference = reinterpret_cast<bb_kernel_fn>(p.library.symbol(ref_name.c_str()));
+  p.backward_impl = reinterpret_cast<bb_kernel_fn>(p.library.symbol((op + "_backward_impl").c_str()));
+  p.backward_reference = reinterpret_cast<bb_kernel_fn>(p.library.symbol((op + "_backward_reference").c_str()));
   if (!p.kernel_impl && !p.reference)
     return make_error(fmt::format("{}: missing symbol: exports neither {} nor {}", path.string(), impl_name, ref_name));
 

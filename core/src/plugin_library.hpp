@@ -36,6 +36,8 @@ struct PluginLibrary {
   bb_kernel_fn reference = nullptr;    // <op>_reference, if exported
   PluginInfo info;
   const bb_python_bridge* python = nullptr;  // a .py implementation's bridge: its calls return their results
+  bb_kernel_fn backward_impl = nullptr;       // <op>_backward_impl, if exported (a library's; not yet a .py file's)
+  bb_kernel_fn backward_reference = nullptr;  // <op>_backward_reference, if exported
 };
 
 // Begins the reason a Python implementation cannot run on this machine (no Python bridge in

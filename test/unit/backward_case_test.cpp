@@ -8,6 +8,8 @@
 #include "plan/backward_case.hpp"
 #include "plan/cases.hpp"
 #include "plan/manifest.hpp"
+#include "protocol/worker_protocol.hpp"
+#include "run/judge.hpp"
 
 namespace {
 
@@ -127,4 +129,55 @@ TEST(Backward, AnIntegerInputHasNoGradient) {
   auto forward_only = parse(manifest(""));
   ASSERT_TRUE(forward_only.ok());
   EXPECT_FALSE(bb::backward_case(cases->front(), *forward_only).ok());
+}
+
+namespace {
+
+const std::string kBackward = std::string(BB_FIXTURE_ROOTS) + "/backward/scale/";
+
+// The backward pass of case `index` of the fixture op, judged in this process: `impl`'s
+// scale_backward_impl against the reference's scale_backward_reference.
+bb::TestResult backward_test(const std::string& impl, std::size_t index = 1) {
+  auto m = bb::load_manifest(kBackward + "gen_input.yaml", "scale");
+  if (!m.ok()) {
+    ADD_FAILURE() << m.error().message;
+    return {};
+  }
+  auto cases = bb::expand_cases(*m);
+  if (!cases.ok() || index >= cases->size()) {
+    ADD_FAILURE() << "no case " << index;
+    return {};
+  }
+  auto b = bb::backward_case((*cases)[index], *m);
+  if (!b.ok()) {
+    ADD_FAILURE() << b.error().message;
+    return {};
+  }
+  bb::TestRequest req = bb::case_request("scale", *b, kBackward);
+  req.impl = {bb::Target::Kind::kernel_impl, kBackward + impl, bb::Target::Pass::backward};
+  req.reference = {bb::Target::Kind::reference, kBackward + "scale_reference.so", bb::Target::Pass::backward};
+  return bb::run_test_in_process(req);
+}
+
+}  // namespace
+
+// A backward kernel is a call like any other: its gradient checked against the reference's
+// backward, every defence of the forward's on it (a poisoned gradient buffer, inputs that must
+// stay unchanged).
+TEST(Backward, ABackwardKernelIsCheckedAgainstTheReferencesBackward) {
+  auto good = backward_test("scale_bwd_good.so");
+  EXPECT_EQ(good.outcome.verdict, bb::Verdict::pass) << good.outcome.message;
+  EXPECT_EQ(good.id.case_id, "backward:correctness/small[n=1000]");
+  auto missing = backward_test("scale_bwd_missing_term.so");
+  EXPECT_EQ(missing.outcome.verdict, bb::Verdict::fail) << missing.outcome.message;
+  EXPECT_NE(missing.outcome.message.find("grad_x"), std::string::npos) << "the gradient that is wrong is named: " << missing.outcome.message;
+  auto partial = backward_test("scale_bwd_partial.so");
+  EXPECT_EQ(partial.outcome.verdict, bb::Verdict::unwritten) << partial.outcome.message;
+  EXPECT_NE(partial.outcome.message.find("grad_x"), std::string::npos) << partial.outcome.message;
+  auto accumulate = backward_test("scale_bwd_accumulate.so");
+  EXPECT_EQ(accumulate.outcome.verdict, bb::Verdict::fail) << "it adds to a poisoned buffer: " << accumulate.outcome.message;
+  EXPECT_NE(accumulate.outcome.message.find("output 'grad_x'"), std::string::npos) << accumulate.outcome.message;
+  auto none = backward_test("scale_forward_only.so");
+  EXPECT_EQ(none.outcome.verdict, bb::Verdict::error) << none.outcome.message;
+  EXPECT_NE(none.outcome.message.find("missing symbol scale_backward_impl"), std::string::npos) << none.outcome.message;
 }

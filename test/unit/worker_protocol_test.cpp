@@ -194,6 +194,16 @@ TEST(WorkerDispatch, UnknownUnservedAndMalformedRequestsAreErrorsNeverCrashes) {
   EXPECT_EQ(r.staged, -1) << "a malformed request reaches no method";
 }
 
+// A target names its pass: the backward's functions are other symbols of the same library.
+TEST(WorkerProtocol, ATargetCarriesItsPass) {
+  bb::PrepareRequest p;
+  p.target = {bb::Target::Kind::kernel_impl, "scale_good.so", bb::Target::Pass::backward};
+  const auto back = bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(bb::request_json(p).dump()));
+  EXPECT_EQ(back.target, p.target);
+  EXPECT_EQ(back.target.pass, bb::Target::Pass::backward);
+  EXPECT_EQ(bb::target_from_json({{"kind", "reference"}, {"library", "r.so"}}).pass, bb::Target::Pass::forward) << "unsaid: the forward";
+}
+
 TEST(CaseJson, APrepareWithABrokenCaseIsAnErrorReplyNeverACrash) {
   bb::PrepareRequest p;
   p.op = "scale";

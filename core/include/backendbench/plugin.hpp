@@ -395,6 +395,14 @@ struct InfoHolder {
 #define BB_REFERENCE(op, fn) \
   extern "C" BB_EXPORT int op##_reference(const bb_call* call) { return ::bb::detail::invoke(fn, call); }
 
+// Defines `extern "C" int <op>_backward_impl(const bb_call*)`: the op's backward pass (its
+// call reads the forward's inputs and grad_<output>, writes grad_<input>: docs/MANIFEST.md,
+// "Backward"), and `<op>_backward_reference`, the trusted one.
+#define BB_BACKWARD_IMPL(op, fn) \
+  extern "C" BB_EXPORT int op##_backward_impl(const bb_call* call) { return ::bb::detail::invoke(fn, call); }
+#define BB_BACKWARD_REFERENCE(op, fn) \
+  extern "C" BB_EXPORT int op##_backward_reference(const bb_call* call) { return ::bb::detail::invoke(fn, call); }
+
 // Defines the info record. Devices and dtypes are comma-separated lists; "" means "the op's
 // devices" / "every dtype":
 //   BB_PLUGIN_INFO("1.2.0", "cpu", "float32,float16,bfloat16")

@@ -58,10 +58,13 @@ std::optional<WorkerCommand> command_of(const nlohmann::json& request) {
   return command_named(it->get_ref<const std::string&>());
 }
 
-nlohmann::json to_json(const Target& t) { return {{"kind", target_kind_name(t.kind)}, {"library", t.library}}; }
+nlohmann::json to_json(const Target& t) {
+  return {{"kind", target_kind_name(t.kind)}, {"library", t.library}, {"pass", t.pass == Target::Pass::backward ? "backward" : "forward"}};
+}
 Target target_from_json(const nlohmann::json& j) {
   if (!j.is_object()) return {};
-  return Target{target_kind(j.value("kind", "identity")), j.value("library", "")};
+  const Target::Pass pass = j.value("pass", "forward") == "backward" ? Target::Pass::backward : Target::Pass::forward;
+  return Target{target_kind(j.value("kind", "identity")), j.value("library", ""), pass};
 }
 
 void BlobLayout::add(std::size_t bytes) {

@@ -81,11 +81,14 @@ Request read_request(const nlohmann::json& j) {
   inline void to_json(nlohmann::json& j, const Type&) { j = nlohmann::json::object(); } \
   inline void from_json(const nlohmann::json&, Type&) {}
 
-// Which function a prepared call calls.
+// Which function a prepared call calls: <op>_kernel_impl or <op>_reference, or, for the
+// backward pass, <op>_backward_impl or <op>_backward_reference.
 struct Target {
   enum class Kind { kernel_impl, reference, identity };
+  enum class Pass { forward, backward };
   Kind kind = Kind::identity;
   std::string library;  // empty for identity
+  Pass pass = Pass::forward;
   bool operator==(const Target&) const = default;
 };
 nlohmann::json to_json(const Target& t);

@@ -60,9 +60,11 @@ Expected<bb_kernel_fn> RequestServer::resolve(const Target& t, const std::string
   if (t.kind == Target::Kind::identity) return bb_kernel_fn{nullptr};
   auto lib = library(t.library, op);
   if (!lib) return lib.error();
-  bb_kernel_fn fn = t.kind == Target::Kind::kernel_impl ? (*lib)->kernel_impl : (*lib)->reference;
+  const bool impl = t.kind == Target::Kind::kernel_impl, backward = t.pass == Target::Pass::backward;
+  bb_kernel_fn fn = backward ? (impl ? (*lib)->backward_impl : (*lib)->backward_reference) : (impl ? (*lib)->kernel_impl : (*lib)->reference);
   if (!fn)
-    return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, t.kind == Target::Kind::kernel_impl ? "kernel_impl" : "reference"));
+    return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op,
+                                  backward ? (impl ? "backward_impl" : "backward_reference") : (impl ? "kernel_impl" : "reference")));
   return fn;
 }
 

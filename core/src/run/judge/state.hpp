@@ -158,7 +158,8 @@ class TestState {
   }
   // The reference's buffers for the case's inputs: one reference function on one device.
   std::string expected_key() const {
-    return fmt::format("expected|{}|{}|{}|{}", inputs_key(), req_.reference.library, static_cast<int>(req_.reference.kind), req_.reference_device);
+    return fmt::format("expected|{}|{}|{}|{}|{}", inputs_key(), req_.reference.library, static_cast<int>(req_.reference.kind),
+                       static_cast<int>(req_.reference.pass), req_.reference_device);
   }
 
   PrepareRequest prepare_request(const char* role, const Target& t, const std::string& device) const {
