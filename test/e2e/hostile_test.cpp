@@ -602,7 +602,9 @@ TEST(Adversarial, ContentCachesGainNothingWhereEveryTimedSampleHasFreshInputs) {
   }
   if (torch) {
     ASSERT_TRUE(speedup.count("poly__poly_torch") && speedup.count("poly__poly_torchcache"));
-    EXPECT_LT(speedup["poly__poly_torchcache"], 1.5 * speedup["poly__poly_torch"]) << "12-13x against 1.5x where inputs repeat";
+    // 12-13x against 1.5x where inputs repeat (below); here within noise of the honest one (a
+    // PyTorch call's speedup on the busy 2-core VM: 1.54x of it once in a CI run of 2026-12-07).
+    EXPECT_LT(speedup["poly__poly_torchcache"], 2.0 * speedup["poly__poly_torch"]) << "12-13x against 1.5x where inputs repeat";
   }
   EXPECT_GT(r["phases"]["tests"].value("fresh_inputs_s", 0.0), 0.0) << r["phases"].dump();
 

@@ -104,17 +104,29 @@ namespace {
 // PASS. (An unpinned pairing's 4096-float case, 5-15 us calls against some 90 us of eviction and
 // fresh inputs around each sample, read IMPLAUSIBLE by the host's clock in about one run in
 // eight on the 2-core VM until each sample was audited on its own: clock_audit.hpp, audit_paced.)
-std::vector<nlohmann::json> timed_against_good(const std::string& impl) {
+// `unpinned`: an implementation that leaves its CPU, whose timed cases may meet the known false
+// reading of an unpinned pairing (docs/RELIABILITY.md, "Limits": the host's clock sees its
+// wake-ups across CPUs, some 30 us a sample on the busy VM; scale_wander read IMPLAUSIBLE once
+// in a whole CI run of 2026-12-07). Such a case is accepted with the paced audit's message only,
+// and one timed case at least must PASS.
+std::vector<nlohmann::json> timed_against_good(const std::string& impl, bool unpinned = false) {
   const auto logs = e2e::temp_dir("logs");
   auto run = backendbench({"--custom-ops-root", e2e::fixture_root("paired"), "--impls", impl, "--timeout", "0.3", "--log-dir", logs.string()});
   std::vector<nlohmann::json> timed;
+  std::size_t implausible = 0;
   const auto r = e2e::read_json(logs / "results.json");
   for (const auto& t : r["tests"]) {
+    if (unpinned && t["verdict"] == "IMPLAUSIBLE" && t.value("kind", "") == "performance") {
+      ++implausible;
+      EXPECT_NE(t.value("message", "").find("from its inputs' go to its end"), std::string::npos) << t.dump();
+      continue;
+    }
     EXPECT_EQ(t["verdict"], "PASS") << t.dump();
     if (t.contains("timing")) timed.push_back(t);
   }
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_EQ(timed.size(), 3u);
+  EXPECT_EQ(run.exit_code, implausible ? 1 : 0) << run.out << run.err;
+  EXPECT_EQ(timed.size() + implausible, 3u);
+  EXPECT_GE(timed.size(), 1u) << "every timed case read IMPLAUSIBLE: " << run.out << run.err;
   return timed;
 }
 }  // namespace
@@ -174,7 +186,7 @@ TEST(Paired, AnImplementationRunningAThreadOfItsOwnIsTimedOnEveryCpu) {
 TEST(Paired, AnImplementationThatLeavesItsCpuEndsThePinningOfBothSides) {
   // It gives itself every CPU in its first pinned block: found before the next, the pinning of
   // both sides ends, and the timing notes say why.
-  for (const auto& t : timed_against_good("scale_wander")) {
+  for (const auto& t : timed_against_good("scale_wander", true)) {
     EXPECT_FALSE(t["timing"].contains("pinned_cpu")) << t.dump();
     bool said = false;
     for (const auto& n : t["timing"]["notes"]) said = said || n.get<std::string>().find("changed its CPU affinity while timed") != std::string::npos;

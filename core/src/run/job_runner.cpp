@@ -97,7 +97,9 @@ void run_job(const Job& job, int ordinal, SlotWorkers& workers, SweepContext& ct
     const auto& c = p.cases[t.case_pos];
     TestRequest req = request_for(ctx, p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
     req.id = test_identity(ctx, t, ordinal).id;
-    events.started(TestResult{req.id});
+    TestResult started;
+    started.id = req.id;
+    events.started(started);
     req.time = ctx.options.performance && c.kind == CaseKind::performance;
     req.device = job.device;
     req.device_index = req.id.device_index;

@@ -57,7 +57,9 @@ class TestState {
   using Clock = std::chrono::steady_clock;
   // The identity is the host's, made once (job_runner.cpp's test_identity); the case is the plan's.
   TestState(const TestRequest& req, const TestWorkers& w, const DriverLimits& limits)
-      : req_(req), w_(w), limits_(limits), r_{req.id}, c_(&req.test_case) {}
+      : req_(req), w_(w), limits_(limits), c_(&req.test_case) {
+    r_.id = req.id;
+  }
 
   // ---- bookkeeping
   void mark(const char* phase) {
