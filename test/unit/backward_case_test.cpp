@@ -137,7 +137,7 @@ const std::string kBackward = std::string(BB_FIXTURE_ROOTS) + "/backward/scale/"
 
 // The backward pass of case `index` of the fixture op, judged in this process: `impl`'s
 // scale_backward_impl against the reference's scale_backward_reference.
-bb::TestResult backward_test(const std::string& impl, std::size_t index = 1) {
+bb::TestResult backward_test(const std::string& impl, std::size_t index = 1, bool time = false) {
   auto m = bb::load_manifest(kBackward + "gen_input.yaml", "scale");
   if (!m.ok()) {
     ADD_FAILURE() << m.error().message;
@@ -156,6 +156,9 @@ bb::TestResult backward_test(const std::string& impl, std::size_t index = 1) {
   bb::TestRequest req = bb::case_request("scale", *b, kBackward);
   req.impl = {bb::Target::Kind::kernel_impl, kBackward + impl, bb::Target::Pass::backward};
   req.reference = {bb::Target::Kind::reference, kBackward + "scale_reference.so", bb::Target::Pass::backward};
+  req.time = time;
+  req.timing.rule.min_samples = 3;
+  req.timing.rule.timeout = 0.2;
   return bb::run_test_in_process(req);
 }
 
@@ -180,4 +183,20 @@ TEST(Backward, ABackwardKernelIsCheckedAgainstTheReferencesBackward) {
   auto none = backward_test("scale_forward_only.so");
   EXPECT_EQ(none.outcome.verdict, bb::Verdict::error) << none.outcome.message;
   EXPECT_NE(none.outcome.message.find("missing symbol scale_backward_impl"), std::string::npos) << none.outcome.message;
+}
+
+// Timed, a backward meets the forward's timing defences: the checked calls at the host's secret
+// places (a backward right only where it guesses it is checked FAILs), and its time is the
+// whole of its call (one that computes the forward again inside it is honest: PASS, timed).
+TEST(Backward, ATimedBackwardMeetsTheCheckedCallsAndIsTimedWhole) {
+  auto lazy = backward_test("scale_bwd_lazy.so", 2, true);
+  EXPECT_EQ(lazy.outcome.verdict, bb::Verdict::fail) << lazy.outcome.message;
+  EXPECT_NE(lazy.outcome.message.find("wrong while timed"), std::string::npos) << lazy.outcome.message;
+  EXPECT_FALSE(lazy.performance.timing) << "no time for what did not pass";
+  auto recompute = backward_test("scale_bwd_recompute.so", 2, true);
+  ASSERT_EQ(recompute.outcome.verdict, bb::Verdict::pass) << recompute.outcome.message;
+  ASSERT_TRUE(recompute.performance.timing);
+  EXPECT_EQ(recompute.id.case_id, "backward:performance/big");
+  EXPECT_GE(recompute.performance.timing->stats.samples, 3u);
+  EXPECT_GT(recompute.performance.timing->stats.median, 0);
 }
