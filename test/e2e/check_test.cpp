@@ -2,6 +2,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -37,9 +38,10 @@ TEST(Check, AManifestErrorNamesTheFileAndLine) {
   EXPECT_TRUE(std::regex_search(run.out, std::regex("broken/gen_input.yaml:[0-9]+: unknown key 'hgih'"))) << run.out;
 }
 
-// A library for a device the op does not list never runs (an error); one that does not declare
-// a dtype the cases use has those cases SKIPPED (a warning that counts them and names some).
-TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
+namespace {
+// A root of the shipped rmsnorm's reference and C++ implementation, its manifest on the CPU
+// only (its baseline the reference); returns the root and the manifest's text for a test to edit.
+std::pair<fs::path, std::string> cpu_rmsnorm_root() {
   const auto root = e2e::temp_dir("root");
   fs::create_directories(root / "rmsnorm");
   const fs::path shipped = fs::path(BB_SHIPPED_ROOT) / "rmsnorm";
@@ -47,9 +49,18 @@ TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
   std::ifstream in(shipped / "gen_input.yaml");
   std::stringstream text;
   text << in.rdbuf();
-  // The op on the CPU only, and one sweep in float64 too (rmsnorm_cpp declares float32, float16, bfloat16).
   std::string manifest = std::regex_replace(text.str(), std::regex("devices: \\[[^\\]]*\\]"), "devices: [cpu]");
   manifest = std::regex_replace(manifest, std::regex("baseline: \\{[^}]*\\}"), "baseline: {cpu: reference}");
+  return {root, manifest};
+}
+}  // namespace
+
+// A library for a device the op does not list never runs (an error); one that does not declare
+// a dtype the cases use has those cases SKIPPED (a warning that counts them and names some).
+TEST(Check, DevicesAndDtypesAreCheckedAgainstTheManifest) {
+  // The op on the CPU only, and one sweep in float64 too (rmsnorm_cpp declares float32, float16, bfloat16).
+  auto [root, manifest] = cpu_rmsnorm_root();
+  const fs::path shipped = fs::path(BB_SHIPPED_ROOT) / "rmsnorm";
   manifest = std::regex_replace(manifest, std::regex("dtype: \\[float32, bfloat16\\]"), "dtype: [float32, float64]");
   std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest;
   const fs::path gpu = shipped / "rmsnorm_cuda_block.so";  // built where nvcc is found
@@ -132,15 +143,7 @@ TEST(Check, ListIsTheRunsListing) {
 // A backward declared (docs/MANIFEST.md, "Backward") is checked against every case when the op
 // is planned; until its gradients are checked and timed, the run says it runs the forward only.
 TEST(Check, ABackwardIsCheckedWhenPlannedAndSaidNotRunYet) {
-  const auto root = e2e::temp_dir("root");
-  fs::create_directories(root / "rmsnorm");
-  const fs::path shipped = fs::path(BB_SHIPPED_ROOT) / "rmsnorm";
-  for (const char* f : {"rmsnorm_reference.so", "rmsnorm_cpp.so"}) fs::copy_file(shipped / f, root / "rmsnorm" / f);
-  std::ifstream in(shipped / "gen_input.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string manifest = std::regex_replace(text.str(), std::regex("devices: \\[[^\\]]*\\]"), "devices: [cpu]");
-  manifest = std::regex_replace(manifest, std::regex("baseline: \\{[^}]*\\}"), "baseline: {cpu: reference}");
+  const auto [root, manifest] = cpu_rmsnorm_root();
   std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, weight]\n";
   auto run = backendbench({"check", root.string()});
   EXPECT_EQ(run.exit_code, 0) << run.out;

@@ -53,11 +53,9 @@ json attr(const AttrValue& a) {
 }
 AttrValue attr_from(const json& j) {
   const auto& v = j.at(1);
-  switch (j.at(0).get<int>()) {
-    case 0: return v.get<int64_t>();
-    case 1: return number_from(v);
-    case 2: return v.get<bool>();
-    case 3: return v.get<std::string>();
+  const int kind = j.at(0).get<int>();
+  if (kind >= 0 && kind < 4) return std::visit([](auto x) -> AttrValue { return x; }, scalar_from(j));  // Scalar's kinds, in AttrValue's order
+  switch (kind) {
     case 4: return v.get<std::vector<int64_t>>();
     case 5: {
       std::vector<double> out;
