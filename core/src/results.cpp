@@ -39,7 +39,7 @@ void from_json(const nlohmann::json& j, ErrorFigures& e) {
 void to_json(nlohmann::json& j, const TestResult& r) {
   const TestId& id = r.id;
   j = nlohmann::json{{"op", id.op},         {"impl", id.impl},   {"case", id.case_id}, {"kind", id.kind},
-                     {"device", id.device}, {"device_index", id.device_index}, {"repeat", id.repeat},
+                     {"mode", id.mode},     {"device", id.device}, {"device_index", id.device_index}, {"repeat", id.repeat},
                      {"verdict", verdict_name(r.outcome.verdict)}, {"message", r.outcome.message},
                      {"duration_s", r.phases.duration}};
   if (r.outcome.refused) j["refused"] = true;
@@ -102,6 +102,7 @@ void from_json(const nlohmann::json& j, TestResult& r) {
   id.impl = j.value("impl", "");
   id.case_id = j.value("case", "");
   id.kind = j.value("kind", "");
+  id.mode = j.value("mode", "fwd");  // a run from before modes: forward only
   id.device = j.value("device", "cpu");
   id.device_index = j.value("device_index", 0);
   id.repeat = j.value("repeat", 0);

@@ -79,6 +79,7 @@ struct TestId {
   std::string case_id;  // "correctness/small[dtype=float16]"
   std::string variant;  // the case's value variant ("tiny"; cases.hpp), "" for the manifest's own
   std::string kind;     // correctness | performance
+  std::string mode = "fwd";  // the pass it calls: fwd | bwd (plan/mode.hpp); a bwd case_id begins "bwd:"
   std::string device = "cpu";
   int device_index = 0;  // the device's ordinal (0 on the CPU)
   int repeat = 0;        // --repeat: which pass over the sweep (0-based)

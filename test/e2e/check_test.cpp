@@ -141,13 +141,15 @@ TEST(Check, ListIsTheRunsListing) {
 }
 
 // A backward declared (docs/MANIFEST.md, "Backward") is checked against every case when the op
-// is planned; until its gradients are checked and timed, the run says it runs the forward only.
-TEST(Check, ABackwardIsCheckedWhenPlannedAndSaidNotRunYet) {
+// is planned; where the reference has no backward to judge one by, the run says its bwd tests
+// are not run.
+TEST(Check, ABackwardIsCheckedWhenPlannedAndSaysWhereNoReferenceBackwardJudgesIt) {
   const auto [root, manifest] = cpu_rmsnorm_root();
   std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, weight]\n";
   auto run = backendbench({"check", root.string()});
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared; this version checks and times the forward pass only")))
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared, but the reference rmsnorm_reference has no backward "
+                                                          "\\(rmsnorm_backward_reference\\): its bwd tests are not run")))
       << run.out;
   std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, eps]\n";
   auto wrong = backendbench({"check", root.string()});

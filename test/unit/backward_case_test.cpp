@@ -54,6 +54,10 @@ TEST(Backward, TheManifestDeclaresItsDifferentiableInputsInTheirOrder) {
   EXPECT_EQ(m->backward->differentiable, (std::vector<std::string>{"x", "weight"})) << "the inputs' order, not the list's";
   EXPECT_DOUBLE_EQ(m->backward->tolerances.at(bb::DType::float32).atol, 1e-4);
   EXPECT_EQ(m->backward->line, 14);  // its mapping's first line
+  EXPECT_EQ(m->backward->modes, (std::vector<bb::Mode>{bb::Mode::fwd, bb::Mode::bwd})) << "both passes, unless it says";
+  auto only = parse(manifest("backward:\n  differentiable: [x]\n  modes: [bwd]"));
+  ASSERT_TRUE(only.ok()) << only.error().message;
+  EXPECT_EQ(only->backward->modes, std::vector<bb::Mode>{bb::Mode::bwd});
   auto none = parse(manifest(""));
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->backward) << "no backward: a forward op, as before";
@@ -67,6 +71,9 @@ TEST(Backward, AWrongDeclarationIsAnErrorNamingItsLine) {
   EXPECT_NE(error_of("backward: {}").find("expected 'differentiable:'"), std::string::npos);
   EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  saves: [rstd]").find("unknown key 'saves' in backward"), std::string::npos);
   EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  tolerances: {float99: {atol: 1}}").find("unknown dtype 'float99'"), std::string::npos);
+  EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  modes: [fwd, sideways]").find("backward: modes: 'sideways' is no mode; the modes are fwd"),
+            std::string::npos)
+      << error_of("backward:\n  differentiable: [x]\n  modes: [fwd, sideways]");
   // Its tensors' names are grad_<output> and grad_<input>: none may be declared already.
   std::string clash = manifest("backward:\n  differentiable: [x]");
   clash.replace(clash.find("  - name: rows_seen"), 19, "  - name: grad_y");
@@ -91,8 +98,10 @@ TEST(Backward, ACasesBackwardReadsItsInputsAndEachOutputsGradientAndWritesEachDi
   const bb::ConcreteCase& f32 = (*cases)[0];
   auto b = bb::backward_case(f32, *m);
   ASSERT_TRUE(b.ok()) << b.error().message;
-  EXPECT_EQ(b->id, "backward:" + f32.id);
-  EXPECT_EQ(b->seed, f32.seed) << "the forward's inputs, as made for the forward";
+  EXPECT_EQ(b->id, "bwd:" + f32.id);
+  EXPECT_EQ(b->mode, bb::Mode::bwd);
+  EXPECT_NE(b->seed, f32.seed) << "the forward's tensors, drawn anew: values no forward call saw";
+  EXPECT_EQ(b->seed, bb::mix_seed(f32.seed, "bwd")) << "the same every run";
   ASSERT_EQ(b->inputs.size(), 5u);
   EXPECT_EQ(b->inputs[0].name, "x");
   EXPECT_EQ(b->inputs[2].name, "rows_seen");
@@ -111,6 +120,11 @@ TEST(Backward, ACasesBackwardReadsItsInputsAndEachOutputsGradientAndWritesEachDi
   EXPECT_EQ(b->outputs[1].inplace_input, -1);
   EXPECT_DOUBLE_EQ(b->outputs[0].tolerance.rtol, 2e-4) << "the backward's own tolerance";
   EXPECT_FALSE(b->flops) << "the forward's work is not the backward's";
+  double least = 0;
+  for (const auto& t : b->inputs) least += static_cast<double>(t.nbytes());
+  for (const auto& t : b->outputs) least += static_cast<double>(t.nbytes());
+  ASSERT_TRUE(b->bytes);
+  EXPECT_DOUBLE_EQ(*b->bytes, least) << "its least traffic: each tensor read once, each gradient written once";
   // float16: the backward gives none, so the op's.
   auto f16 = bb::backward_case((*cases)[1], *m);
   ASSERT_TRUE(f16.ok());
@@ -170,7 +184,7 @@ bb::TestResult backward_test(const std::string& impl, std::size_t index = 1, boo
 TEST(Backward, ABackwardKernelIsCheckedAgainstTheReferencesBackward) {
   auto good = backward_test("scale_bwd_good.so");
   EXPECT_EQ(good.outcome.verdict, bb::Verdict::pass) << good.outcome.message;
-  EXPECT_EQ(good.id.case_id, "backward:correctness/small[n=1000]");
+  EXPECT_EQ(good.id.case_id, "bwd:correctness/small[n=1000]");
   auto missing = backward_test("scale_bwd_missing_term.so");
   EXPECT_EQ(missing.outcome.verdict, bb::Verdict::fail) << missing.outcome.message;
   EXPECT_NE(missing.outcome.message.find("grad_x"), std::string::npos) << "the gradient that is wrong is named: " << missing.outcome.message;
@@ -196,7 +210,7 @@ TEST(Backward, ATimedBackwardMeetsTheCheckedCallsAndIsTimedWhole) {
   auto recompute = backward_test("scale_bwd_recompute.so", 2, true);
   ASSERT_EQ(recompute.outcome.verdict, bb::Verdict::pass) << recompute.outcome.message;
   ASSERT_TRUE(recompute.performance.timing);
-  EXPECT_EQ(recompute.id.case_id, "backward:performance/big");
+  EXPECT_EQ(recompute.id.case_id, "bwd:performance/big");
   EXPECT_GE(recompute.performance.timing->stats.samples, 3u);
   EXPECT_GT(recompute.performance.timing->stats.median, 0);
 }

@@ -215,6 +215,14 @@ std::vector<RunOption> selection_run_options() {
          o.expansion.variants = *set;
        },
        [](const auto& v) { return fmt::format("--variants {}", v.template get<std::string>()); }},
+      {"modes", "--mode", true,
+       [](const auto& v, SessionOptions& o) {
+         if (v.is_null()) return o.modes.reset();
+         auto modes = parse_modes(v.template get<std::string>());
+         if (!modes) throw std::invalid_argument(modes.error().message);
+         o.modes = *modes;
+       },
+       [](const auto& v) { return v.is_null() ? std::string("no --mode") : fmt::format("--mode {}", v.template get<std::string>()); }},
   };
 }
 
@@ -347,7 +355,7 @@ namespace {
 // given twice takes its last value), flags that read the other way round, percentages.
 struct RawCli {
   std::string suite = "custom_ops", backend = "custom_ops", root;
-  std::string ops, impls, cases, input_ids, perf_p, resume, devices, shard, python;
+  std::string ops, impls, cases, input_ids, perf_p, resume, devices, shard, python, mode;
   std::string variants = default_variant_option();
   std::vector<std::string> copies = std::vector<std::string>(report_formats().size());
   bool no_isolate = false, correctness_only = false, hot = false, no_blocking = false, l2_discard = false, strict = false;
@@ -415,6 +423,9 @@ void add_run_options(CLI::App& app, CliOptions& o, RawCli& r) {
                  "or names joined by commas; the manifest says which inputs get which (docs/MANIFEST.md); BACKENDBENCH_VARIANTS sets "
                  "the default")
       ->capture_default_str();
+  app.add_option("--mode", r.mode,
+                 "the passes checked and timed, tritonbench's names: fwd (the forward), bwd (the backward alone, <op>_backward_impl), or "
+                 "fwd,bwd (default: what each op's manifest declares: its backward's modes, else fwd)");
 }
 
 // How tests are timed, and how they are scored.
@@ -510,6 +521,11 @@ Status apply_run(const RawCli& r, bool variants_given, CliOptions& o) {
   if (!set)
     return make_error(fmt::format("--variants {}{}: {}", r.variants, variants_given ? "" : " (from BACKENDBENCH_VARIANTS)", set.error().message));
   o.session.expansion.variants = *set;
+  if (!r.mode.empty()) {
+    auto modes = parse_modes(r.mode);
+    if (!modes) return make_error(fmt::format("--mode {}: {}", r.mode, modes.error().message));
+    o.session.modes = *modes;
+  }
   return Ok{};
 }
 

@@ -17,10 +17,13 @@ Expected<ConcreteCase> backward_case(const ConcreteCase& forward, const Manifest
   if (!m.backward) return make_error(fmt::format("{}: the op declares no backward", m.path.string()));
   const BackwardSpec& b = *m.backward;
   ConcreteCase c = forward;
-  c.id = "backward:" + forward.id;
+  c.id = mode_case_id(Mode::bwd, forward.id);
+  c.mode = Mode::bwd;
+  // Inputs no forward call saw: a backward that reuses what its forward left behind (a kept
+  // output, for one) is caught, not helped, by a forward run on the same values before it.
+  c.seed = mix_seed(forward.seed, "bwd");
   c.outputs.clear();
   c.flops.reset();
-  c.bytes.reset();
   for (const auto& o : forward.outputs) {
     ConcreteTensor g;
     g.name = "grad_" + o.name;
@@ -45,6 +48,12 @@ Expected<ConcreteCase> backward_case(const ConcreteCase& forward, const Manifest
     g.tolerance = own != b.tolerances.end() ? own->second : resolve_tolerance(it->dtype, m.tolerances, {});
     c.outputs.push_back(std::move(g));
   }
+  // Its least traffic: every tensor it reads once and every gradient it writes once (the
+  // forward's own figure says nothing of the backward's).
+  double bytes = 0;
+  for (const auto& t : c.inputs) bytes += static_cast<double>(t.nbytes());
+  for (const auto& t : c.outputs) bytes += static_cast<double>(t.nbytes());
+  c.bytes = bytes;
   return c;
 }
 

@@ -40,6 +40,7 @@ struct ConcreteCase {
   std::string name; // the case's name in the manifest ("small~tiny" for a value variant)
   std::string variant;  // the value variant this case is ("tiny"), "" for the manifest's own
   CaseKind kind = CaseKind::correctness;
+  Mode mode = Mode::fwd;  // the pass it calls (mode.hpp): a bwd case is backward_case's
   std::vector<std::pair<std::string, Scalar>> params;
   std::vector<ConcreteTensor> inputs;
   std::vector<ConcreteOutput> outputs;

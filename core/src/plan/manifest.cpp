@@ -603,7 +603,7 @@ void parse_tests(const YAML::Node& root, Manifest& m) {
 
 // `backward:` after the inputs and outputs it names.
 void parse_backward(const YAML::Node& n, Manifest& m) {
-  check_keys(n, "backward", {"differentiable", "tolerances"});
+  check_keys(n, "backward", {"differentiable", "tolerances", "modes"});
   BackwardSpec b;
   b.line = line_of(n);
   const YAML::Node& d = n["differentiable"];
@@ -629,6 +629,16 @@ void parse_backward(const YAML::Node& n, Manifest& m) {
   for (const auto& x : b.differentiable)
     if (names.count("grad_" + x)) fail(n, fmt::format("backward: 'grad_{}' (the gradient of input '{}') is a declared name already", x, x));
   if (n["tolerances"]) b.tolerances = parse_tolerances(n["tolerances"]);
+  if (const YAML::Node& modes = n["modes"]) {
+    std::string text;
+    if (modes.IsSequence())
+      for (const auto& e : modes) text += (text.empty() ? "" : ",") + as_string(e, "backward: modes");
+    else
+      text = as_string(modes, "backward: modes");
+    auto parsed = parse_modes(text);
+    if (!parsed) fail(modes, "backward: modes: " + parsed.error().message);
+    b.modes = std::move(*parsed);
+  }
   m.backward = std::move(b);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dtype.hpp"
+#include "plan/mode.hpp"
 #include "expected.hpp"
 #include "plan/init_spec.hpp"
 
@@ -123,6 +124,8 @@ struct ImplDeclaration {
 struct BackwardSpec {
   std::vector<std::string> differentiable;  // inputs, in the manifest's order
   ToleranceTable tolerances;
+  // `modes:` what a run checks and times of this op where --mode does not say (mode.hpp).
+  std::vector<Mode> modes{Mode::fwd, Mode::bwd};
   int line = 0;
 };
 

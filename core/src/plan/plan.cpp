@@ -23,10 +23,11 @@
 
 namespace bb {
 
-Target ReferenceChoice::target() const {
+Target ReferenceChoice::target(Mode mode) const {
+  const Target::Pass pass = mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward;
   switch (kind) {
-    case Kind::library: return Target{Target::Kind::reference, library.string()};
-    case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string()};
+    case Kind::library: return Target{Target::Kind::reference, library.string(), pass};
+    case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string(), pass};
     case Kind::identity: return Target{Target::Kind::identity, ""};
   }
   return Target{};
@@ -322,6 +323,7 @@ struct Probed {
   std::vector<Implementation> impls, unavailable;
   std::vector<std::pair<std::filesystem::path, PluginInfo>> references;
   std::map<std::string, PluginInfo> infos;  // by stem
+  std::set<std::string> backward_impls, backward_references;  // stems exporting <op>_backward_impl, _reference
   std::vector<std::pair<std::filesystem::path, std::string>> contents;  // (library, sha256) of those in use
 };
 
@@ -377,6 +379,8 @@ void read_probe(const OpFolder& folder, const std::filesystem::path& lib, const 
     return;
   }
   found.infos[library_stem(lib)] = reply.info;
+  if (reply.has_backward_impl) found.backward_impls.insert(library_stem(lib));
+  if (reply.has_backward_reference) found.backward_references.insert(library_stem(lib));
   if (reply.has_reference) found.references.emplace_back(lib, reply.info);
   if (reply.has_kernel_impl) {
     Implementation impl;
@@ -385,6 +389,7 @@ void read_probe(const OpFolder& folder, const std::filesystem::path& lib, const 
     impl.library = lib;
     impl.info = reply.info;
     impl.imports_packages = reply.imports_packages;
+    impl.has_backward = reply.has_backward_impl;
     found.impls.push_back(std::move(impl));
   }
 }
@@ -399,7 +404,7 @@ Status pick_reference(const OpFolder& folder, Probed& found, OpPlan& plan) {
   if (!reference) return reference.error();
   if (*reference) {
     const auto& [path, info] = **reference;
-    plan.reference = {ReferenceChoice::Kind::library, path, library_stem(path), info};
+    plan.reference = {ReferenceChoice::Kind::library, path, library_stem(path), info, found.backward_references.count(library_stem(path)) > 0};
     auto self = std::find_if(impls.begin(), impls.end(), [&](const Implementation& i) { return i.library == path; });
     if (self != impls.end()) {
       plan.warnings.push_back(fmt::format("{}: {} exports both {}_kernel_impl and {}_reference; it serves as the reference, so its "
@@ -413,7 +418,7 @@ Status pick_reference(const OpFolder& folder, Probed& found, OpPlan& plan) {
                                             other.filename().string(), folder.name, plan.manifest.where(plan.manifest.reference_line),
                                             path.filename().string()));
   } else if (!impls.empty()) {
-    plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name, impls.front().info};
+    plan.reference = {ReferenceChoice::Kind::implementation, impls.front().library, impls.front().name, impls.front().info, impls.front().has_backward};
     plan.warnings.push_back(fmt::format("{}: no library exports {}_reference; {} serves as the reference and is not scored",
                                         folder.name, folder.name, impls.front().name));
     impls.erase(impls.begin());
@@ -428,15 +433,15 @@ Status pick_reference(const OpFolder& folder, Probed& found, OpPlan& plan) {
 
 // A baseline: the reference by default, or the implementation the manifest names; for
 // `want_device` where the manifest gives one per device.
-Status resolve_baseline(const OpFolder& folder, const std::map<std::string, PluginInfo>& infos, const std::string& b,
-                        const std::string& want_device, OpPlan& plan) {
+Status resolve_baseline(const OpFolder& folder, const Probed& found, const std::string& b, const std::string& want_device, OpPlan& plan) {
+  const auto& infos = found.infos;
   Baseline out;
   if (b == "reference" || b.empty()) {
     if (plan.reference.kind == ReferenceChoice::Kind::identity) {
       plan.warnings.push_back(fmt::format("{}: the identity reference is no baseline; no speedups are reported", folder.name));
       return Ok{};
     }
-    out = Baseline{plan.reference.target(), plan.reference.name, plan.reference.info, ""};
+    out = Baseline{plan.reference.target(), plan.reference.name, plan.reference.info, "", plan.reference.has_backward};
   } else {
     std::string stem = b.rfind(folder.name + "__", 0) == 0 ? b.substr(folder.name.size() + 2) : b;
     auto it = std::find_if(folder.libraries.begin(), folder.libraries.end(), [&](const auto& p) { return library_stem(p) == stem; });
@@ -449,7 +454,8 @@ Status resolve_baseline(const OpFolder& folder, const std::map<std::string, Plug
       return make_error(fmt::format("{}: baseline '{}' is no library of {}; expected 'reference' or an implementation's name",
                                     plan.manifest.where(plan.manifest.baseline_line), b, folder.dir.string()));
     const auto info = infos.find(stem);
-    out = Baseline{Target{Target::Kind::kernel_impl, it->string()}, folder.name + "__" + stem, info == infos.end() ? PluginInfo{} : info->second, ""};
+    out = Baseline{Target{Target::Kind::kernel_impl, it->string()}, folder.name + "__" + stem, info == infos.end() ? PluginInfo{} : info->second, "",
+                   found.backward_impls.count(stem) > 0};
   }
   out.device = device_for(out.info, plan.manifest);
   if (!want_device.empty()) {
@@ -464,15 +470,42 @@ Status resolve_baseline(const OpFolder& folder, const std::map<std::string, Plug
 }
 
 // The manifest's `backward:`, case by case (backward_case.hpp): a wrong declaration is the op's
-// error now, not a test's later. Declared, it is not run yet: this version checks and times the
-// forward pass only, and says so.
-Status check_backward(OpPlan& plan) {
-  if (!plan.manifest.backward) return Ok{};
-  for (const auto& c : plan.cases)
-    if (auto b = backward_case(c, plan.manifest); !b) return b.error();
-  plan.warnings.push_back(fmt::format("{}: backward: declared; this version checks and times the forward pass only",
-                                      plan.manifest.where(plan.manifest.backward->line)));
-  return Ok{};
+// error now, not a test's later, whatever the modes of this run.
+Expected<std::vector<ConcreteCase>> backward_cases(const OpPlan& plan) {
+  std::vector<ConcreteCase> out;
+  if (!plan.manifest.backward) return out;
+  for (const auto& c : plan.cases) {
+    auto b = backward_case(c, plan.manifest);
+    if (!b) return b.error();
+    out.push_back(std::move(*b));
+  }
+  return out;
+}
+
+// The passes this run checks and times of the op (--mode, else its backward's `modes:`, else
+// fwd): its forward cases, then their backward cases. A backward is judged against the
+// reference's backward; with none, its cases are not run, and the plan says so.
+void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<ConcreteCase> backward) {
+  const Manifest& m = plan.manifest;
+  const std::vector<Mode> modes = options.modes ? *options.modes : m.backward ? m.backward->modes : std::vector<Mode>{Mode::fwd};
+  auto wants = [&](Mode x) { return std::find(modes.begin(), modes.end(), x) != modes.end(); };
+  if (!wants(Mode::fwd)) plan.cases.clear();
+  if (!wants(Mode::bwd)) return;
+  if (!m.backward) {
+    if (options.modes)
+      plan.warnings.push_back(fmt::format("{}: declares no backward (docs/MANIFEST.md, Backward): --mode bwd runs none of its tests", m.path.string()));
+    return;
+  }
+  if (!plan.reference.has_backward) {
+    plan.warnings.push_back(fmt::format("{}: backward: declared, but the reference {} has no backward ({}_backward_reference): its bwd tests "
+                                        "are not run",
+                                        m.where(m.backward->line), plan.reference.name, plan.folder.name));
+    return;
+  }
+  for (auto& b : backward) {
+    b.index = static_cast<int>(plan.cases.size());
+    plan.cases.push_back(std::move(b));
+  }
 }
 
 }  // namespace
@@ -498,7 +531,8 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   if (!cases) return cases.error();
   plan.manifest = std::move(*m);
   plan.cases = std::move(*cases);
-  if (auto s = check_backward(plan); !s) return s.error();
+  auto backward = backward_cases(plan);
+  if (!backward) return backward.error();
 
   const OpFolder f = chosen_libraries(folder, plan, options);
   const std::vector<ExecOutcome> outcomes = probe_libraries(f, folder, executor, options, surveyed);
@@ -522,11 +556,12 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   });
   // Baselines: per device when the manifest gives a map.
   if (plan.manifest.baselines.empty()) {
-    if (auto s = resolve_baseline(folder, found.infos, plan.manifest.baseline, "", plan); !s) return s.error();
+    if (auto s = resolve_baseline(folder, found, plan.manifest.baseline, "", plan); !s) return s.error();
   } else {
     for (const auto& [dev, name] : plan.manifest.baselines)
-      if (auto s = resolve_baseline(folder, found.infos, name, dev, plan); !s) return s.error();
+      if (auto s = resolve_baseline(folder, found, name, dev, plan); !s) return s.error();
   }
+  choose_modes(plan, options, std::move(*backward));
   return plan;
 }
 
@@ -554,8 +589,11 @@ Status filter_cases(std::vector<OpPlan>& plans, const std::vector<std::string>& 
       auto& c = p.cases[k];
       if (some.size() < 6) some.push_back(c.id);
       bool hit = false;
+      // A pattern matches a case in every mode (--mode picks those): by its forward's id too.
+      const std::string forward = forward_case_id(c.id);
       for (const auto& pat : patterns)
-        if (pat == c.id || fnmatch(pat.c_str(), c.id.c_str(), 0) == 0) hit = true, unmatched.erase(pat);
+        for (const std::string* id : {static_cast<const std::string*>(&c.id), &forward})
+          if (pat == *id || fnmatch(pat.c_str(), id->c_str(), 0) == 0) hit = true, unmatched.erase(pat);
       for (int i : indices)
         if (i == static_cast<int>(k)) hit = true, unused.erase(i);
       if (hit) kept.push_back(std::move(c));

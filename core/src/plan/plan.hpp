@@ -32,6 +32,7 @@ struct Implementation {
   // A .py file that imports an installed package (a kernel library, imported once by its library
   // interpreter while other work runs: python_zygote.hpp): its jobs go after the others.
   bool imports_packages = false;
+  bool has_backward = false;  // it exports <op>_backward_impl: its bwd tests run (else SKIPPED)
 };
 
 struct ReferenceChoice {
@@ -40,14 +41,17 @@ struct ReferenceChoice {
   std::filesystem::path library;
   std::string name;  // what the report shows: "myop_reference", "myop__myop_cpp", "identity"
   PluginInfo info;
-  Target target() const;
+  // It has a backward (<op>_backward_reference; an implementation serving: its _backward_impl).
+  bool has_backward = false;
+  Target target(Mode mode = Mode::fwd) const;
 };
 
 struct Baseline {
-  Target target;
+  Target target;  // its forward; its backward is the same target's backward pass
   std::string name;
   PluginInfo info;
   std::string device;
+  bool has_backward = false;  // bwd tests get speedups against it only then
 };
 
 struct LoadFailure {
@@ -73,6 +77,9 @@ struct PlanOptions {
   double probe_timeout = 30.0;
   std::optional<uint64_t> seed;  // overrides the manifest's
   CaseExpansion expansion = default_expansion();  // --random-cases N, --variants (cases.hpp)
+  // --mode: the passes every op is run in (mode.hpp); unset: what each op declares (its
+  // backward's modes, else fwd).
+  std::optional<std::vector<Mode>> modes;
   // Probe up to `parallel` libraries at once, each thread with an executor of its own.
   std::function<std::unique_ptr<Executor>()> make_executor;
   int parallel = 1;

@@ -142,7 +142,7 @@ std::optional<double> optional_number_from(const json& j) {
 
 json to_json(const ConcreteCase& c) {
   json j = {{"index", c.index}, {"id", c.id}, {"name", c.name}, {"variant", c.variant}, {"kind", static_cast<int>(c.kind)},
-            {"flops", optional_number(c.flops)}, {"bytes", optional_number(c.bytes)}, {"seed", c.seed}, {"devices", c.devices}};
+            {"mode", mode_name(c.mode)}, {"flops", optional_number(c.flops)}, {"bytes", optional_number(c.bytes)}, {"seed", c.seed}, {"devices", c.devices}};
   j["params"] = json::array();
   for (const auto& [name, v] : c.params) j["params"].push_back({name, scalar(v)});
   j["inputs"] = json::array();
@@ -161,6 +161,9 @@ ConcreteCase case_from_json(const json& j) {
   c.name = j.at("name").get<std::string>();
   c.variant = j.at("variant").get<std::string>();
   c.kind = enum_from(j.at("kind"), CaseKind::performance);
+  const auto mode = mode_named(j.at("mode").get<std::string>());
+  if (!mode) throw json::other_error::create(501, "the case's mode is none of fwd, bwd", &j);
+  c.mode = *mode;
   c.flops = optional_number_from(j.at("flops"));
   c.bytes = optional_number_from(j.at("bytes"));
   c.seed = j.at("seed").get<uint64_t>();

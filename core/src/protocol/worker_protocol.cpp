@@ -260,6 +260,8 @@ nlohmann::json to_json(const ProbeReply& r) {
           {"error", r.error},
           {"has_kernel_impl", r.has_kernel_impl},
           {"has_reference", r.has_reference},
+          {"has_backward_impl", r.has_backward_impl},
+          {"has_backward_reference", r.has_backward_reference},
           {"imports_packages", r.imports_packages},
           {"info",
            {{"present", r.info.present}, {"abi_version", r.info.abi_version}, {"version", r.info.version},
@@ -273,6 +275,8 @@ ProbeReply probe_reply_from_json(const nlohmann::json& j) {
   r.error = j.value("error", "");
   r.has_kernel_impl = j.value("has_kernel_impl", false);
   r.has_reference = j.value("has_reference", false);
+  r.has_backward_impl = j.value("has_backward_impl", false);
+  r.has_backward_reference = j.value("has_backward_reference", false);
   r.imports_packages = j.value("imports_packages", false);
   const auto info = j.value("info", nlohmann::json::object());
   r.info.present = info.value("present", false);

@@ -190,6 +190,8 @@ struct ProbeReply {
   std::string error;
   bool has_kernel_impl = false;
   bool has_reference = false;
+  bool has_backward_impl = false;       // <op>_backward_impl
+  bool has_backward_reference = false;  // <op>_backward_reference
   PluginInfo info;
   bool imports_packages = false;  // a .py file that imports an installed package (PythonSurvey)
 };

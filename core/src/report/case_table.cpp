@@ -140,7 +140,7 @@ std::string case_table_text(const RunRecord& run) {
 }
 
 std::string tests_csv(const RunRecord& run) {
-  static const char* kHeader[] = {"op",          "implementation", "case",          "variant",        "kind",           "device",
+  static const char* kHeader[] = {"op",          "implementation", "case",          "variant",        "kind",           "mode",           "device",
                                   "repeat",      "shapes",         "verdict",       "median_s",       "baseline_median_s", "speedup",
                                   "speedup_low", "speedup_high",   "gbps",          "tflops",         "peak_bandwidth_pct", "roofline_pct",
                                   "bytes",       "flops",          "samples",       "max_abs_error",  "max_rel_error",  "tolerance_used",
@@ -161,6 +161,7 @@ std::string tests_csv(const RunRecord& run) {
          t.id.case_id,
          t.id.variant,
          t.id.kind,
+         t.id.mode,
          device_label(t),
          std::to_string(t.id.repeat),
          t.id.shapes,

@@ -28,10 +28,12 @@ namespace bb {
 
 namespace {
 
-TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, Target target) {
+// A test of case `c` of `impl`: its pass (the case's mode) called of the implementation and of
+// the reference alike.
+TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, const Implementation& impl) {
   TestRequest req = case_request(p.folder.name, c, p.manifest.dir());
-  req.impl = std::move(target);
-  req.reference = p.reference.target();
+  req.impl = Target{Target::Kind::kernel_impl, impl.library.string(), c.mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward};
+  req.reference = p.reference.target(c.mode);
   req.check_determinism = ctx.options.check_determinism;
   req.timing = ctx.options.timing;
   return req;
@@ -95,7 +97,7 @@ void run_job(const Job& job, int ordinal, SlotWorkers& workers, SweepContext& ct
   for (const auto& t : job.tests) {
     if (interrupted()) return;  // the run is stopping: no new test
     const auto& c = p.cases[t.case_pos];
-    TestRequest req = request_for(ctx, p, c, Target{Target::Kind::kernel_impl, impl.library.string()});
+    TestRequest req = request_for(ctx, p, c, impl);
     req.id = test_identity(ctx, t, ordinal).id;
     TestResult started;
     started.id = req.id;
@@ -104,7 +106,7 @@ void run_job(const Job& job, int ordinal, SlotWorkers& workers, SweepContext& ct
     req.device = job.device;
     req.device_index = req.id.device_index;
     req.declared_supported = !impl.info.preconditions.empty();  // it runs: the preconditions hold (skip_reason)
-    const SideWorkers side = side_workers(p, job, req.time);
+    const SideWorkers side = side_workers(p, job, req.time, c.mode);
     req.reference_device = side.reference_device;
     req.baseline = side.baseline;
     TestWorkers w = workers.for_test(p, side, req.id.device_index);

@@ -12,6 +12,7 @@ TestId case_identity(const std::string& op, const ConcreteCase& c) {
   id.case_id = c.id;
   id.variant = c.variant;
   id.kind = case_kind_name(c.kind);
+  id.mode = mode_name(c.mode);
   id.flops = c.flops;
   id.bytes = c.bytes;
   id.shapes = c.shapes();

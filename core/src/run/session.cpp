@@ -106,6 +106,7 @@ PlanOptions plan_options(const SessionOptions& o) {
   PlanOptions p;
   p.seed = o.seed;
   p.expansion = o.expansion;
+  p.modes = o.modes;
   p.selected = o.impls;
   p.read_python = true;
   if (o.isolate) {  // libraries probed side by side, each in a worker of its own

@@ -28,6 +28,13 @@ int cpu_worker_count(const SessionOptions& o) {
   return std::min(32, cpus / 2);
 }
 
+static nlohmann::json modes_json(const std::optional<std::vector<Mode>>& modes) {
+  if (!modes) return nullptr;
+  std::string text;
+  for (Mode m : *modes) text += fmt::format("{}{}", text.empty() ? "" : ",", mode_name(m));
+  return text;
+}
+
 nlohmann::json session_options_json(const SessionOptions& o) {
   const auto& r = o.timing.rule;
   return {{"root", o.root.string()},
@@ -42,6 +49,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json()},
           {"random_cases", o.expansion.random_cases},
           {"variants", variant_set_text(o.expansion.variants)},
+          {"modes", modes_json(o.modes)},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"min_time_s", r.min_time},

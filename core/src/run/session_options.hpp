@@ -38,6 +38,9 @@ struct SessionOptions {
   // --random-cases N: N more cases per sweep, drawn from its ranges by the seed; --variants: the
   // value variants of the correctness cases (cases.hpp).
   CaseExpansion expansion = default_expansion();
+  // --mode fwd|bwd|fwd,bwd: the passes every op is checked and timed in (plan/mode.hpp); unset:
+  // what each op's manifest declares.
+  std::optional<std::vector<Mode>> modes;
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
   ScoreRule score_rule = ScoreRule::standard;  // --strict: refusals are failures (scores.hpp)

@@ -38,6 +38,8 @@ ProbeReply RequestServer::probe_library(const ProbeRequest& request) {
   reply.loaded = true;
   reply.has_kernel_impl = (*lib)->kernel_impl != nullptr;
   reply.has_reference = (*lib)->reference != nullptr;
+  reply.has_backward_impl = (*lib)->backward_impl != nullptr;
+  reply.has_backward_reference = (*lib)->backward_reference != nullptr;
   reply.info = (*lib)->info;
   return reply;
 }

@@ -40,13 +40,16 @@ std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, 
   return devs.front();
 }
 
-SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed) {
+SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed, Mode mode) {
   SideWorkers s;
   s.reference_device = reference_device_for(p.reference, p.manifest, job.device);
   s.reference_key = reference_worker_key(p, job.device);
-  if (timed)  // the op's baseline for this device, timed against it in a worker of its own
+  if (timed)  // the op's baseline for this device, timed against it in a worker of its own; a bwd test's: its backward
     for (const auto& b : p.baselines)
-      if (b.device == job.device) s.baseline = b.target;
+      if (b.device == job.device && (mode == Mode::fwd || b.has_backward)) {
+        s.baseline = b.target;
+        if (mode == Mode::bwd) s.baseline->pass = Target::Pass::backward;
+      }
   if (s.baseline) {
     const std::string key = side_worker_key(*s.baseline, job.device);
     if (key != s.reference_key) s.baseline_key = key;
@@ -174,10 +177,12 @@ void SlotWorkers::start_for(const Job& job, bool impl_fresh) {
   const int ordinal = ordinal_;
   const auto& o = ctx_.options;
   const auto& p = ctx_.plans[job.op];
-  bool timed = false, device_case = false;
+  bool timed = false, timed_fwd = false, device_case = false;
   for (const auto& test : job.tests) {
     const auto& c = p.cases[test.case_pos];
-    timed = timed || (o.performance && c.kind == CaseKind::performance);
+    const bool t = o.performance && c.kind == CaseKind::performance;
+    timed = timed || t;
+    timed_fwd = timed_fwd || (t && c.mode == Mode::fwd);
     std::size_t bytes = 0;
     for (const auto& t : c.inputs) bytes += t.nbytes();
     for (const auto& t : c.outputs) bytes += t.nbytes();
@@ -185,7 +190,7 @@ void SlotWorkers::start_for(const Job& job, bool impl_fresh) {
   }
   WorkerStarts& starts = *starts_;
   if (impl_fresh) starts.warm(*impl, warm_request(job.device, ordinal, p.impls[job.impl].library.string()), o.test_timeout);
-  const SideWorkers side = side_workers(p, job, timed);
+  const SideWorkers side = side_workers(p, job, timed, timed_fwd ? Mode::fwd : Mode::bwd);
   if (serve(reference, reference_key, side.reference_key, p.reference.target().library, ordinal))
     starts.warm(*reference, warm_request(side.reference_device, ordinal, p.reference.target().library), o.test_timeout);
   // The baseline's worker serves timed blocks only: the tests' first timed block waits for it

@@ -35,13 +35,14 @@ std::string reference_device_for(const ReferenceChoice& ref, const Manifest& m, 
 
 // The workers beside a job's implementation's: the reference's (its key: library, symbol,
 // device) and, for timed tests, the baseline's (the reference's worker itself when they are
-// the same function on the same device).
+// the same function on the same device); for tests of `mode` bwd, the baseline's backward, where
+// it has one (else none: no speedup).
 struct SideWorkers {
   std::string reference_device, reference_key;
   std::optional<Target> baseline;
   std::string baseline_key;  // "" when the reference's worker serves the baseline
 };
-SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed);
+SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed, Mode mode = Mode::fwd);
 
 // A worker's "warm" request: its device context on `ordinal` of `device`, and where `library` is
 // a .py file, its interpreter with PyTorch and Triton imported (plugin_library.hpp).

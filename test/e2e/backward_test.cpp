@@ -1,0 +1,117 @@
+// Backward passes through a whole run (the manifest's backward:, --mode): each hostile backward
+// its verdict, the mode in every report, a backward judged on inputs no forward call saw.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+using e2e::backendbench;
+
+namespace {
+
+const nlohmann::json* test_of(const nlohmann::json& results, const std::string& impl, const std::string& c) {
+  for (const auto& t : results["tests"])
+    if (t["impl"] == impl && t["case"] == c) return &t;
+  return nullptr;
+}
+std::string verdict_of(const nlohmann::json& results, const std::string& impl, const std::string& c) {
+  const auto* t = test_of(results, impl, c);
+  return t ? (*t)["verdict"].get<std::string>() : "(none)";
+}
+std::string message_of(const nlohmann::json& results, const std::string& impl, const std::string& c) {
+  const auto* t = test_of(results, impl, c);
+  return t ? (*t)["message"].get<std::string>() : "(none)";
+}
+std::string text_of(const std::filesystem::path& f) {
+  std::ifstream in(f);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST(Backward, EveryHostileBackwardGetsItsVerdictInAWholeRun) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--log-dir", logs.string(), "--correctness-only", "--variants", "default"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string f = "correctness/small[n=16]", b = "bwd:correctness/small[n=16]";
+  // Both passes of each, by default (the manifest declares its backward's modes: fwd, bwd).
+  for (const char* impl : {"scale__scale_bwd_good", "scale__scale_bwd_recompute", "expo__expo_bwd_good"}) {
+    EXPECT_EQ(verdict_of(results, impl, f), "PASS") << impl;
+    EXPECT_EQ(verdict_of(results, impl, b), "PASS") << impl << ": " << message_of(results, impl, b);
+  }
+  const auto* t = test_of(results, "scale__scale_bwd_good", b);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ((*t)["mode"], "bwd");
+  EXPECT_EQ((*test_of(results, "scale__scale_bwd_good", f))["mode"], "fwd");
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_missing_term", f), "PASS");  // its forward is right
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_missing_term", b), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_bwd_missing_term", b).find("output 'grad_x'"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_partial", b), "UNWRITTEN");
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_accumulate", b), "FAIL");
+  // Right on its first call of each size only: the next backward test of that size in its worker is not.
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_lazy", "bwd:correctness/small~zeros[n=16]"), "UNWRITTEN");
+  // A forward alone: its backward tests SKIPPED, saying why, and not as its refusal.
+  EXPECT_EQ(verdict_of(results, "scale__scale_forward_only", f), "PASS");
+  EXPECT_EQ(verdict_of(results, "scale__scale_forward_only", b), "SKIPPED");
+  EXPECT_NE(message_of(results, "scale__scale_forward_only", b).find("exports no scale_backward_impl"), std::string::npos);
+  EXPECT_FALSE((*test_of(results, "scale__scale_forward_only", b)).value("refused", false));
+  // Reusing the outputs its forward left behind: the backward's inputs are none its forward saw.
+  EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", f), "PASS");
+  EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", b), "FAIL") << message_of(results, "expo__expo_bwd_stash", b);
+  EXPECT_NE(message_of(results, "expo__expo_bwd_stash", b).find("output 'grad_x'"), std::string::npos);
+  // The mode in every report: the case ids, the CSV's column, the HTML, JUnit, markdown.
+  const std::string csv = text_of(logs / "tests.csv");
+  EXPECT_NE(csv.find(",kind,mode,device,"), std::string::npos) << csv.substr(0, 300);
+  EXPECT_NE(csv.find("bwd:correctness/small[n=16],,correctness,bwd,cpu"), std::string::npos);
+  for (const char* file : {"report.html", "junit.xml", "OVERALL_SUMMARY.md", "results.jsonl"})
+    EXPECT_NE(text_of(logs / file).find("bwd:correctness/small"), std::string::npos) << file;
+  EXPECT_NE(run.out.find("bwd:correctness/small"), std::string::npos) << run.out;
+}
+
+TEST(Backward, ModeChoosesThePassesAndABackwardAloneIsJudgedOnItsOwn) {
+  const auto logs = e2e::temp_dir("logs");
+  auto fwd = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "expo", "--log-dir", (logs / "fwd").string(),
+                           "--correctness-only", "--mode", "fwd"});
+  EXPECT_EQ(fwd.exit_code, 0) << fwd.out << fwd.err;
+  std::set<std::string> modes;
+  const auto forward = e2e::read_json(logs / "fwd" / "results.json");
+  for (const auto& t : forward["tests"]) modes.insert(t["mode"].get<std::string>());
+  EXPECT_EQ(modes, std::set<std::string>{"fwd"});
+  // The backward alone: no forward call in its worker, nothing kept to reuse; the stash's
+  // backward computes, and PASSes: it is judged on what it does with its inputs.
+  auto bwd = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "expo", "--log-dir", (logs / "bwd").string(),
+                           "--correctness-only", "--mode", "bwd"});
+  EXPECT_EQ(bwd.exit_code, 0) << bwd.out << bwd.err;
+  const auto results = e2e::read_json(logs / "bwd" / "results.json");
+  modes.clear();
+  for (const auto& t : results["tests"]) modes.insert(t["mode"].get<std::string>());
+  EXPECT_EQ(modes, std::set<std::string>{"bwd"});
+  EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", "bwd:correctness/small[n=1000]"), "PASS");
+  EXPECT_EQ(results["options"]["modes"], "bwd");
+  // --cases names a case in every mode; a mode that is none is an error naming the modes.
+  auto one = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "expo", "--log-dir", (logs / "one").string(),
+                           "--correctness-only", "--cases", "correctness/small[n=16]", "--impls", "expo_bwd_good"});
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
+  std::set<std::string> cases;
+  const auto picked = e2e::read_json(logs / "one" / "results.json");
+  for (const auto& t : picked["tests"]) cases.insert(t["case"].get<std::string>());
+  EXPECT_EQ(cases, (std::set<std::string>{"correctness/small[n=16]", "bwd:correctness/small[n=16]"}));
+  auto wrong = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--mode", "backwards"});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_NE((wrong.out + wrong.err).find("'backwards' is no mode; the modes are fwd"), std::string::npos) << wrong.out << wrong.err;
+}
+
+TEST(Backward, AnOpWithoutABackwardSaysSoInModeBwd) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("hostile"), "--impls", "scale_good", "--log-dir", logs.string(),
+                           "--correctness-only", "--mode", "bwd"});
+  EXPECT_NE((run.out + run.err).find("declares no backward"), std::string::npos) << run.out << run.err;
+  EXPECT_TRUE(e2e::read_json(logs / "results.json")["tests"].empty());
+}
