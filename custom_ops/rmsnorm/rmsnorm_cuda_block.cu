@@ -41,7 +41,98 @@ void rmsnorm(bb::Call& c) {
   ops::check_launch("rmsnorm_cuda_block");
 }
 
+
+// The backward. A block takes a run of rows: for each, its sum of squares and
+// sum(weight * grad_y * x), then grad_x, adding the row's grad_y * x * inv to the block's share
+// of grad_weight (in shared memory where a row's columns fit, else in its own row of
+// `partials`). A second kernel sums the blocks' shares of each column into grad_weight.
+template <typename T>
+__global__ void rmsnorm_backward_rows(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ g, T* __restrict__ gx,
+                                      float* __restrict__ partials, int64_t rows, int64_t cols, float eps, bool shared_share) {
+  extern __shared__ float share_smem[];
+  __shared__ float scratch[32];
+  float* share = shared_share ? share_smem : partials + blockIdx.x * cols;
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) share[i] = 0.0f;
+  const int64_t per_block = (rows + gridDim.x - 1) / gridDim.x;
+  const int64_t first = blockIdx.x * per_block, last = min(rows, first + per_block);
+  for (int64_t r = first; r < last; ++r) {
+    const T* xr = x + r * cols;
+    const T* gr = g + r * cols;
+    float ss = 0.0f, dot = 0.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      const float xi = ops::to_float(xr[i]);
+      ss += xi * xi;
+      dot += ops::to_float(w[i]) * ops::to_float(gr[i]) * xi;
+    }
+    ss = ops::block_sum(ss, scratch);
+    dot = ops::block_sum(dot, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(cols) + eps);
+    const float k = inv * inv * inv * dot / static_cast<float>(cols);
+    T* gxr = gx + r * cols;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      const float xi = ops::to_float(xr[i]), gi = ops::to_float(gr[i]);
+      gxr[i] = ops::from_float<T>(inv * ops::to_float(w[i]) * gi - xi * k);
+      share[i] += gi * xi * inv;
+    }
+  }
+  if (shared_share)
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) partials[blockIdx.x * cols + i] = share[i];
+}
+
+template <typename T>
+__global__ void rmsnorm_backward_weight(const float* __restrict__ partials, int blocks, T* __restrict__ gw, int64_t cols) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= cols) return;
+  float acc = 0.0f;
+  for (int b = 0; b < blocks; ++b) acc += partials[b * cols + i];
+  gw[i] = ops::from_float<T>(acc);
+}
+
+// The blocks' shares of grad_weight: kept between calls, grown when a call needs more.
+float* partials_for(std::size_t floats) {
+  static float* buffer = nullptr;
+  static std::size_t size = 0;
+  if (floats > size) {
+    if (buffer) (void)cudaFree(buffer);
+    buffer = nullptr;
+    size = 0;
+    BB_CHECK(cudaMalloc(&buffer, floats * sizeof(float)) == cudaSuccess, "cannot allocate grad_weight's partial sums");
+    size = floats;
+  }
+  return buffer;
+}
+
+void rmsnorm_backward(bb::Call& c) {
+  const DLTensor& g = c.input("grad_y");
+  DLTensor& gx = c.output("grad_x");
+  DLTensor& gw = c.output("grad_weight");
+  for (const auto* t : {&g, static_cast<const DLTensor*>(&gx), static_cast<const DLTensor*>(&gw)}) ops::require_cuda(*t, "a gradient");
+  const auto a = rmsnorm_cuda::backward_args_of(c);
+  BB_CHECK(bb::numel_of(g) == a.rows * a.cols && bb::numel_of(gx) == a.rows * a.cols && bb::numel_of(gw) == a.cols,
+           "grad_y and grad_x must have x's size, grad_weight weight's");
+  if (a.cols == 0) return;
+  int sms = 0, device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sms = 1;
+  const int threads = a.cols >= 4096 ? 1024 : a.cols >= 1024 ? 512 : 128;
+  const int blocks = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(a.rows, static_cast<int64_t>(std::max(1, sms)) * (2048 / threads))));
+  float* partials = partials_for(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(a.cols));
+  const std::size_t share_bytes = static_cast<std::size_t>(a.cols) * sizeof(float);
+  const bool shared_share = share_bytes <= 32 * 1024;
+  ops::dispatch_cuda_floating(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>) {
+      rmsnorm_backward_rows<T><<<static_cast<unsigned>(blocks), threads, shared_share ? share_bytes : 0, a.stream>>>(
+          static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<const T*>(g.data), static_cast<T*>(gx.data), partials, a.rows,
+          a.cols, a.eps, shared_share);
+      rmsnorm_backward_weight<T><<<static_cast<unsigned>((a.cols + 255) / 256), 256, 0, a.stream>>>(partials, a.rows == 0 ? 0 : blocks,
+                                                                                                      static_cast<T*>(gw.data), a.cols);
+    }
+  });
+  ops::check_launch("rmsnorm_cuda_block (backward)");
+}
+
 }  // namespace
 
 BB_KERNEL_IMPL(rmsnorm, rmsnorm)
+BB_BACKWARD_IMPL(rmsnorm, rmsnorm_backward)
 BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")

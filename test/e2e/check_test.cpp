@@ -144,15 +144,22 @@ TEST(Check, ListIsTheRunsListing) {
 // is planned; where the reference has no backward to judge one by, the run says its bwd tests
 // are not run.
 TEST(Check, ABackwardIsCheckedWhenPlannedAndSaysWhereNoReferenceBackwardJudgesIt) {
-  const auto [root, manifest] = cpu_rmsnorm_root();
-  std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, weight]\n";
+  const auto root = e2e::temp_dir("root");
+  fs::create_directories(root / "scale");
+  const fs::path forward_only = fs::path(e2e::fixture_root("hostile")) / "scale";  // its reference has no backward
+  for (const char* f : {"scale_reference.so", "scale_good.so"}) fs::copy_file(forward_only / f, root / "scale" / f);
+  std::ifstream in(fs::path(e2e::fixture_root("backward")) / "scale" / "gen_input.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string manifest = text.str();
+  std::ofstream(root / "scale" / "gen_input.yaml") << manifest;
   auto run = backendbench({"check", root.string()});
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared, but the reference rmsnorm_reference has no backward "
-                                                          "\\(rmsnorm_backward_reference\\): its bwd tests are not run")))
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared, but the reference scale_reference has no backward "
+                                                    "\\(scale_backward_reference\\): its bwd tests are not run")))
       << run.out;
-  std::ofstream(root / "rmsnorm" / "gen_input.yaml") << manifest << "\nbackward:\n  differentiable: [x, eps]\n";
+  std::ofstream(root / "scale" / "gen_input.yaml") << std::regex_replace(manifest, std::regex("differentiable: \\[x\\]"), "differentiable: [x, y]");
   auto wrong = backendbench({"check", root.string()});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
-  EXPECT_NE(wrong.out.find("backward: differentiable: 'eps' is not an input"), std::string::npos) << wrong.out;
+  EXPECT_NE(wrong.out.find("backward: differentiable: 'y' is not an input"), std::string::npos) << wrong.out;
 }

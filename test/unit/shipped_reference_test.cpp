@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "plan/backward_case.hpp"
 #include "plan/cases.hpp"
 #include "plan/manifest.hpp"
 #include "plugin_library.hpp"
@@ -31,11 +32,20 @@ TEST(GpuReference, ShippedReferencesComputeOnCudaWhatTheyComputeOnTheCpu) {
     ASSERT_TRUE(manifest.ok()) << manifest.error().message;
     auto cases = bb::expand_cases(*manifest);
     ASSERT_TRUE(cases.ok()) << cases.error().message;
-    for (const auto& c : *cases) {
+    // Its backward too, where it declares one: each case's backward call (backward_case.hpp).
+    std::vector<bb::ConcreteCase> all = *cases;
+    if (manifest->backward)
+      for (const auto& c : *cases) {
+        auto b = bb::backward_case(c, *manifest);
+        ASSERT_TRUE(b.ok()) << b.error().message;
+        all.push_back(*b);
+      }
+    for (const auto& c : all) {
       if (!c.runs_on("cuda")) continue;
       bb::TestRequest req = bb::case_request(op, c, dir.path());
-      req.impl = {bb::Target::Kind::reference, library.string()};
-      req.reference = {bb::Target::Kind::reference, library.string()};
+      const auto pass = c.mode == bb::Mode::bwd ? bb::Target::Pass::backward : bb::Target::Pass::forward;
+      req.impl = {bb::Target::Kind::reference, library.string(), pass};
+      req.reference = {bb::Target::Kind::reference, library.string(), pass};
       req.device = "cuda";
       req.reference_device = "cpu";
       const bb::TestResult r = bb::run_test_in_process(req);

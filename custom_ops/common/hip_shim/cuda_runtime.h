@@ -14,6 +14,8 @@
 #define cudaGetDevice hipGetDevice
 #define cudaDeviceGetAttribute hipDeviceGetAttribute
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
+#define cudaMalloc hipMalloc
+#define cudaFree hipFree
 
 // HIP 5.2 has no *_sync shuffles; AMD wavefronts execute in lockstep, so the mask has no use.
 #define __shfl_xor_sync(mask, value, offset) __shfl_xor((value), (offset))
