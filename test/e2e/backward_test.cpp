@@ -115,3 +115,40 @@ TEST(Backward, AnOpWithoutABackwardSaysSoInModeBwd) {
   EXPECT_NE((run.out + run.err).find("declares no backward"), std::string::npos) << run.out << run.err;
   EXPECT_TRUE(e2e::read_json(logs / "results.json")["tests"].empty());
 }
+
+// compare and merge keep a case's two passes apart: a backward that breaks is a regression of
+// its bwd tests alone; shards of a run with both passes merge to the whole run.
+TEST(Backward, CompareAndMergeKeepThePassesApart) {
+  namespace fs = std::filesystem;
+  const auto dir = e2e::temp_dir("runs");
+  auto sweep = [&](const std::string& root, const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args{"--custom-ops-root", root, "--ops", "scale", "--impls", "scale_bwd_good,scale_forward_only", "--correctness-only",
+                                  "-q", "--run-id", "e2e-bwd", "--log-dir", (dir / out).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return backendbench(args);
+  };
+  const auto base = sweep(e2e::fixture_root("backward"), "base", {});
+  ASSERT_TRUE(fs::exists(dir / "base" / "results.json")) << base.out << base.err;
+  fs::copy(e2e::fixture_root("backward"), dir / "root", fs::copy_options::recursive);
+  fs::copy_file(dir / "root" / "scale" / "scale_bwd_missing_term.so", dir / "root" / "scale" / "scale_bwd_good.so", fs::copy_options::overwrite_existing);
+  const auto next = sweep((dir / "root").string(), "next", {});
+  ASSERT_TRUE(fs::exists(dir / "next" / "results.json")) << next.err;
+  const auto r = backendbench({"compare", (dir / "base").string(), (dir / "next").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("scale/scale__scale_bwd_good/bwd:correctness/small"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("scale/scale__scale_bwd_good/correctness/small"), std::string::npos) << "its forward did not change:\n" << r.out;
+
+  for (int i = 1; i <= 2; ++i) {
+    const auto s = sweep(e2e::fixture_root("backward"), "shard-" + std::to_string(i), {"--shard", std::to_string(i) + "/2"});
+    ASSERT_TRUE(fs::exists(dir / ("shard-" + std::to_string(i)) / "results.json")) << s.err;
+  }
+  const auto m = backendbench({"merge", "--log-dir", (dir / "merged").string(), (dir / "shard-1").string(), (dir / "shard-2").string()});
+  EXPECT_EQ(m.exit_code, base.exit_code) << m.out << m.err;
+  const auto whole = e2e::read_json(dir / "base" / "results.json"), merged = e2e::read_json(dir / "merged" / "results.json");
+  std::multiset<std::string> a, b;
+  for (const auto& t : whole["tests"]) a.insert(t["impl"].get<std::string>() + " " + t["mode"].get<std::string>() + " " + t["case"].get<std::string>());
+  for (const auto& t : merged["tests"]) b.insert(t["impl"].get<std::string>() + " " + t["mode"].get<std::string>() + " " + t["case"].get<std::string>());
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.count("scale__scale_bwd_good bwd bwd:correctness/small[n=16]"), 0u);
+  EXPECT_EQ(backendbench({"compare", (dir / "base").string(), (dir / "merged").string()}).exit_code, 0);
+}
