@@ -56,14 +56,22 @@ OpReport op_report_from_json(const nlohmann::json& j) {
 
 nlohmann::json scores_to_json(const Scores& s) {
   nlohmann::json impls = nlohmann::json::array(), ops = nlohmann::json::array(), perf = nlohmann::json::object();
-  for (const auto& i : s.impls)
+  auto by_mode = [](nlohmann::json& j, const std::vector<std::pair<std::string, double>>& speedups) {
+    if (speedups.empty()) return;
+    for (const auto& [mode, x] : speedups) j["speedup_by_mode"][mode] = x;
+  };
+  for (const auto& i : s.impls) {
     impls.push_back({{"op", i.op}, {"impl", i.impl}, {"tests", i.tests}, {"passed", i.passed}, {"failed", i.failed},
                      {"skipped", i.skipped}, {"refused", i.refused}, {"ran", i.ran()}, {"fully_correct", i.fully_correct}, {"speedup", optional_number(i.speedup)},
                      {"speedup_low", optional_number(i.speedup_low)}, {"speedup_high", optional_number(i.speedup_high)},
                      {"significant", i.significant()}});
-  for (const auto& o : s.ops)
+    by_mode(impls.back(), i.speedup_by_mode);
+  }
+  for (const auto& o : s.ops) {
     ops.push_back({{"op", o.op}, {"implementations", o.impls}, {"correct_implementations", o.correct_impls},
                    {"geomean_speedup", optional_number(o.geomean_speedup)}});
+    by_mode(ops.back(), o.speedup_by_mode);
+  }
   for (const auto& [p, share] : s.perf_at) perf[fmt::format("{:g}", p)] = share;
   return {{"tests", s.tests},
           {"passed", s.passed},

@@ -1,5 +1,7 @@
 #include "scores.hpp"
 
+#include "plan/mode.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -45,6 +47,8 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   const bool timed = std::any_of(results.begin(), results.end(), [](const TestResult& r) { return r.performance.speedup.has_value(); });
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::map<std::pair<std::string, std::string>, std::vector<double>> speedups;
+  // The same, by mode: (op, impl) -> mode -> speedups (strict: with its failures as 1.0).
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<double>>> mode_speedups;
   std::map<std::pair<std::string, std::string>, std::vector<SpeedupInterval>> intervals;
   std::map<std::pair<std::string, std::string>, bool> all_paired;
   for (const auto& [op, impl] : impl_order) {
@@ -67,11 +71,15 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     else if (!counted) ++is.skipped, ++s.skipped;
     else ++is.failed, ++s.failed;
     if (strict && counted && r.id.kind == "performance") {
-      if (r.outcome.verdict != Verdict::pass) strict_speedups[{r.id.op, r.id.impl}].push_back(1.0);
-      else if (r.performance.speedup) strict_speedups[{r.id.op, r.id.impl}].push_back(*r.performance.speedup);
+      const double x = r.outcome.verdict != Verdict::pass ? 1.0 : r.performance.speedup.value_or(0.0);
+      if (x > 0) {
+        strict_speedups[{r.id.op, r.id.impl}].push_back(x);
+        mode_speedups[{r.id.op, r.id.impl}][r.id.mode].push_back(x);
+      }
     }
     if (r.outcome.verdict == Verdict::pass && r.performance.speedup) {
       speedups[{r.id.op, r.id.impl}].push_back(*r.performance.speedup);
+      if (!strict) mode_speedups[{r.id.op, r.id.impl}][r.id.mode].push_back(*r.performance.speedup);
       auto [paired, fresh] = all_paired.try_emplace({r.id.op, r.id.impl}, true);
       if (r.performance.speedup_low && r.performance.speedup_high && *r.performance.speedup > 0)
         intervals[{r.id.op, r.id.impl}].push_back({*r.performance.speedup, *r.performance.speedup_low, *r.performance.speedup_high,
@@ -86,6 +94,7 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
 
   std::map<std::string, size_t> op_index;
   std::map<std::string, std::vector<double>> op_speedups;
+  std::map<std::string, std::map<std::string, std::vector<double>>> op_mode_speedups;  // op -> mode -> its implementations' speedups
   std::vector<double> all;
   for (auto& is : s.impls) {
     is.fully_correct = is.failed == 0 && is.passed > 0;
@@ -110,9 +119,23 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     if ((is.fully_correct || (strict && is.ran())) && is.speedup) {
       op_speedups[is.op].push_back(*is.speedup);
       all.push_back(*is.speedup);
+      const auto& by_mode = mode_speedups[{is.op, is.impl}];
+      for (const auto& row : kModes)
+        if (auto it = by_mode.find(row.name); it != by_mode.end())
+          if (auto g = geomean(it->second)) {
+            if (by_mode.size() > 1) is.speedup_by_mode.emplace_back(row.name, *g);
+            op_mode_speedups[is.op][row.name].push_back(*g);
+          }
     }
   }
-  for (auto& os : s.ops) os.geomean_speedup = geomean(op_speedups[os.op]);
+  for (auto& os : s.ops) {
+    os.geomean_speedup = geomean(op_speedups[os.op]);
+    const auto& by_mode = op_mode_speedups[os.op];
+    if (by_mode.size() > 1)
+      for (const auto& row : kModes)
+        if (auto it = by_mode.find(row.name); it != by_mode.end())
+          if (auto g = geomean(it->second)) os.speedup_by_mode.emplace_back(row.name, *g);
+  }
   s.geomean_speedup = geomean(all);
   const auto impls_ran = std::count_if(s.impls.begin(), s.impls.end(), [](const ImplScore& is) { return is.ran(); });
   for (double p : ps) {

@@ -46,6 +46,9 @@ struct ImplScore {
   bool ran() const { return tests > skipped; }        // not every test SKIPPED
   std::optional<double> speedup;
   std::optional<double> speedup_low, speedup_high;  // its interval, when every timed case had one
+  // Where it was timed in more than one mode (fwd, bwd: plan/mode.hpp): the speedup of each, as
+  // `speedup` is of all (the same rule), in the modes' order.
+  std::vector<std::pair<std::string, double>> speedup_by_mode;
   // The speedup's interval lies wholly above (or below) p; without an interval, the point does.
   bool faster_than(double p) const { return speedup && (speedup_low ? *speedup_low > p : *speedup > p); }
   bool significant() const { return !speedup_low || *speedup_low > 1.0 || *speedup_high < 1.0; }
@@ -55,6 +58,9 @@ struct OpScore {
   std::string op;
   int impls = 0, correct_impls = 0;  // implementations that ran, and those fully correct
   std::optional<double> geomean_speedup;
+  // Where its implementations were timed in more than one mode: each mode's geomean over the
+  // speedups in it of those timed in it.
+  std::vector<std::pair<std::string, double>> speedup_by_mode;
 };
 
 struct Scores {

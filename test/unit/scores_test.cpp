@@ -141,3 +141,29 @@ TEST(Scores, TheStrictRuleCountsARefusalAsAFailureAndAFailedCaseAsNoSpeedup) {
   EXPECT_FALSE(bb::passes(rs[5], bb::ScoreRule::strict));
   EXPECT_TRUE(bb::passes(rs[6], bb::ScoreRule::strict));
 }
+
+// Timed in both passes (plan/mode.hpp), an implementation's speedup is of all its cases, and of
+// each mode apart; the op's each mode's over those timed in it. Timed in one mode: no split.
+TEST(Scores, ASpeedupOfEachModeWhereMoreThanOneWasTimed) {
+  auto in = [](bb::TestResult r, const char* mode) {
+    r.id.mode = mode;
+    return r;
+  };
+  std::vector<bb::TestResult> rs = {
+      in(result("both", bb::Verdict::pass, 2.0), "fwd"), in(result("both", bb::Verdict::pass, 8.0), "fwd"),
+      in(result("both", bb::Verdict::pass, 0.5), "bwd"), in(result("fwd_only", bb::Verdict::pass, 1.0), "fwd"),
+      in(result("fwd_only", bb::Verdict::skipped), "bwd"),
+  };
+  auto s = bb::compute_scores(rs, {{"op", "both"}, {"op", "fwd_only"}}, {1.0});
+  ASSERT_EQ(s.impls.size(), 2u);
+  EXPECT_NEAR(*s.impls[0].speedup, std::cbrt(2.0 * 8.0 * 0.5), 1e-12);
+  ASSERT_EQ(s.impls[0].speedup_by_mode.size(), 2u);
+  EXPECT_EQ(s.impls[0].speedup_by_mode[0].first, "fwd");
+  EXPECT_NEAR(s.impls[0].speedup_by_mode[0].second, 4.0, 1e-12);
+  EXPECT_EQ(s.impls[0].speedup_by_mode[1].first, "bwd");
+  EXPECT_NEAR(s.impls[0].speedup_by_mode[1].second, 0.5, 1e-12);
+  EXPECT_TRUE(s.impls[1].speedup_by_mode.empty()) << "timed in one mode: its speedup is that mode's";
+  ASSERT_EQ(s.ops[0].speedup_by_mode.size(), 2u);
+  EXPECT_NEAR(s.ops[0].speedup_by_mode[0].second, std::sqrt(4.0 * 1.0), 1e-12) << "fwd: both's and fwd_only's";
+  EXPECT_NEAR(s.ops[0].speedup_by_mode[1].second, 0.5, 1e-12) << "bwd: both's alone";
+}
