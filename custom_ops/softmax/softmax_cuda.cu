@@ -117,6 +117,85 @@ __global__ void __launch_bounds__(kVecThreads) softmax_vec_kernel(const T* __res
   }
 }
 
+// The backward, one block per row: y again from x, then y * (grad_y - sum(grad_y * y)). A row
+// of up to kCached elements is held in registers (x and grad_y read once); longer ones are read
+// again (from L2).
+template <typename T>
+__global__ void __launch_bounds__(kThreads) softmax_backward_kernel(const T* __restrict__ x, const T* __restrict__ g, T* __restrict__ gx,
+                                                                   int64_t cols) {
+  constexpr int kPer = kPerThread / 2;  // x and grad_y share the row's registers
+  __shared__ float scratch[32];
+  const T* xr = x + blockIdx.x * cols;
+  const T* gr = g + blockIdx.x * cols;
+  T* out = gx + blockIdx.x * cols;
+  if (cols <= static_cast<int64_t>(kThreads) * kPer) {
+    float v[kPer], w[kPer];
+    float m = -FLT_MAX;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      v[k] = i < cols ? ops::to_float(xr[i]) : -FLT_MAX;
+      w[k] = i < cols ? ops::to_float(gr[i]) : 0.0f;
+      m = fmaxf(m, v[k]);
+    }
+    m = block_max(m, scratch);
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      v[k] = i < cols ? __expf(v[k] - m) : 0.0f;
+      s += v[k];
+    }
+    const float inv = 1.0f / ops::block_sum(s, scratch);
+    float dot = 0;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      v[k] *= inv;
+      dot += v[k] * w[k];
+    }
+    dot = ops::block_sum(dot, scratch);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      if (i < cols) out[i] = ops::from_float<T>(v[k] * (w[k] - dot));
+    }
+    return;
+  }
+  float m = -FLT_MAX;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) m = fmaxf(m, ops::to_float(xr[i]));
+  m = block_max(m, scratch);
+  float s = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) s += __expf(ops::to_float(xr[i]) - m);
+  const float inv = 1.0f / ops::block_sum(s, scratch);
+  float dot = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) dot += ops::to_float(gr[i]) * __expf(ops::to_float(xr[i]) - m) * inv;
+  dot = ops::block_sum(dot, scratch);
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads)
+    out[i] = ops::from_float<T>(__expf(ops::to_float(xr[i]) - m) * inv * (ops::to_float(gr[i]) - dot));
+}
+
+void softmax_backward(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& g = c.input("grad_y");
+  DLTensor& gx = c.output("grad_x");
+  ops::require_cuda(x, "x");
+  ops::require_cuda(g, "grad_y");
+  ops::require_cuda(gx, "grad_x");
+  BB_CHECK(bb::numel_of(g) == bb::numel_of(x) && bb::numel_of(gx) == bb::numel_of(x), "x, grad_y and grad_x differ in size");
+  BB_CHECK(bb::same_dtype(x.dtype, g.dtype) && bb::same_dtype(x.dtype, gx.dtype), "x, grad_y and grad_x must share a dtype");
+  const int64_t cols = x.ndim ? x.shape[x.ndim - 1] : 1;
+  const int64_t rows = cols ? bb::numel_of(x) / cols : 0;
+  if (rows == 0) return;
+  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
+  ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>)
+      softmax_backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, ops::stream_of(c)>>>(
+          static_cast<const T*>(x.data), static_cast<const T*>(g.data), static_cast<T*>(gx.data), cols);
+  });
+  ops::check_launch("softmax_cuda (backward)");
+}
+
 void softmax(bb::Call& c) {
   const DLTensor& x = c.input("x");
   DLTensor& y = c.output("y");
@@ -144,4 +223,5 @@ void softmax(bb::Call& c) {
 }  // namespace
 
 BB_KERNEL_IMPL(softmax, softmax)
+BB_BACKWARD_IMPL(softmax, softmax_backward)
 BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")
