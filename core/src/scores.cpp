@@ -37,6 +37,37 @@ const char* score_rule_note(ScoreRule r) {
   return r == ScoreRule::strict ? "strict: a refused case is a failure; a case that did not pass counts as no speedup (1.0)" : "";
 }
 
+namespace {
+
+// (op, impl) -> mode -> the speedups of its cases in that mode, as its `speedup` takes them.
+using ModeSpeedups = std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<double>>>;
+
+// The speedup of each mode, for the implementations with a speedup timed in more than one, and
+// for the ops whose implementations were: each mode's geomean over those timed in it.
+void split_by_mode(Scores& s, const ModeSpeedups& mode_speedups) {
+  std::map<std::string, std::map<std::string, std::vector<double>>> of_op;  // op -> mode -> its implementations' speedups
+  for (auto& is : s.impls) {
+    const auto found = mode_speedups.find({is.op, is.impl});
+    if (!is.speedup || found == mode_speedups.end()) continue;
+    const auto& by_mode = found->second;
+    for (const auto& row : kModes)
+      if (auto it = by_mode.find(row.name); it != by_mode.end())
+        if (auto g = geomean(it->second)) {
+          if (by_mode.size() > 1) is.speedup_by_mode.emplace_back(row.name, *g);
+          if (is.fully_correct || (s.rule == ScoreRule::strict && is.ran())) of_op[is.op][row.name].push_back(*g);
+        }
+  }
+  for (auto& os : s.ops) {
+    const auto& by_mode = of_op[os.op];
+    if (by_mode.size() > 1)
+      for (const auto& row : kModes)
+        if (auto it = by_mode.find(row.name); it != by_mode.end())
+          if (auto g = geomean(it->second)) os.speedup_by_mode.emplace_back(row.name, *g);
+  }
+}
+
+}  // namespace
+
 Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
                       const std::vector<double>& ps, ScoreRule rule) {
   const bool strict = rule == ScoreRule::strict;
@@ -48,7 +79,7 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::map<std::pair<std::string, std::string>, std::vector<double>> speedups;
   // The same, by mode: (op, impl) -> mode -> speedups (strict: with its failures as 1.0).
-  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<double>>> mode_speedups;
+  ModeSpeedups mode_speedups;
   std::map<std::pair<std::string, std::string>, std::vector<SpeedupInterval>> intervals;
   std::map<std::pair<std::string, std::string>, bool> all_paired;
   for (const auto& [op, impl] : impl_order) {
@@ -94,7 +125,6 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
 
   std::map<std::string, size_t> op_index;
   std::map<std::string, std::vector<double>> op_speedups;
-  std::map<std::string, std::map<std::string, std::vector<double>>> op_mode_speedups;  // op -> mode -> its implementations' speedups
   std::vector<double> all;
   for (auto& is : s.impls) {
     is.fully_correct = is.failed == 0 && is.passed > 0;
@@ -119,23 +149,10 @@ Scores compute_scores(const std::vector<TestResult>& results, const std::vector<
     if ((is.fully_correct || (strict && is.ran())) && is.speedup) {
       op_speedups[is.op].push_back(*is.speedup);
       all.push_back(*is.speedup);
-      const auto& by_mode = mode_speedups[{is.op, is.impl}];
-      for (const auto& row : kModes)
-        if (auto it = by_mode.find(row.name); it != by_mode.end())
-          if (auto g = geomean(it->second)) {
-            if (by_mode.size() > 1) is.speedup_by_mode.emplace_back(row.name, *g);
-            op_mode_speedups[is.op][row.name].push_back(*g);
-          }
     }
   }
-  for (auto& os : s.ops) {
-    os.geomean_speedup = geomean(op_speedups[os.op]);
-    const auto& by_mode = op_mode_speedups[os.op];
-    if (by_mode.size() > 1)
-      for (const auto& row : kModes)
-        if (auto it = by_mode.find(row.name); it != by_mode.end())
-          if (auto g = geomean(it->second)) os.speedup_by_mode.emplace_back(row.name, *g);
-  }
+  for (auto& os : s.ops) os.geomean_speedup = geomean(op_speedups[os.op]);
+  split_by_mode(s, mode_speedups);
   s.geomean_speedup = geomean(all);
   const auto impls_ran = std::count_if(s.impls.begin(), s.impls.end(), [](const ImplScore& is) { return is.ran(); });
   for (double p : ps) {

@@ -3,6 +3,7 @@
 // length is a multiple of a 16-byte vector (and tensors aligned to one) move in such vectors, up
 // to kVecPerThread per thread; other rows of up to kCached elements go element by element;
 // longer ones are read again.
+#include "../common/cuda_column_shares.cuh"
 #include "../common/cuda_elementwise.cuh"
 #include "../common/cuda_reduce.cuh"
 #include "../common/cuda_types.cuh"
@@ -144,7 +145,98 @@ void layernorm(bb::Call& c) {
   ops::check_launch("layernorm_cuda");
 }
 
+// The backward. A block takes a run of rows: for each, its mean and inv again, the sums of
+// weight * grad_y and weight * grad_y * xhat, then grad_x, adding the row's grad_y * xhat and
+// grad_y to the block's shares of grad_weight and grad_bias (in shared memory where both fit,
+// else in its rows of `partials`: common/cuda_column_shares.cuh).
+template <typename T>
+__global__ void layernorm_backward_rows(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ g, T* __restrict__ gx,
+                                        float* __restrict__ partials, int64_t rows, int64_t cols, float eps, bool shared_share) {
+  extern __shared__ float share_smem[];
+  __shared__ float scratch[32];
+  float* share_w = shared_share ? share_smem : partials + 2 * blockIdx.x * cols;
+  float* share_b = share_w + cols;
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) share_w[i] = share_b[i] = 0.0f;
+  int64_t first = 0, last = 0;
+  ops::block_rows(rows, first, last);
+  const float n = static_cast<float>(cols);
+  for (int64_t r = first; r < last; ++r) {
+    const T* xr = x + r * cols;
+    const T* gr = g + r * cols;
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) sum += ops::to_float(xr[i]);
+    const float mean = ops::block_sum(sum, scratch) / n;
+    float var = 0.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      const float d = ops::to_float(xr[i]) - mean;
+      var += d * d;
+    }
+    const float inv = rsqrtf(ops::block_sum(var, scratch) / n + eps);
+    float a = 0.0f, b = 0.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      const float wg = ops::to_float(w[i]) * ops::to_float(gr[i]);
+      a += wg;
+      b += wg * (ops::to_float(xr[i]) - mean) * inv;
+    }
+    a = ops::block_sum(a, scratch) / n;
+    b = ops::block_sum(b, scratch) / n;
+    T* out = gx + r * cols;
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      const float xhat = (ops::to_float(xr[i]) - mean) * inv, gi = ops::to_float(gr[i]);
+      out[i] = ops::from_float<T>(inv * (ops::to_float(w[i]) * gi - a - xhat * b));
+      share_w[i] += gi * xhat;
+      share_b[i] += gi;
+    }
+  }
+  if (shared_share)
+    for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+      partials[2 * blockIdx.x * cols + i] = share_w[i];
+      partials[(2 * blockIdx.x + 1) * cols + i] = share_b[i];
+    }
+}
+
+void layernorm_backward(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& w = c.input("weight");
+  const DLTensor& g = c.input("grad_y");
+  DLTensor& gx = c.output("grad_x");
+  DLTensor& gw = c.output("grad_weight");
+  DLTensor& gb = c.output("grad_bias");
+  for (const DLTensor* t : {&x, &w, &g, static_cast<const DLTensor*>(&gx), static_cast<const DLTensor*>(&gw), static_cast<const DLTensor*>(&gb)})
+    ops::require_cuda(*t, "x, weight, grad_y and the gradients");
+  BB_CHECK(x.ndim >= 1, "x needs at least one dimension");
+  const int64_t cols = x.shape[x.ndim - 1];
+  BB_CHECK(bb::numel_of(w) == cols && bb::numel_of(gw) == cols && bb::numel_of(gb) == cols,
+           "weight, grad_weight and grad_bias must have as many elements as x's last dimension");
+  BB_CHECK(bb::numel_of(g) == bb::numel_of(x) && bb::numel_of(gx) == bb::numel_of(x), "x, grad_y and grad_x differ in size");
+  for (const DLTensor* t : {&w, &g, static_cast<const DLTensor*>(&gx), static_cast<const DLTensor*>(&gw), static_cast<const DLTensor*>(&gb)})
+    BB_CHECK(bb::same_dtype(x.dtype, t->dtype), "every tensor must have x's dtype");
+  if (cols == 0) return;
+  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
+  const int64_t rows = bb::numel_of(x) / cols;
+  const float eps = c.attr<float>("eps", 1e-5f);
+  const cudaStream_t stream = ops::stream_of(c);
+  const int threads = cols >= 4096 ? 1024 : cols >= 1024 ? 512 : 128;
+  const int blocks = ops::share_blocks(rows, threads);
+  float* partials = ops::share_buffer(static_cast<std::size_t>(blocks) * 2 * static_cast<std::size_t>(cols));
+  const std::size_t share_bytes = 2 * static_cast<std::size_t>(cols) * sizeof(float);
+  const bool shared_share = share_bytes <= 32 * 1024;
+  ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>) {
+      layernorm_backward_rows<T><<<static_cast<unsigned>(blocks), threads, shared_share ? share_bytes : 0, stream>>>(
+          static_cast<const T*>(x.data), static_cast<const T*>(w.data), static_cast<const T*>(g.data), static_cast<T*>(gx.data), partials, rows,
+          cols, eps, shared_share);
+      const int used = rows == 0 ? 0 : blocks;
+      ops::column_sums<T>(partials, used, 2 * cols, static_cast<T*>(gw.data), cols, stream);
+      ops::column_sums<T>(partials + cols, used, 2 * cols, static_cast<T*>(gb.data), cols, stream);
+    }
+  });
+  ops::check_launch("layernorm_cuda (backward)");
+}
+
 }  // namespace
 
 BB_KERNEL_IMPL(layernorm, layernorm)
+BB_BACKWARD_IMPL(layernorm, layernorm_backward)
 BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")

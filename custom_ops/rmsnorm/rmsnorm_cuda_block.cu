@@ -2,6 +2,7 @@
 // (common/cuda_rms_rows.cuh: one read of x); others are strided over by the block's threads for
 // the sum of squares, reduced in shared memory, then scaled (x is read twice, the second time
 // mostly from L2). Suits long rows.
+#include "../common/cuda_column_shares.cuh"
 #include "../common/cuda_reduce.cuh"
 #include "../common/cuda_rms_rows.cuh"
 #include "rmsnorm_cuda_common.cuh"
@@ -45,7 +46,7 @@ void rmsnorm(bb::Call& c) {
 // The backward. A block takes a run of rows: for each, its sum of squares and
 // sum(weight * grad_y * x), then grad_x, adding the row's grad_y * x * inv to the block's share
 // of grad_weight (in shared memory where a row's columns fit, else in its own row of
-// `partials`). A second kernel sums the blocks' shares of each column into grad_weight.
+// `partials`: common/cuda_column_shares.cuh, whose column_sums adds the shares).
 template <typename T>
 __global__ void rmsnorm_backward_rows(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ g, T* __restrict__ gx,
                                       float* __restrict__ partials, int64_t rows, int64_t cols, float eps, bool shared_share) {
@@ -53,8 +54,8 @@ __global__ void rmsnorm_backward_rows(const T* __restrict__ x, const T* __restri
   __shared__ float scratch[32];
   float* share = shared_share ? share_smem : partials + blockIdx.x * cols;
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) share[i] = 0.0f;
-  const int64_t per_block = (rows + gridDim.x - 1) / gridDim.x;
-  const int64_t first = blockIdx.x * per_block, last = min(rows, first + per_block);
+  int64_t first = 0, last = 0;
+  ops::block_rows(rows, first, last);
   for (int64_t r = first; r < last; ++r) {
     const T* xr = x + r * cols;
     const T* gr = g + r * cols;
@@ -79,29 +80,6 @@ __global__ void rmsnorm_backward_rows(const T* __restrict__ x, const T* __restri
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) partials[blockIdx.x * cols + i] = share[i];
 }
 
-template <typename T>
-__global__ void rmsnorm_backward_weight(const float* __restrict__ partials, int blocks, T* __restrict__ gw, int64_t cols) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= cols) return;
-  float acc = 0.0f;
-  for (int b = 0; b < blocks; ++b) acc += partials[b * cols + i];
-  gw[i] = ops::from_float<T>(acc);
-}
-
-// The blocks' shares of grad_weight: kept between calls, grown when a call needs more.
-float* partials_for(std::size_t floats) {
-  static float* buffer = nullptr;
-  static std::size_t size = 0;
-  if (floats > size) {
-    if (buffer) (void)cudaFree(buffer);
-    buffer = nullptr;
-    size = 0;
-    BB_CHECK(cudaMalloc(&buffer, floats * sizeof(float)) == cudaSuccess, "cannot allocate grad_weight's partial sums");
-    size = floats;
-  }
-  return buffer;
-}
-
 void rmsnorm_backward(bb::Call& c) {
   const DLTensor& g = c.input("grad_y");
   DLTensor& gx = c.output("grad_x");
@@ -111,11 +89,9 @@ void rmsnorm_backward(bb::Call& c) {
   BB_CHECK(bb::numel_of(g) == a.rows * a.cols && bb::numel_of(gx) == a.rows * a.cols && bb::numel_of(gw) == a.cols,
            "grad_y and grad_x must have x's size, grad_weight weight's");
   if (a.cols == 0) return;
-  int sms = 0, device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sms = 1;
   const int threads = a.cols >= 4096 ? 1024 : a.cols >= 1024 ? 512 : 128;
-  const int blocks = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(a.rows, static_cast<int64_t>(std::max(1, sms)) * (2048 / threads))));
-  float* partials = partials_for(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(a.cols));
+  const int blocks = ops::share_blocks(a.rows, threads);
+  float* partials = ops::share_buffer(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(a.cols));
   const std::size_t share_bytes = static_cast<std::size_t>(a.cols) * sizeof(float);
   const bool shared_share = share_bytes <= 32 * 1024;
   ops::dispatch_cuda_floating(a.dtype, [&](auto tag) {
@@ -124,8 +100,7 @@ void rmsnorm_backward(bb::Call& c) {
       rmsnorm_backward_rows<T><<<static_cast<unsigned>(blocks), threads, shared_share ? share_bytes : 0, a.stream>>>(
           static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<const T*>(g.data), static_cast<T*>(gx.data), partials, a.rows,
           a.cols, a.eps, shared_share);
-      rmsnorm_backward_weight<T><<<static_cast<unsigned>((a.cols + 255) / 256), 256, 0, a.stream>>>(partials, a.rows == 0 ? 0 : blocks,
-                                                                                                      static_cast<T*>(gw.data), a.cols);
+      ops::column_sums<T>(partials, a.rows == 0 ? 0 : blocks, a.cols, static_cast<T*>(gw.data), a.cols, a.stream);
     }
   });
   ops::check_launch("rmsnorm_cuda_block (backward)");
