@@ -72,6 +72,26 @@ TEST(Tutorial, AddingAnOpAsTheDocsSayGivesAVerdict) {
   EXPECT_FALSE(fs::exists(home / ".local" / "share" / "backendbench" / "custom_ops" / "demo"));
   EXPECT_TRUE(fs::exists(home / ".local" / "share" / "backendbench" / "custom_ops" / "myop" / "gen_input.yaml"));
 
+  // --backward: the backward too, as written it passes both passes (the GPU's note said).
+  const std::string bin = (home / ".local" / "bin").string();
+  auto bwd = e2e::run_program({"/bin/bash", "-c", "set -euo pipefail\nexport HOME='" + home.string() + "' PATH='" + bin + "':$PATH\ncd '" + work.string() +
+                                                      "'\nbackendbench new-op demo_bwd --backward --devices cpu,cuda\n'" + BB_CMAKE +
+                                                      "' -S demo_bwd -B demo_bwd/build > /dev/null\n'" + BB_CMAKE + "' --build demo_bwd/build > /dev/null\n"
+                                                      "backendbench --custom-ops-root demo_bwd/build/custom_ops --ops demo_bwd --correctness-only "
+                                                      "--log-dir bwd-logs\n"},
+                              300);
+  ASSERT_EQ(bwd.exit_code, 0) << bwd.out << bwd.err;
+  EXPECT_NE(bwd.err.find("the GPU ones have none"), std::string::npos) << bwd.err;
+  const auto b = e2e::read_json(work / "bwd-logs" / "results.json");
+  int backward_passes = 0;
+  for (const auto& t : e2e::tests_of(b, "demo_bwd__demo_bwd_cpp")) {
+    EXPECT_EQ(t["verdict"], "PASS") << t.dump();
+    backward_passes += t["mode"] == "bwd";
+  }
+  EXPECT_EQ(backward_passes, 6);
+  for (const auto& t : e2e::tests_of(b, "demo_bwd__demo_bwd_cuda"))
+    if (t["mode"] == "bwd") EXPECT_EQ(t["verdict"], "SKIPPED") << t.dump();
+
   // new-op never overwrites.
   auto again = e2e::run_program({(home / ".local" / "bin" / "backendbench").string(), "new-op", "demo", "--root", work.string()});
   EXPECT_EQ(again.exit_code, 2);

@@ -1,6 +1,7 @@
-// backendbench new-op NAME [--root DIR] [--devices cpu,cuda,hip]: writes a new op's folder (a
-// manifest, a reference, one implementation per device and a CMakeLists.txt that builds them
-// against the installed package). What it writes builds and passes as written. Never
+// backendbench new-op NAME [--root DIR] [--devices cpu,cuda,hip] [--backward]: writes a new op's
+// folder (a manifest, a reference, one implementation per device and a CMakeLists.txt that builds
+// them against the installed package; with --backward, the backward pass of the reference and the
+// C++ implementation). What it writes builds and passes as written. Never
 // overwrites: an existing folder is an error.
 #include <algorithm>
 #include <filesystem>
@@ -43,7 +44,14 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
   app.add_option("--lang", lang, "cpp: C++/CUDA/HIP plugins built with CMake (default); python: a Python reference, a PyTorch and (for "
                                  "cuda) a Triton implementation, run as they are")
       ->check(CLI::IsMember({"cpp", "python"}));
+  bool backward = false;
+  app.add_flag("--backward", backward, "the op's backward pass too: declared in the manifest, in the reference and the C++ implementation "
+                                       "(--lang cpp)");
   if (auto status = parse_command(app, ctx)) return *status;
+  if (backward && lang == "python") {
+    fmt::print(stderr, "error: --backward writes C++ backwards (--lang cpp); Python backwards are not run yet (docs/MANIFEST.md, Backward)\n");
+    return 2;
+  }
   // A name is a C identifier (it is in the exported symbol) and a file stem; "__" would make
   // reported names (<op>__<impl>) ambiguous.
   if (!std::regex_match(name, std::regex("[a-z][a-z0-9_]*")) || name.find("__") != std::string::npos || name.back() == '_') {
@@ -70,13 +78,15 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
   const std::string device_list = fmt::format("{}", fmt::join(devices, ", "));
   const auto wanted = [&](const char* runtime) { return std::find(devices.begin(), devices.end(), runtime) != devices.end(); };
   std::string cmake = templates::kCMakeHead;
-  std::vector<std::pair<std::string, std::string>> files{{"gen_input.yaml", templates::kManifest}};
+  std::string manifest = templates::kManifest;
+  if (backward) manifest.insert(manifest.find("tests:\n"), templates::kManifestBackward);
+  std::vector<std::pair<std::string, std::string>> files{{"gen_input.yaml", manifest}};
   if (lang == "python") {
     files.emplace_back(name + "_reference.py", templates::kPyReference);
     files.emplace_back(name + "_torch.py", templates::kPyTorch);
   } else {
-    files.emplace_back(name + "_reference.cpp", templates::kReference);
-    files.emplace_back(name + "_cpp.cpp", templates::kCpp);
+    files.emplace_back(name + "_reference.cpp", std::string(templates::kReference) + (backward ? templates::kReferenceBackward : ""));
+    files.emplace_back(name + "_cpp.cpp", std::string(templates::kCpp) + (backward ? templates::kCppBackward : ""));
   }
   for (const auto& t : templates::kRuntimeTemplates) {
     if (!wanted(t.runtime)) continue;
@@ -89,6 +99,9 @@ int new_op_command(CLI::App& app, const CommandContext& ctx) {
                                    [&](const templates::RuntimeTemplate& t) { return d == t.runtime; }))
       fmt::print(stderr, "note: new-op has no template for {}: no implementation written for it\n", d);
   if (lang != "python") files.emplace_back("CMakeLists.txt", cmake);
+  if (backward && devices.size() > 1)
+    fmt::print(stderr, "note: --backward writes the C++ implementation's backward; the GPU ones have none (their bwd tests are SKIPPED "
+               "until you add <op>_backward_impl: docs/PLUGIN_ABI.md)\n");
   for (const auto& [file, text] : files) {
     if (auto s = write_file_atomically(dir / file, fill(text, name, device_list)); !s) {
       fmt::print(stderr, "error: {}\n", s.error().message);

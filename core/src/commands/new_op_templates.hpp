@@ -160,6 +160,56 @@ BB_KERNEL_IMPL(@OP@, @OP@)
 BB_PLUGIN_INFO("1.0.0", "hip", "float32")
 )";
 
+// --backward: the op's backward pass too (docs/MANIFEST.md, "Backward"): declared in the
+// manifest (kManifestBackward goes before its tests:), given by the reference and the C++
+// implementation (appended to theirs). out = alpha * x + y: grad_x = alpha * grad_out,
+// grad_y = grad_out.
+inline constexpr const char* kManifestBackward = R"(# The backward (written by new-op --backward): both inputs get a gradient; a run checks and
+# times it beside the forward (--mode: fwd, bwd).
+backward:
+  differentiable: [x, y]
+
+)";
+
+inline constexpr const char* kReferenceBackward = R"(
+// The backward's reference: it reads x, y and grad_out (the gradient of out), and writes
+// grad_x and grad_y, in double precision.
+namespace {
+void backward_reference(bb::Call& c) {
+  const double alpha = c.attr<double>("alpha", 2.0);
+  auto g = c.input<float>("grad_out");
+  auto gx = c.output<float>("grad_x");
+  auto gy = c.output<float>("grad_y");
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    gx[i] = static_cast<float>(alpha * g[i]);
+    gy[i] = g[i];
+  }
+}
+}  // namespace
+
+BB_BACKWARD_REFERENCE(@OP@, backward_reference)
+)";
+
+inline constexpr const char* kCppBackward = R"(
+// The backward: grad_x and grad_y from grad_out. Write every element of each gradient (their
+// buffers are poisoned before each call: adding to them fails) and read only what you are given.
+namespace {
+void @OP@_backward(bb::Call& c) {
+  const float alpha = c.attr<float>("alpha", 2.0f);
+  auto g = c.input<float>("grad_out");
+  auto gx = c.output<float>("grad_x");
+  auto gy = c.output<float>("grad_y");
+  // --- the backward kernel ---
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    gx[i] = alpha * g[i];
+    gy[i] = g[i];
+  }
+}
+}  // namespace
+
+BB_BACKWARD_IMPL(@OP@, @OP@_backward)
+)";
+
 inline constexpr const char* kCMakeHead = R"(# Builds the op @OP@ out of tree against an installed BackendBench:
 #   cmake -S @OP@ -B @OP@/build && cmake --build @OP@/build
 # The libraries go into the op's folder of BACKENDBENCH_ROOT, by default this build's own
