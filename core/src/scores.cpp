@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "measure/paired.hpp"
 
 namespace bb {
@@ -67,6 +69,12 @@ void split_by_mode(Scores& s, const ModeSpeedups& mode_speedups) {
 }
 
 }  // namespace
+
+std::string mode_speedups_text(const std::vector<std::pair<std::string, double>>& by_mode) {
+  std::string text;
+  for (const auto& [mode, x] : by_mode) text += fmt::format("{}{} {:.3f}x", text.empty() ? " (" : ", ", mode, x);
+  return text.empty() ? text : text + ")";
+}
 
 Scores compute_scores(const std::vector<TestResult>& results, const std::vector<std::pair<std::string, std::string>>& impl_order,
                       const std::vector<double>& ps, ScoreRule rule) {

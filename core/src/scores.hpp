@@ -75,6 +75,10 @@ struct Scores {
 
 std::optional<double> geomean(const std::vector<double>& values);
 
+// " (fwd 1.000x, bwd 0.729x)": a speedup_by_mode as the reports print it after the speedup; ""
+// where it was timed in one mode.
+std::string mode_speedups_text(const std::vector<std::pair<std::string, double>>& by_mode);
+
 // Whether a test leaves the run's exit status at 0: PASS, or SKIPPED (under the strict rule,
 // not by the implementation's own refusal).
 bool passes(const TestResult& r, ScoreRule rule);

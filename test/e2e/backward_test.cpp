@@ -1,6 +1,7 @@
 // Backward passes through a whole run (the manifest's backward:, --mode): each hostile backward
 // its verdict, the mode in every report, a backward judged on inputs no forward call saw.
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -151,4 +152,32 @@ TEST(Backward, CompareAndMergeKeepThePassesApart) {
   EXPECT_EQ(a, b);
   EXPECT_GT(a.count("scale__scale_bwd_good bwd bwd:correctness/small[n=16]"), 0u);
   EXPECT_EQ(backendbench({"compare", (dir / "base").string(), (dir / "merged").string()}).exit_code, 0);
+}
+
+// Timed, a bwd test is paired against the baseline's backward (here the reference's), and each
+// mode's speedup is given apart where both were timed: the console's op line, the markdown's
+// and HTML's tables, results.json's scores. (Paired.*: timed tests run alone, RUN_SERIAL.)
+TEST(Paired, ABackwardIsTimedAgainstTheBaselinesBackwardEachModesSpeedupApart) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "scale", "--impls", "scale_bwd_good,scale_forward_only",
+                           "--variants", "none", "--min-time", "0.02", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  const auto* t = test_of(r, "scale__scale_bwd_good", "bwd:performance/big");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ((*t)["verdict"], "PASS") << t->dump();
+  EXPECT_GT((*t)["speedup"].get<double>(), 0.0) << "paired against the reference's backward: " << t->dump();
+  EXPECT_GT((*t)["gbps"].get<double>(), 0.0) << "of the backward's least traffic: " << t->dump();
+  EXPECT_DOUBLE_EQ((*t)["bytes"].get<double>(), 3 * 4096 * 4.0) << "x and grad_y read, grad_x written";
+  for (const auto& s : r["scores"]["implementations"]) {
+    if (s["impl"] == "scale__scale_bwd_good") {
+      EXPECT_TRUE(s["speedup_by_mode"].contains("fwd") && s["speedup_by_mode"].contains("bwd")) << s.dump();
+    } else {
+      EXPECT_FALSE(s.contains("speedup_by_mode")) << "timed in one mode: " << s.dump();
+    }
+  }
+  EXPECT_TRUE(r["scores"]["ops"][0]["speedup_by_mode"].contains("bwd")) << r["scores"].dump();
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(op scale +correct 2/2  geomean speedup [0-9.]+x \(fwd [0-9.]+x, bwd [0-9.]+x\))"))) << run.out;
+  EXPECT_NE(text_of(logs / "OVERALL_SUMMARY.md").find("(fwd "), std::string::npos);
+  EXPECT_NE(text_of(logs / "report.html").find("(fwd "), std::string::npos);
 }

@@ -177,13 +177,10 @@ void print_table(std::FILE* out, const RunRecord& s, bool quiet, bool planned, b
   fmt::print(out, "\n");
   // Scores only where they mean something: no correctness rate without a test that ran, no
   // speedup or perf@p in a run that timed nothing (--correctness-only).
-  for (const auto& os : s.scores.ops) {
-    std::string modes;  // where it was timed in more than one mode: each one's
-    for (const auto& [mode, x] : os.speedup_by_mode) modes += fmt::format("{}{} {:.3f}x", modes.empty() ? " (" : ", ", mode, x);
-    if (!modes.empty()) modes += ")";
+  for (const auto& os : s.scores.ops)  // where it was timed in more than one mode: each one's speedup too
     fmt::print(out, "op {:<20} correct {}/{}{}\n", os.op, os.correct_impls, os.impls,
-               !timed ? "" : fmt::format("  geomean speedup {}{}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-", modes));
-  }
+               !timed ? "" : fmt::format("  geomean speedup {}{}", os.geomean_speedup ? fmt::format("{:.3f}x", *os.geomean_speedup) : "-",
+                                         mode_speedups_text(os.speedup_by_mode)));
   std::string line = fmt::format("tests {}  passed {}  failed {}  skipped {}", s.scores.tests, s.scores.passed, s.scores.failed,
                                  s.scores.skipped);
   if (unusable > 0) line += fmt::format("  unusable {} (libraries or manifests: the errors above)", unusable);

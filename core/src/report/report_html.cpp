@@ -651,7 +651,8 @@ std::string implementations_section(const RunRecord& run) {
       out += fmt::format("<tr><td>{}</td><td class=\"name\">{}</td><td><span class=\"badge {}\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
                          h(is.op), h(is.impl), status == "correct" ? "pass" : status == "failed" ? "fail" : "skip", h(status), is.passed, is.failed,
-                         is.skipped, is.fully_correct ? h(format_speedup(is.speedup)) : h(status), it == verdicts.end() ? "" : h(it->second));
+                         is.skipped, is.fully_correct ? h(format_speedup(is.speedup) + mode_speedups_text(is.speedup_by_mode)) : h(status),
+                         it == verdicts.end() ? "" : h(it->second));
     }
     out += "</tbody></table>\n";
   }

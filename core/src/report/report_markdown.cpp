@@ -73,7 +73,7 @@ std::string operators_md(const RunRecord& run) {
     for (std::size_t i = 0; i < s.ops.size() && i < kMaxOps; ++i) {
       const auto& os = s.ops[i];
       const OpReport* r = reports.count(os.op) ? reports[os.op] : nullptr;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md(os.op), os.impls, os.correct_impls, format_speedup(os.geomean_speedup),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md(os.op), os.impls, os.correct_impls, format_speedup(os.geomean_speedup) + mode_speedups_text(os.speedup_by_mode),
                          r ? md(r->reference) : "", r && !r->baseline.empty() ? md(r->baseline) : "-");
     }
     if (s.ops.size() > kMaxOps) out += fmt::format("\n…and {} more ops (operator_summary.csv has them all).\n", s.ops.size() - kMaxOps);
