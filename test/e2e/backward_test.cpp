@@ -181,3 +181,29 @@ TEST(Paired, ABackwardIsTimedAgainstTheBaselinesBackwardEachModesSpeedupApart) {
   EXPECT_NE(text_of(logs / "OVERALL_SUMMARY.md").find("(fwd "), std::string::npos);
   EXPECT_NE(text_of(logs / "report.html").find("(fwd "), std::string::npos);
 }
+
+// Where the reference has no backward, a bwd test is judged by central finite differences of the
+// reference's forward in float64 (worker/finite_differences.hpp), on the manifest's own small
+// cases, and the run says so; a wrong gradient still FAILs naming it.
+TEST(Backward, WithoutAReferenceBackwardFiniteDifferencesJudgeTheSmallCases) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward_fd"), "--log-dir", logs.string(), "--correctness-only",
+                           "--variants", "default"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_TRUE(std::regex_search(run.err + run.out, std::regex("backward: the reference scale_reference has no backward \\(scale_backward_reference\\): "
+                                                              "3 of 13 bwd cases are checked against central finite differences of its "
+                                                              "forward in float64")))
+      << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  for (const char* c : {"bwd:correctness/small[n=16]", "bwd:correctness/small[n=1000]", "bwd:performance/big"}) {
+    EXPECT_EQ(verdict_of(results, "scale__scale_bwd_good", c), "PASS") << c << ": " << message_of(results, "scale__scale_bwd_good", c);
+    EXPECT_EQ(verdict_of(results, "scale__scale_bwd_missing_term", c), "FAIL") << c;
+    EXPECT_NE(message_of(results, "scale__scale_bwd_missing_term", c).find("output 'grad_x'"), std::string::npos);
+    EXPECT_EQ(verdict_of(results, "expo__expo_bwd_good", c), "PASS") << c << ": " << message_of(results, "expo__expo_bwd_good", c);
+    EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", c), "FAIL") << c;
+  }
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_good", "bwd:correctness/small~zeros[n=16]"), "(none)") << "a value variant is not differenced";
+  const auto* t = test_of(results, "expo__expo_bwd_good", "bwd:correctness/small[n=1000]");
+  ASSERT_NE(t, nullptr);
+  EXPECT_LT((*t)["errors"]["max_rel_error"].get<double>(), 1e-5) << "exp'(x) = exp(x) to float32's precision: " << t->dump();
+}

@@ -141,8 +141,9 @@ TEST(Check, ListIsTheRunsListing) {
 }
 
 // A backward declared (docs/MANIFEST.md, "Backward") is checked against every case when the op
-// is planned; where the reference has no backward to judge one by, the run says its bwd tests
-// are not run.
+// is planned; where the reference has no backward to judge one by, the run says which bwd tests
+// are judged by finite differences of its forward (and a forward that refuses float64 is each
+// one's ERROR, saying so).
 TEST(Check, ABackwardIsCheckedWhenPlannedAndSaysWhereNoReferenceBackwardJudgesIt) {
   const auto root = e2e::temp_dir("root");
   fs::create_directories(root / "scale");
@@ -155,9 +156,22 @@ TEST(Check, ABackwardIsCheckedWhenPlannedAndSaysWhereNoReferenceBackwardJudgesIt
   std::ofstream(root / "scale" / "gen_input.yaml") << manifest;
   auto run = backendbench({"check", root.string()});
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: declared, but the reference scale_reference has no backward "
-                                                    "\\(scale_backward_reference\\): its bwd tests are not run")))
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("gen_input.yaml:[0-9]+: backward: the reference scale_reference has no backward "
+                                                    "\\(scale_backward_reference\\): 3 of 3 bwd cases are checked against central finite "
+                                                    "differences of its forward in float64")))
       << run.out;
+  // This reference takes float32 alone: the differences cannot be made, and its bwd tests say why.
+  fs::copy_file(fs::path(e2e::fixture_root("backward")) / "scale" / "scale_bwd_good.so", root / "scale" / "scale_bwd_good.so");
+  const auto logs = e2e::temp_dir("logs");
+  auto bwd = backendbench({"--custom-ops-root", root.string(), "--impls", "scale_bwd_good", "--mode", "bwd", "--correctness-only", "--log-dir",
+                           logs.string()});
+  EXPECT_EQ(bwd.exit_code, 1) << bwd.out << bwd.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  ASSERT_FALSE(results["tests"].empty());
+  for (const auto& t : results["tests"]) {
+    EXPECT_EQ(t["verdict"], "ERROR") << t.dump();
+    EXPECT_NE(t["message"].get<std::string>().find("finite differences: the reference's forward in float64 failed"), std::string::npos) << t.dump();
+  }
   std::ofstream(root / "scale" / "gen_input.yaml") << std::regex_replace(manifest, std::regex("differentiable: \\[x\\]"), "differentiable: [x, y]");
   auto wrong = backendbench({"check", root.string()});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.out;

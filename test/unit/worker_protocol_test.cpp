@@ -202,6 +202,9 @@ TEST(WorkerProtocol, ATargetCarriesItsPass) {
   EXPECT_EQ(back.target, p.target);
   EXPECT_EQ(back.target.pass, bb::Target::Pass::backward);
   EXPECT_EQ(bb::target_from_json({{"kind", "reference"}, {"library", "r.so"}}).pass, bb::Target::Pass::forward) << "unsaid: the forward";
+  p.target = {bb::Target::Kind::reference, "r.so", bb::Target::Pass::differences};
+  EXPECT_EQ(bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(bb::request_json(p).dump())).target.pass, bb::Target::Pass::differences)
+      << "finite differences of its forward";
 }
 
 TEST(CaseJson, APrepareWithABrokenCaseIsAnErrorReplyNeverACrash) {

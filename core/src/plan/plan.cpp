@@ -24,7 +24,8 @@
 namespace bb {
 
 Target ReferenceChoice::target(Mode mode) const {
-  const Target::Pass pass = mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward;
+  // A backward without one of its own: finite differences of its forward (finite_differences.hpp).
+  const Target::Pass pass = mode == Mode::fwd ? Target::Pass::forward : has_backward ? Target::Pass::backward : Target::Pass::differences;
   switch (kind) {
     case Kind::library: return Target{Target::Kind::reference, library.string(), pass};
     case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string(), pass};
@@ -484,7 +485,9 @@ Expected<std::vector<ConcreteCase>> backward_cases(const OpPlan& plan) {
 
 // The passes this run checks and times of the op (--mode, else its backward's `modes:`, else
 // fwd): its forward cases, then their backward cases. A backward is judged against the
-// reference's backward; with none, its cases are not run, and the plan says so.
+// reference's backward; with none, by finite differences of the reference's forward on the small
+// cases alone, and the plan says so.
+constexpr int64_t kDifferencesLimit = 4096;
 void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<ConcreteCase> backward) {
   const Manifest& m = plan.manifest;
   const std::vector<Mode> modes = options.modes ? *options.modes : m.backward ? m.backward->modes : std::vector<Mode>{Mode::fwd};
@@ -497,10 +500,18 @@ void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<Concrete
     return;
   }
   if (!plan.reference.has_backward) {
-    plan.warnings.push_back(fmt::format("{}: backward: declared, but the reference {} has no backward ({}_backward_reference): its bwd tests "
-                                        "are not run",
-                                        m.where(m.backward->line), plan.reference.name, plan.folder.name));
-    return;
+    // Judged by finite differences of the reference's forward: the manifest's own cases whose
+    // differentiable inputs are small (2 forward calls an element); the others are not run.
+    const std::size_t all = backward.size();
+    std::erase_if(backward, [&](const ConcreteCase& b) {
+      int64_t elements = 0;
+      for (const auto& o : b.outputs) elements += o.numel();
+      return !b.variant.empty() || elements > kDifferencesLimit || plan.reference.kind == ReferenceChoice::Kind::identity;
+    });
+    plan.warnings.push_back(fmt::format("{}: backward: the reference {} has no backward ({}_backward_reference): {} of {} bwd cases are checked "
+                                        "against central finite differences of its forward in float64 (those of the manifest's own cases "
+                                        "with at most {} differentiable elements), the others not run",
+                                        m.where(m.backward->line), plan.reference.name, plan.folder.name, backward.size(), all, kDifferencesLimit));
   }
   for (auto& b : backward) {
     b.index = static_cast<int>(plan.cases.size());

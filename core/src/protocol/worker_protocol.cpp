@@ -58,12 +58,22 @@ std::optional<WorkerCommand> command_of(const nlohmann::json& request) {
   return command_named(it->get_ref<const std::string&>());
 }
 
+namespace {
+constexpr std::pair<Target::Pass, const char*> kPasses[] = {
+    {Target::Pass::forward, "forward"}, {Target::Pass::backward, "backward"}, {Target::Pass::differences, "differences"}};
+}  // namespace
+
 nlohmann::json to_json(const Target& t) {
-  return {{"kind", target_kind_name(t.kind)}, {"library", t.library}, {"pass", t.pass == Target::Pass::backward ? "backward" : "forward"}};
+  const char* pass = "forward";
+  for (const auto& [p, name] : kPasses)
+    if (p == t.pass) pass = name;
+  return {{"kind", target_kind_name(t.kind)}, {"library", t.library}, {"pass", pass}};
 }
 Target target_from_json(const nlohmann::json& j) {
   if (!j.is_object()) return {};
-  const Target::Pass pass = j.value("pass", "forward") == "backward" ? Target::Pass::backward : Target::Pass::forward;
+  Target::Pass pass = Target::Pass::forward;
+  for (const auto& [p, name] : kPasses)
+    if (j.value("pass", "forward") == name) pass = p;
   return Target{target_kind(j.value("kind", "identity")), j.value("library", ""), pass};
 }
 

@@ -82,10 +82,12 @@ Request read_request(const nlohmann::json& j) {
   inline void from_json(const nlohmann::json&, Type&) {}
 
 // Which function a prepared call calls: <op>_kernel_impl or <op>_reference, or, for the
-// backward pass, <op>_backward_impl or <op>_backward_reference.
+// backward pass, <op>_backward_impl or <op>_backward_reference; `differences`: the backward by
+// finite differences of the target's forward (worker/finite_differences.hpp), for a reference
+// that has no backward.
 struct Target {
   enum class Kind { kernel_impl, reference, identity };
-  enum class Pass { forward, backward };
+  enum class Pass { forward, backward, differences };
   Kind kind = Kind::identity;
   std::string library;  // empty for identity
   Pass pass = Pass::forward;

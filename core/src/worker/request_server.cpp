@@ -1,4 +1,5 @@
 #include "worker/request_server.hpp"
+#include "worker/finite_differences.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,6 +64,12 @@ Expected<bb_kernel_fn> RequestServer::resolve(const Target& t, const std::string
   auto lib = library(t.library, op);
   if (!lib) return lib.error();
   const bool impl = t.kind == Target::Kind::kernel_impl, backward = t.pass == Target::Pass::backward;
+  if (t.pass == Target::Pass::differences) {  // the forward's gradients by finite differences (a reference with no backward)
+    bb_kernel_fn forward = impl ? (*lib)->kernel_impl : (*lib)->reference;
+    if (!forward) return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, impl ? "kernel_impl" : "reference"));
+    set_differences_forward(op, forward);
+    return bb_kernel_fn{&backward_by_differences};
+  }
   bb_kernel_fn fn = backward ? (impl ? (*lib)->backward_impl : (*lib)->backward_reference) : (impl ? (*lib)->kernel_impl : (*lib)->reference);
   if (!fn)
     return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op,
