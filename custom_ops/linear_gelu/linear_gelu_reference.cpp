@@ -3,6 +3,7 @@
 #include "../common/reference_devices.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace ops {
 void linear_gelu_reference_cuda(bb::Call& c);  // linear_gelu_reference_cuda.cu
@@ -29,7 +30,58 @@ void reference(bb::Call& c) {
       }
   });
 }
+
+// The backward, in double precision, on the CPU: z = x @ weight^T + bias again, then
+//   dz = grad_out * gelu'(z), gelu'(z) = Phi(z) + z phi(z) (the exact GELU's derivative),
+//   grad_x = dz @ weight, grad_weight = dz^T @ x, grad_bias = the sum of dz over the rows.
+// A CUDA test's backward is not checked yet (no CUDA backward here: the CUDA implementations
+// export none, so those tests are SKIPPED before the reference is asked).
+void backward_reference(bb::Call& c) {
+  BB_CHECK(!ops::reference_on_cuda(c), "linear_gelu's backward reference runs on the CPU only");
+  bb::dispatch_floating(c.input("x").dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto x = c.input<T>("x");
+    auto w = c.input<T>("weight");
+    auto b = c.input<T>("bias");
+    auto g = c.input<T>("grad_out");
+    auto gx = c.output<T>("grad_x");
+    auto gw = c.output<T>("grad_weight");
+    auto gb = c.output<T>("grad_bias");
+    const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+    BB_CHECK(w.size(1) == k && b.numel() == n && g.numel() == m * n, "shapes: x [M, K], weight [N, K], bias [N], grad_out [M, N]");
+    const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
+    std::vector<double> dz(at(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double z = static_cast<double>(b[j]);
+        for (int64_t p = 0; p < k; ++p) z += static_cast<double>(x[i * k + p]) * static_cast<double>(w[j * k + p]);
+        const double cdf = 0.5 * (1.0 + std::erf(z / std::sqrt(2.0))), pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+        dz[at(i * n + j)] = static_cast<double>(g[i * n + j]) * (cdf + z * pdf);
+      }
+    auto put = [](T* p, int64_t i, double v) {
+      if constexpr (std::is_same_v<T, double>) p[i] = v;
+      else p[i] = static_cast<T>(static_cast<float>(v));
+    };
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        double acc = 0;
+        for (int64_t j = 0; j < n; ++j) acc += dz[at(i * n + j)] * static_cast<double>(w[j * k + p]);
+        put(gx.data(), i * k + p, acc);
+      }
+    for (int64_t j = 0; j < n; ++j) {
+      double bias = 0;
+      for (int64_t i = 0; i < m; ++i) bias += dz[at(i * n + j)];
+      put(gb.data(), j, bias);
+      for (int64_t p = 0; p < k; ++p) {
+        double acc = 0;
+        for (int64_t i = 0; i < m; ++i) acc += dz[at(i * n + j)] * static_cast<double>(x[i * k + p]);
+        put(gw.data(), j * k + p, acc);
+      }
+    }
+  });
+}
 }  // namespace
 
 BB_REFERENCE(linear_gelu, reference)
+BB_BACKWARD_REFERENCE(linear_gelu, backward_reference)
 BB_PLUGIN_INFO("1.0.0", BB_REFERENCE_DEVICES, "float32,float64,float16,bfloat16")
