@@ -11,8 +11,8 @@
 
 namespace ops {
 
-// Blocks for a rows kernel that keeps a share of its columns each: two per SM at most (as
-// many threads as an SM holds), never more than rows, at least one.
+// Blocks for a rows kernel that keeps a share of its columns each: as many per SM as 2048
+// threads make (2 of 1024 threads, 16 of 128), never more than rows, at least one.
 inline int share_blocks(int64_t rows, int threads) {
   int sms = 0, device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sms = 1;

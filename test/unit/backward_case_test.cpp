@@ -71,13 +71,19 @@ TEST(Backward, AWrongDeclarationIsAnErrorNamingItsLine) {
   EXPECT_NE(error_of("backward: {}").find("expected 'differentiable:'"), std::string::npos);
   EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  saves: [rstd]").find("unknown key 'saves' in backward"), std::string::npos);
   EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  tolerances: {float99: {atol: 1}}").find("unknown dtype 'float99'"), std::string::npos);
+  {  // an input named like a gradient (rows_seen renamed grad_rows)
+    std::string text = manifest("backward:\n  differentiable: [x]");
+    for (std::size_t at; (at = text.find("rows_seen")) != std::string::npos;) text.replace(at, 9, "grad_rows");
+    auto m = parse(text);
+    ASSERT_FALSE(m.ok());
+    EXPECT_NE(m.error().message.find("backward: input 'grad_rows' begins with grad_"), std::string::npos) << m.error().message;
+  }
   EXPECT_NE(error_of("backward:\n  differentiable: [x]\n  modes: [fwd, sideways]").find("backward: modes: 'sideways' is no mode; the modes are fwd"),
             std::string::npos)
       << error_of("backward:\n  differentiable: [x]\n  modes: [fwd, sideways]");
   // Its tensors' names are grad_<output> and grad_<input>: none may be declared already.
   std::string clash = manifest("backward:\n  differentiable: [x]");
-  clash.replace(clash.find("  - name: rows_seen"), 19, "  - name: grad_y");
-  clash.replace(clash.find("        rows_seen:"), 18, "        grad_y:");
+  clash.replace(clash.find("{name: eps,"), 11, "{name: grad_y,");  // an attribute (an input may not begin with grad_ at all)
   auto m = parse(clash);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("'grad_y' (the gradient of output 'y') is a declared name already"), std::string::npos) << m.error().message;

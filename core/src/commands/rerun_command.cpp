@@ -23,7 +23,7 @@ std::string rerun_command(const SessionOptions& o, const TestId& id) {
                                  shell_quoted(root.string()), shell_quoted(id.op), shell_quoted(id.impl), shell_quoted(id.case_id));
   // A variant is a case of the run's value variants: that one asked for, the others left out.
   if (!id.variant.empty()) line += " --variants " + shell_quoted(id.variant);
-  if (id.mode != "fwd") line += " --mode " + shell_quoted(id.mode);  // its pass, whatever the manifest's default
+  line += " --mode " + shell_quoted(id.mode);  // its pass alone, whatever the manifest's default (--cases names a case in every mode)
   if (!o.python.empty()) line += " --python " + shell_quoted(o.python);
   if (!is_cpu(id.device) && !id.device.empty()) line += fmt::format(" --devices {}", id.device_index);
   return line + " --no-isolate";

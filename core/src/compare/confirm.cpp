@@ -1,5 +1,7 @@
 #include "compare/confirm.hpp"
 
+#include "plan/mode.hpp"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -169,6 +171,14 @@ Expected<RunRecord> retime(const Retiming& r, const RunRecord& next, const std::
   std::vector<std::string> args{options.binary, "--custom-ops-root", r.root.string(), "--ops", r.op, "--impls", r.stem, "--cases", list,
                                 "--log-dir", (r.root / logs).string(), "-q"};
   if (!r.devices.empty()) args.insert(args.end(), {"--devices", r.devices});
+  // The passes of the listed cases, whatever the manifest's default: a case id names its mode.
+  bool fwd = false, bwd = false;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    (forward_case_id(list.substr(at, comma - at)) == list.substr(at, comma - at) ? fwd : bwd) = true;
+    at = comma + 1;
+  }
+  args.insert(args.end(), {"--mode", fwd && bwd ? "fwd,bwd" : bwd ? "bwd" : "fwd"});
   for (const auto& f : timing_flags(next, scale)) args.push_back(f);
   for (const auto& f : options.extra) args.push_back(f);
   const int status = run_logged(args, r.root / "console.log");

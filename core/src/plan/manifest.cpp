@@ -617,7 +617,11 @@ void parse_backward(const YAML::Node& n, Manifest& m) {
   for (const auto& in : m.inputs)  // the manifest's order: the gradients' order in the backward's call
     if (seen.count(in.name)) b.differentiable.push_back(in.name);
   std::set<std::string> names;
-  for (const auto& in : m.inputs) names.insert(in.name);
+  for (const auto& in : m.inputs) {
+    names.insert(in.name);
+    // A backward's call has its forward's inputs, then the gradients grad_<output>: no input may look like one.
+    if (in.name.rfind("grad_", 0) == 0) fail(n, fmt::format("backward: input '{}' begins with grad_, the backward's gradients' prefix; rename it", in.name));
+  }
   for (const auto& a : m.attributes) names.insert(a.name);
   for (const auto& o : m.outputs) {
     names.insert(o.name);

@@ -488,6 +488,7 @@ Expected<std::vector<ConcreteCase>> backward_cases(const OpPlan& plan) {
 // reference's backward; with none, by finite differences of the reference's forward on the small
 // cases alone, and the plan says so.
 constexpr int64_t kDifferencesLimit = 4096;
+constexpr int64_t kDifferencesWork = int64_t{1} << 26;  // gradient elements x the case's elements: about 2^27 element-steps of forward calls
 void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<ConcreteCase> backward) {
   const Manifest& m = plan.manifest;
   const std::vector<Mode> modes = options.modes ? *options.modes : m.backward ? m.backward->modes : std::vector<Mode>{Mode::fwd};
@@ -504,9 +505,11 @@ void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<Concrete
     // differentiable inputs are small (2 forward calls an element); the others are not run.
     const std::size_t all = backward.size();
     std::erase_if(backward, [&](const ConcreteCase& b) {
-      int64_t elements = 0;
+      int64_t elements = 0, work = 0;  // the gradients' elements; each is two forward calls over the case's tensors
       for (const auto& o : b.outputs) elements += o.numel();
-      return !b.variant.empty() || elements > kDifferencesLimit || plan.reference.kind == ReferenceChoice::Kind::identity;
+      for (const auto& t : b.inputs) work += t.numel();
+      const bool own = b.name.find('~') == std::string::npos;  // no value variant, no random case
+      return !own || elements > kDifferencesLimit || elements * work > kDifferencesWork || plan.reference.kind == ReferenceChoice::Kind::identity;
     });
     plan.warnings.push_back(fmt::format("{}: backward: the reference {} has no backward ({}_backward_reference): {} of {} bwd cases are checked "
                                         "against central finite differences of its forward in float64 (those of the manifest's own cases "

@@ -179,12 +179,12 @@ void SlotWorkers::start_for(const Job& job, bool impl_fresh) {
   const int ordinal = ordinal_;
   const auto& o = ctx_.options;
   const auto& p = ctx_.plans[job.op];
-  bool timed = false, timed_fwd = false, device_case = false;
+  bool timed = false, any_fwd = false, device_case = false;
   for (const auto& test : job.tests) {
     const auto& c = p.cases[test.case_pos];
     const bool t = o.performance && c.kind == CaseKind::performance;
     timed = timed || t;
-    timed_fwd = timed_fwd || (t && c.mode == Mode::fwd);
+    any_fwd = any_fwd || c.mode == Mode::fwd;
     std::size_t bytes = 0;
     for (const auto& t : c.inputs) bytes += t.nbytes();
     for (const auto& t : c.outputs) bytes += t.nbytes();
@@ -192,7 +192,7 @@ void SlotWorkers::start_for(const Job& job, bool impl_fresh) {
   }
   WorkerStarts& starts = *starts_;
   if (impl_fresh) starts.warm(*impl, warm_request(job.device, ordinal, p.impls[job.impl].library.string()), o.test_timeout);
-  const SideWorkers side = side_workers(p, job, timed, timed_fwd ? Mode::fwd : Mode::bwd);
+  const SideWorkers side = side_workers(p, job, timed, any_fwd ? Mode::fwd : Mode::bwd);
   if (serve(reference, reference_key, side.reference_key, p.reference.target().library, ordinal))
     starts.warm(*reference, warm_request(side.reference_device, ordinal, p.reference.target().library), o.test_timeout);
   // The baseline's worker serves timed blocks only: the tests' first timed block waits for it
