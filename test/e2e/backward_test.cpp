@@ -58,11 +58,11 @@ TEST(Backward, EveryHostileBackwardGetsItsVerdictInAWholeRun) {
   EXPECT_EQ(verdict_of(results, "scale__scale_bwd_accumulate", b), "FAIL");
   // Right on its first call of each size only: the next backward test of that size in its worker is not.
   EXPECT_EQ(verdict_of(results, "scale__scale_bwd_lazy", "bwd:correctness/small~zeros[n=16]"), "UNWRITTEN");
-  // A forward alone: its backward tests SKIPPED, saying why, and not as its refusal.
+  // A forward alone: its backward tests SKIPPED, saying why, as its own refusal (--strict: a failure).
   EXPECT_EQ(verdict_of(results, "scale__scale_forward_only", f), "PASS");
   EXPECT_EQ(verdict_of(results, "scale__scale_forward_only", b), "SKIPPED");
   EXPECT_NE(message_of(results, "scale__scale_forward_only", b).find("exports no scale_backward_impl"), std::string::npos);
-  EXPECT_FALSE((*test_of(results, "scale__scale_forward_only", b)).value("refused", false));
+  EXPECT_TRUE((*test_of(results, "scale__scale_forward_only", b)).value("refused", false));
   // Reusing the outputs its forward left behind: the backward's inputs are none its forward saw.
   EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", f), "PASS");
   EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", b), "FAIL") << message_of(results, "expo__expo_bwd_stash", b);
@@ -107,6 +107,20 @@ TEST(Backward, ModeChoosesThePassesAndABackwardAloneIsJudgedOnItsOwn) {
   auto wrong = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--mode", "backwards"});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
   EXPECT_NE((wrong.out + wrong.err).find("'backwards' is no mode; the modes are fwd"), std::string::npos) << wrong.out << wrong.err;
+}
+
+// Under --strict a forward-only implementation of an op with a backward fails its bwd tests: it
+// cannot score better by leaving a slow backward out.
+TEST(Backward, UnderStrictAMissingBackwardIsAFailure) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "scale", "--impls", "scale_forward_only", "--correctness-only",
+                           "--strict", "--log-dir", logs.string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto r = e2e::read_json(logs / "results.json");
+  EXPECT_EQ(r["scores"]["implementations"][0]["fully_correct"], false) << r["scores"].dump();
+  auto lenient = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--ops", "scale", "--impls", "scale_forward_only",
+                               "--correctness-only", "--log-dir", (logs / "standard").string()});
+  EXPECT_EQ(lenient.exit_code, 0) << "the standard rule: a refusal counts for nothing\n" << lenient.out;
 }
 
 TEST(Backward, AnOpWithoutABackwardSaysSoInModeBwd) {

@@ -24,8 +24,10 @@ SkipReason skip_reason(const Implementation& impl, const Manifest& m, const Conc
     return {fmt::format("the implementation runs on {}; the op's tests run on {}", fmt::join(impl.info.devices, ", "), fmt::join(m.devices, ", ")),
             true};
   if (!is_cpu(impl.device) && !device_kind->available) return {device_kind->reason, false};
-  // A forward alone is no refusal: it claims no backward (--strict does not count it).
-  if (c.mode == Mode::bwd && !impl.has_backward) return {fmt::format("it exports no {}_backward_impl: it has no backward pass", m.op), false};
+  // A forward alone, where the op declares a backward: its own choice, so its refusal (--strict
+  // counts it a failure: an implementation whose backward is slow must not score better by
+  // leaving it out).
+  if (c.mode == Mode::bwd && !impl.has_backward) return {fmt::format("it exports no {}_backward_impl: it has no backward pass", m.op), true};
   std::string why = unsupported_reason(impl.info, c);
   const bool refused = !why.empty();
   return {std::move(why), refused};
