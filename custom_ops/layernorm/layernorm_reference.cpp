@@ -59,10 +59,6 @@ void backward_reference(bb::Call& c) {
     const int64_t cols = x.size(-1);
     BB_CHECK(w.numel() == cols, "weight must have as many elements as x's last dimension");
     const int64_t rows = cols ? x.numel() / cols : 0;
-    auto put = [](T* p, int64_t i, double v) {
-      if constexpr (std::is_same_v<T, double>) p[i] = v;
-      else p[i] = static_cast<T>(static_cast<float>(v));
-    };
     std::vector<double> acc_w(static_cast<std::size_t>(cols), 0.0), acc_b(static_cast<std::size_t>(cols), 0.0);
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x.data() + r * cols;
@@ -85,14 +81,14 @@ void backward_reference(bb::Call& c) {
       b /= static_cast<double>(cols);
       for (int64_t i = 0; i < cols; ++i) {
         const double xhat = (static_cast<double>(xr[i]) - mean) * inv, gi = static_cast<double>(gr[i]);
-        put(gx.data(), r * cols + i, inv * (static_cast<double>(w[i]) * gi - a - xhat * b));
+        ops::store_rounded(gx.data(), r * cols + i, inv * (static_cast<double>(w[i]) * gi - a - xhat * b));
         acc_w[static_cast<std::size_t>(i)] += gi * xhat;
         acc_b[static_cast<std::size_t>(i)] += gi;
       }
     }
     for (int64_t i = 0; i < cols; ++i) {
-      put(gw.data(), i, acc_w[static_cast<std::size_t>(i)]);
-      put(gb.data(), i, acc_b[static_cast<std::size_t>(i)]);
+      ops::store_rounded(gw.data(), i, acc_w[static_cast<std::size_t>(i)]);
+      ops::store_rounded(gb.data(), i, acc_b[static_cast<std::size_t>(i)]);
     }
   });
 }

@@ -58,24 +58,20 @@ void backward_reference(bb::Call& c) {
         const double cdf = 0.5 * (1.0 + std::erf(z / std::sqrt(2.0))), pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
         dz[at(i * n + j)] = static_cast<double>(g[i * n + j]) * (cdf + z * pdf);
       }
-    auto put = [](T* p, int64_t i, double v) {
-      if constexpr (std::is_same_v<T, double>) p[i] = v;
-      else p[i] = static_cast<T>(static_cast<float>(v));
-    };
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < k; ++p) {
         double acc = 0;
         for (int64_t j = 0; j < n; ++j) acc += dz[at(i * n + j)] * static_cast<double>(w[j * k + p]);
-        put(gx.data(), i * k + p, acc);
+        ops::store_rounded(gx.data(), i * k + p, acc);
       }
     for (int64_t j = 0; j < n; ++j) {
       double bias = 0;
       for (int64_t i = 0; i < m; ++i) bias += dz[at(i * n + j)];
-      put(gb.data(), j, bias);
+      ops::store_rounded(gb.data(), j, bias);
       for (int64_t p = 0; p < k; ++p) {
         double acc = 0;
         for (int64_t i = 0; i < m; ++i) acc += dz[at(i * n + j)] * static_cast<double>(x[i * k + p]);
-        put(gw.data(), j * k + p, acc);
+        ops::store_rounded(gw.data(), j * k + p, acc);
       }
     }
   });

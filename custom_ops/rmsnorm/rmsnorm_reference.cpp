@@ -56,10 +56,6 @@ void backward_reference(bb::Call& c) {
     const int64_t cols = x.size(-1);
     BB_CHECK(w.numel() == cols, "weight must have as many elements as x's last dimension");
     const int64_t rows = cols ? x.numel() / cols : 0;
-    auto put = [](T* p, int64_t i, double v) {
-      if constexpr (std::is_same_v<T, double>) p[i] = v;
-      else p[i] = static_cast<T>(static_cast<float>(v));
-    };
     std::vector<double> acc(static_cast<std::size_t>(cols), 0.0);
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x.data() + r * cols;
@@ -74,11 +70,11 @@ void backward_reference(bb::Call& c) {
       const double k = inv * inv * inv * dot / static_cast<double>(cols);
       for (int64_t i = 0; i < cols; ++i) {
         const double xi = static_cast<double>(xr[i]), gi = static_cast<double>(gr[i]);
-        put(gx.data(), r * cols + i, inv * static_cast<double>(w[i]) * gi - xi * k);
+        ops::store_rounded(gx.data(), r * cols + i, inv * static_cast<double>(w[i]) * gi - xi * k);
         acc[static_cast<std::size_t>(i)] += gi * xi * inv;
       }
     }
-    for (int64_t i = 0; i < cols; ++i) put(gw.data(), i, acc[static_cast<std::size_t>(i)]);
+    for (int64_t i = 0; i < cols; ++i) ops::store_rounded(gw.data(), i, acc[static_cast<std::size_t>(i)]);
   });
 }
 }  // namespace

@@ -25,7 +25,7 @@ namespace bb {
 
 Target ReferenceChoice::target(Mode mode) const {
   // A backward without one of its own: finite differences of its forward (finite_differences.hpp).
-  const Target::Pass pass = mode == Mode::fwd ? Target::Pass::forward : has_backward ? Target::Pass::backward : Target::Pass::differences;
+  const Target::Pass pass = mode == Mode::bwd && !has_backward ? Target::Pass::differences : pass_of(mode);
   switch (kind) {
     case Kind::library: return Target{Target::Kind::reference, library.string(), pass};
     case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string(), pass};

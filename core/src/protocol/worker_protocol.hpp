@@ -95,6 +95,9 @@ struct Target {
 };
 nlohmann::json to_json(const Target& t);
 Target target_from_json(const nlohmann::json& j);
+// The pass a test of `mode` calls of an implementation (a reference with no backward: see
+// ReferenceChoice::target, plan.hpp).
+inline Target::Pass pass_of(Mode mode) { return mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward; }
 
 // Where each tensor lies in a blob: 4 KiB-aligned regions, in order.
 struct BlobLayout {

@@ -32,7 +32,7 @@ namespace {
 // the reference alike.
 TestRequest request_for(const SweepContext& ctx, const OpPlan& p, const ConcreteCase& c, const Implementation& impl) {
   TestRequest req = case_request(p.folder.name, c, p.manifest.dir());
-  req.impl = Target{Target::Kind::kernel_impl, impl.library.string(), c.mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward};
+  req.impl = Target{Target::Kind::kernel_impl, impl.library.string(), pass_of(c.mode)};
   req.reference = p.reference.target(c.mode);
   req.check_determinism = ctx.options.check_determinism;
   req.timing = ctx.options.timing;

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <backendbench/plugin.hpp>
+
 #include "dtype.hpp"
 
 namespace bb {
@@ -21,12 +23,6 @@ std::mutex forwards_mutex;
 std::map<std::string, bb_kernel_fn>& forwards() {
   static std::map<std::string, bb_kernel_fn> m;
   return m;
-}
-
-int64_t numel(const DLTensor& t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
-  return n;
 }
 
 int fail(const bb_call* call, const std::string& message) {
@@ -43,7 +39,7 @@ struct DoubleTensor {
   std::vector<double> values;
   std::vector<int64_t> shape;
   DLTensor t{};
-  explicit DoubleTensor(const DLTensor& like) : values(static_cast<std::size_t>(numel(like))), shape(like.shape, like.shape + like.ndim) {
+  explicit DoubleTensor(const DLTensor& like) : values(static_cast<std::size_t>(numel_of(like))), shape(like.shape, like.shape + like.ndim) {
     t.data = values.data();
     t.device = {kDLCPU, 0};
     t.ndim = like.ndim;
@@ -96,7 +92,7 @@ extern "C" int backward_by_differences(const bb_call* call) {
     if (!d) return fail(call, fmt::format("finite differences: {} has a dtype of no kind known", call->input_names[forward_inputs + o]));
     plus.push_back(std::make_unique<DoubleTensor>(g));
     minus.push_back(std::make_unique<DoubleTensor>(g));
-    grad_out.emplace_back(static_cast<std::size_t>(numel(g)));
+    grad_out.emplace_back(static_cast<std::size_t>(numel_of(g)));
     for (std::size_t k = 0; k < grad_out.back().size(); ++k) grad_out.back()[k] = load_element(*d, static_cast<const char*>(g.data) + g.byte_offset, k);
     out_names.push_back(std::string(call->input_names[forward_inputs + o]).substr(5));
   }

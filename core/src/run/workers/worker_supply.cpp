@@ -50,7 +50,7 @@ SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed, Mode mode)
     for (const auto& b : p.baselines)
       if (b.device == job.device && (mode == Mode::fwd || b.has_backward)) {
         s.baseline = b.target;
-        if (mode == Mode::bwd) s.baseline->pass = Target::Pass::backward;
+        s.baseline->pass = pass_of(mode);
       }
   if (s.baseline) {
     const std::string key = side_worker_key(*s.baseline, job.device);
