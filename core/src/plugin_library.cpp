@@ -100,7 +100,8 @@ Expected<PluginLibrary> load_python(const std::filesystem::path& path, const std
   auto lib = std::move(opened->library);
   PluginLibrary p{std::move(lib), nullptr, nullptr, {}, bridge};
   std::string info(4096, '\0'), error(16384, '\0');
-  if (bridge->load(path.c_str(), op.c_str(), &p.kernel_impl, &p.reference, info.data(), info.size(), error.data(), error.size()) != 0)
+  if (bridge->load(path.c_str(), op.c_str(), &p.kernel_impl, &p.reference, &p.backward_impl, &p.backward_reference, info.data(), info.size(),
+                   error.data(), error.size()) != 0)
     return make_error(fmt::format("{}: cannot be imported:\n{}", path.string(), error.c_str()));
   const std::string impl_name = op + "_kernel_impl", ref_name = op + "_reference";
   if (!p.kernel_impl && !p.reference)

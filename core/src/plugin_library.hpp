@@ -36,7 +36,7 @@ struct PluginLibrary {
   bb_kernel_fn reference = nullptr;    // <op>_reference, if exported
   PluginInfo info;
   const bb_python_bridge* python = nullptr;  // a .py implementation's bridge: its calls return their results
-  bb_kernel_fn backward_impl = nullptr;       // <op>_backward_impl, if exported (a library's; not yet a .py file's)
+  bb_kernel_fn backward_impl = nullptr;       // <op>_backward_impl, if exported (a .py file's: <op>_backward, or its forward's autograd)
   bb_kernel_fn backward_reference = nullptr;  // <op>_backward_reference, if exported
 };
 

@@ -11,10 +11,12 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -76,7 +78,8 @@ def start(python, explicit, site):
     # What a call uses, taken now: an implementation that patches torch later changes none of it.
     global _call_defaults
     _call_defaults = (torch.Tensor, from_dlpack, torch.Tensor.data_ptr, torch.Tensor.is_contiguous, torch.Tensor.contiguous,
-                      torch.Tensor.resolve_conj, torch.Tensor.resolve_neg, type, len, tuple, list, zip, enumerate, contextlib.nullcontext(), isinstance)
+                      torch.Tensor.resolve_conj, torch.Tensor.resolve_neg, type, len, tuple, list, zip, enumerate, contextlib.nullcontext(), isinstance,
+                      _gradients, torch.enable_grad, torch.autograd.grad)
     call.__defaults__ = _call_defaults
     return call
 
@@ -126,17 +129,24 @@ def load(path, op):
     spec.loader.exec_module(module)
     hook_triton()
     fns = []
-    for symbol in (op + "_kernel_impl", op + "_reference"):
+    for symbol in (op + "_kernel_impl", op + "_reference", op + "_backward", op + "_backward_reference"):
         fn = getattr(module, symbol, None)
         # A reference is the file's own: an implementation that imports another file's
         # reference (to call it) does not become a second reference.
         if symbol.endswith("_reference") and getattr(fn, "__module__", name) != name:
             fn = None
-        fns.append((fn, _takes_out(fn)) if callable(fn) else None)
+        fns.append((fn, _takes_out(fn), None) if callable(fn) else None)
+    impl, ref, backward, backward_ref = fns
+    # Without a backward of its own, a forward is its own backward where PyTorch can differentiate
+    # it (plain PyTorch, or a torch.autograd.Function): the worker takes the gradients (_gradients).
+    if backward is None and impl is not None:
+        backward = (impl[0], impl[1], op + "_backward")
+    if backward_ref is None and ref is not None:
+        backward_ref = (ref[0], ref[1], op + "_backward_reference")
     info = getattr(module, "BACKENDBENCH_INFO", {})
     if not isinstance(info, dict):
         raise TypeError("%s: BACKENDBENCH_INFO must be a dict of devices, dtypes and version" % path)
-    return fns[0], fns[1], json.dumps({k: info[k] for k in ("devices", "dtypes", "version") if k in info})
+    return impl, ref, json.dumps({k: info[k] for k in ("devices", "dtypes", "version") if k in info}), backward, backward_ref
 
 def survey(files, op):
     """What each file defines, each imported in a child of this process (forked once PyTorch is
@@ -155,7 +165,7 @@ def survey(files, op):
             for other_r, _, _ in children:
                 os.close(other_r)
             try:
-                impl, ref, info = load(path, its_op)
+                impl, ref, info, _, _ = load(path, its_op)
                 got = {"loaded": True, "has_kernel_impl": impl is not None, "has_reference": ref is not None, "info": json.loads(info)}
             except BaseException as e:
                 got = {"loaded": False, "error": "".join(traceback.format_exception(type(e), e, e.__traceback__))}
@@ -494,21 +504,28 @@ def _wrong_value(k, g, o):
                         "memory; a subclass could compute when read, outside the timed call)" % (k, type(g).__name__))
     raise TypeError("output %d: returned %s; expected %s" % (k, _describe(g), _describe(o)))
 
-def call(fn, takes_out, inputs, outputs, attrs, positional, stream, Tensor=None, from_dlpack=None, data_ptr=None, is_contiguous=None,
+def call(fn, takes_out, inputs, outputs, attrs, positional, stream, names, Tensor=None, from_dlpack=None, data_ptr=None, is_contiguous=None,
          contiguous=None, resolve_conj=None, resolve_neg=None, type=type, len=len, tuple=tuple, list=list, zip=zip,
-         enumerate=enumerate, nowhere=None, isinstance=isinstance):
+         enumerate=enumerate, nowhere=None, isinstance=isinstance, gradients=None, enable_grad=None, grad=None):
     """One call: returns None (the outputs written in place), or the pointers to copy from and
-    the tensors that hold them (kept by the bridge until the copy is made)."""
+    the tensors that hold them (kept by the bridge until the copy is made). `names`: None, or a
+    backward taken through autograd from the forward `fn` (_gradients)."""
     ins = [from_dlpack(c) for c in inputs]
     outs = [from_dlpack(c) for c in outputs]
     with (_place(stream) if stream else nowhere):
-        if positional:
-            for at, value in positional:
-                ins.insert(at, value)
-        if takes_out:
+        if names is not None:
+            got = gradients(fn, takes_out, ins, attrs, positional, names, Tensor, enable_grad, grad)
+        elif takes_out:
+            if positional:
+                for at, value in positional:
+                    ins.insert(at, value)
             fn(*ins, out=outs[0] if len(outs) == 1 else tuple(outs), **attrs)
             return None
-        got = fn(*ins, **attrs)
+        else:
+            if positional:
+                for at, value in positional:
+                    ins.insert(at, value)
+            got = fn(*ins, **attrs)
         if type(got) is Tensor or isinstance(got, Tensor):
             got = (got,)
         if (type(got) is not tuple and type(got) is not list) or len(got) != len(outs):
@@ -524,6 +541,50 @@ def call(fn, takes_out, inputs, outputs, attrs, positional, stream, Tensor=None,
             pointers.append(0 if p == data_ptr(o) else p)
             kept.append(g)
         return pointers, kept
+
+def _gradients(fn, takes_out, ins, attrs, positional, names, Tensor, enable_grad, grad):
+    """A backward call answered by PyTorch's autograd from the forward `fn`: the call's inputs are
+    the forward's (the leading ones) and the gradient of each forward output (the trailing
+    grad_<output> ones); its outputs grad_<input>. The forward runs on the forward inputs, its
+    differentiable ones made leaves that require gradients, and torch.autograd.grad takes each
+    output's gradient back to them: inside the call, so the forward's own time is part of this
+    backward's (its graph reads this call's inputs). `names`: (input names, output names, the
+    function to define instead)."""
+    in_names, out_names, instead = names
+    n = len(ins)
+    while n and in_names[n - 1].startswith("grad_"):
+        n -= 1
+    forward = [t.detach() for t in ins[:n]]
+    seeds = ins[n:]
+    wrt = []
+    for name in out_names:
+        x = name[5:] if name.startswith("grad_") else name
+        if x not in in_names[:n]:
+            raise TypeError("%s is the gradient of no input of the forward (%s)" % (name, ", ".join(in_names[:n])))
+        k = in_names.index(x)
+        if not forward[k].requires_grad:
+            forward[k].requires_grad_(True)
+        wrt.append(forward[k])
+    if takes_out:
+        raise NotImplementedError("its forward writes into out=, which PyTorch cannot differentiate: define %s" % instead)
+    args = list(forward)
+    if positional:
+        for at, value in positional:
+            args.insert(at, value)
+    with enable_grad():
+        got = fn(*args, **attrs)
+    if isinstance(got, Tensor):
+        got = (got,)
+    got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+    if len(got) != len(seeds):
+        raise TypeError("its forward returned %d value(s); the backward has the gradients of %d output(s) (%s)"
+                        % (len(got), len(seeds), ", ".join(in_names[n:])))
+    pairs = [(g, s) for g, s in zip(got, seeds) if isinstance(g, Tensor) and g.requires_grad]
+    if not pairs:
+        raise NotImplementedError("its forward is not differentiable by PyTorch (its outputs carry no autograd graph, as a Triton "
+                                  "or C++ kernel's do not): define %s, or wrap the kernel in a torch.autograd.Function" % instead)
+    found = grad([g for g, _ in pairs], wrt, grad_outputs=[s for _, s in pairs], allow_unused=True)
+    return tuple(w.new_zeros(w.shape) if g is None else g.detach() for g, w in zip(found, wrt))
 
 # ---- BackendBench-py folders: gen_input.py made into a manifest (docs/PYTHON.md) --------------
 
@@ -732,14 +793,17 @@ PyObject* g_glue = nullptr;
 PyObject* g_call = nullptr;           // the glue's call, taken before any implementation is imported
 PyObject* g_call_code = nullptr;      // ... and what it runs: an implementation that rewrites it is refused
 PyObject* g_call_defaults = nullptr;  // ... with the values it uses (PyTorch's own functions, taken at start)
+PyObject* g_gradients = nullptr;      // the glue's _gradients (one of those values), and what it runs
+PyObject* g_gradients_code = nullptr;
 bool g_ready = false;
 std::string g_start_error;
 
 struct Bound {
   PyObject* fn = nullptr;
   bool takes_out = false;
+  PyObject* autograd = nullptr;  // a backward taken through autograd from the forward `fn`: the function to define instead
 };
-constexpr int kSlots = 16;
+constexpr int kSlots = 32;  // four a file: its forward, its reference, and their backward passes
 Bound g_bound[kSlots];
 int g_used = 0;
 
@@ -830,6 +894,10 @@ bool start_python(std::string& error) {
   g_call_defaults = PyFunction_GetDefaults(call);
   Py_XINCREF(g_call_code);
   Py_XINCREF(g_call_defaults);
+  g_gradients = PyObject_GetAttrString(g_glue, "_gradients");
+  g_gradients_code = g_gradients && PyFunction_Check(g_gradients) ? PyFunction_GetCode(g_gradients) : nullptr;
+  Py_XINCREF(g_gradients_code);
+  PyErr_Clear();
   g_ready = true;
   PyGILState_Release(gil);  // calls take the GIL where they run
   return true;
@@ -883,7 +951,8 @@ int call_bound(int slot, const bb_call* call) {
   const Bound& b = g_bound[slot];
   PyGILState_STATE gil = PyGILState_Ensure();
   drop_returned();
-  if (PyFunction_GetCode(g_call) != g_call_code || PyFunction_GetDefaults(g_call) != g_call_defaults) {
+  if (PyFunction_GetCode(g_call) != g_call_code || PyFunction_GetDefaults(g_call) != g_call_defaults ||
+      (g_gradients && PyFunction_GetCode(g_gradients) != g_gradients_code)) {
     write_message("the implementation changed BackendBench's Python glue (the code or the bound values of the function that calls it): "
                   "refused",
                   call->error, call->error_capacity);
@@ -911,8 +980,25 @@ int call_bound(int slot, const bb_call* call) {
   }
   if (positional) PyList_Sort(positional);
   PyObject* stream = PyLong_FromVoidPtr(call->stream);
+  // A backward through autograd: the names say which inputs are the forward's and which the
+  // gradients of its outputs (grad_<output>), and of which input each output is the gradient.
+  PyObject* names = Py_None;
+  if (b.autograd) {
+    PyObject* in_names = PyList_New(call->num_inputs);
+    PyObject* out_names = PyList_New(call->num_outputs);
+    for (int32_t k = 0; k < call->num_inputs; ++k)
+      PyList_SET_ITEM(in_names, k, PyUnicode_FromString(call->input_names && call->input_names[k] ? call->input_names[k] : ""));
+    for (int32_t k = 0; k < call->num_outputs; ++k)
+      PyList_SET_ITEM(out_names, k, PyUnicode_FromString(call->output_names && call->output_names[k] ? call->output_names[k] : ""));
+    names = PyTuple_Pack(3, in_names, out_names, b.autograd);
+    Py_DECREF(in_names);
+    Py_DECREF(out_names);
+  } else {
+    Py_INCREF(names);
+  }
   PyObject* r = PyObject_CallFunctionObjArgs(g_call, b.fn, b.takes_out ? Py_True : Py_False, inputs, outputs, attrs,
-                                             positional ? positional : Py_None, stream, nullptr);
+                                             positional ? positional : Py_None, stream, names, nullptr);
+  Py_XDECREF(names);
   Py_XDECREF(positional);
   int status = BB_OK;
   if (!r) {
@@ -966,9 +1052,11 @@ template <int K>
 int trampoline(const bb_call* call) {
   return call_bound(K, call);
 }
-constexpr bb_kernel_fn kFns[kSlots] = {trampoline<0>,  trampoline<1>,  trampoline<2>,  trampoline<3>,  trampoline<4>,  trampoline<5>,
-                                       trampoline<6>,  trampoline<7>,  trampoline<8>,  trampoline<9>,  trampoline<10>, trampoline<11>,
-                                       trampoline<12>, trampoline<13>, trampoline<14>, trampoline<15>};
+template <std::size_t... K>
+constexpr std::array<bb_kernel_fn, kSlots> trampolines(std::index_sequence<K...>) {
+  return {trampoline<static_cast<int>(K)>...};
+}
+constexpr std::array<bb_kernel_fn, kSlots> kFns = trampolines(std::make_index_sequence<kSlots>());
 
 // Binds (fn, takes_out) to the next trampoline. Called with the GIL held.
 bb_kernel_fn bind(PyObject* pair, std::string& error) {
@@ -979,12 +1067,15 @@ bb_kernel_fn bind(PyObject* pair, std::string& error) {
   }
   PyObject* fn = PyTuple_GetItem(pair, 0);
   Py_INCREF(fn);
-  g_bound[g_used] = {fn, PyObject_IsTrue(PyTuple_GetItem(pair, 1)) == 1};
+  PyObject* autograd = PyTuple_Size(pair) > 2 ? PyTuple_GetItem(pair, 2) : nullptr;
+  if (autograd == Py_None) autograd = nullptr;
+  Py_XINCREF(autograd);
+  g_bound[g_used] = {fn, PyObject_IsTrue(PyTuple_GetItem(pair, 1)) == 1, autograd};
   return kFns[g_used++];
 }
 
-int load(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_fn* reference, char* info, size_t info_capacity,
-         char* error, size_t error_capacity) {
+int load(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_fn* reference, bb_kernel_fn* backward_impl,
+         bb_kernel_fn* backward_reference, char* info, size_t info_capacity, char* error, size_t error_capacity) {
   std::string why;
   if (!start_python(why)) {
     write_message(why, error, error_capacity);
@@ -999,6 +1090,8 @@ int load(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_
   } else {
     *kernel_impl = bind(PyTuple_GetItem(r, 0), why);
     *reference = bind(PyTuple_GetItem(r, 1), why);
+    *backward_impl = bind(PyTuple_GetItem(r, 3), why);
+    *backward_reference = bind(PyTuple_GetItem(r, 4), why);
     const char* text = PyUnicode_AsUTF8(PyTuple_GetItem(r, 2));
     write_message(text ? text : "{}", info, info_capacity);
     if (!why.empty()) {

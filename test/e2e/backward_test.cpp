@@ -221,3 +221,43 @@ TEST(Backward, WithoutAReferenceBackwardFiniteDifferencesJudgeTheSmallCases) {
   ASSERT_NE(t, nullptr);
   EXPECT_LT((*t)["errors"]["max_rel_error"].get<double>(), 1e-5) << "exp'(x) = exp(x) to float32's precision: " << t->dump();
 }
+
+// Python backward passes (docs/PYTHON.md, Backward passes): a torch.autograd.Function's backward
+// and plain PyTorch's, both through autograd; a scale_backward of its own; a missing term FAILs
+// naming its gradient; a forward autograd cannot differentiate SKIPPED, saying what to define; one
+// that writes its gradient only where it guesses it is checked UNWRITTEN. Then a Python reference,
+// whose backward is autograd's, judges libraries' backward passes.
+TEST(Backward, PythonBackwardsFromAutogradOrTheirOwnGetTheirVerdicts) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("python_backward"), "--log-dir", logs.string(), "--correctness-only"});
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string f = "correctness/small[n=1000]", b = "bwd:correctness/small[n=1000]";
+  const std::string first = message_of(results, "scale__scale_plain", f);
+  if (first.find("no Python bridge") != std::string::npos || first.find("No module named 'torch'") != std::string::npos)
+    GTEST_SKIP() << "no Python implementations here: " << first;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  for (const char* impl : {"scale__scale_autograd", "scale__scale_plain", "scale__scale_explicit"}) {
+    EXPECT_EQ(verdict_of(results, impl, f), "PASS") << impl << ": " << message_of(results, impl, f);
+    EXPECT_EQ(verdict_of(results, impl, b), "PASS") << impl << ": " << message_of(results, impl, b);
+  }
+  EXPECT_EQ(verdict_of(results, "scale__scale_missing_term", f), "PASS");
+  EXPECT_EQ(verdict_of(results, "scale__scale_missing_term", b), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_missing_term", b).find("output 'grad_x'"), std::string::npos)
+      << message_of(results, "scale__scale_missing_term", b);
+  EXPECT_EQ(verdict_of(results, "scale__scale_nodiff", f), "PASS");
+  EXPECT_EQ(verdict_of(results, "scale__scale_nodiff", b), "SKIPPED");
+  EXPECT_NE(message_of(results, "scale__scale_nodiff", b).find("not differentiable by PyTorch"), std::string::npos);
+  EXPECT_NE(message_of(results, "scale__scale_nodiff", b).find("define scale_backward"), std::string::npos);
+  EXPECT_EQ(verdict_of(results, "scale__scale_lazy_grad", b), "UNWRITTEN") << message_of(results, "scale__scale_lazy_grad", b);
+  EXPECT_EQ(verdict_of(results, "scale__scale_lazy_grad", f), "PASS");
+
+  const auto ref_logs = e2e::temp_dir("ref_logs");
+  auto ref_run = backendbench({"--custom-ops-root", e2e::fixture_root("python_backward_ref"), "--log-dir", ref_logs.string(), "--correctness-only"});
+  EXPECT_EQ(ref_run.exit_code, 1) << ref_run.out << ref_run.err;
+  const auto by_python = e2e::read_json(ref_logs / "results.json");
+  EXPECT_NE(ref_run.out.find("reference scale_reference (library)"), std::string::npos) << ref_run.out;
+  EXPECT_EQ(ref_run.out.find("finite differences"), std::string::npos) << "autograd's backward, not differences: " << ref_run.out;
+  for (const char* impl : {"scale__scale_bwd_good", "scale__scale_explicit"})
+    EXPECT_EQ(verdict_of(by_python, impl, b), "PASS") << impl << ": " << message_of(by_python, impl, b);
+  EXPECT_EQ(verdict_of(by_python, "scale__scale_bwd_missing_term", b), "FAIL");
+}

@@ -425,7 +425,10 @@ TEST(PythonImpl, AnInterpreterKeptWarmServesTheNextRunsAndNoWorker) {
   EXPECT_FALSE(k2.value("started", true)) << k2.dump();
   EXPECT_EQ(k2.value("runs", -1), 1) << k2.dump();
   EXPECT_EQ(k2.value("pid", -1), k1.value("pid", -2)) << "the same interpreter";
-  EXPECT_LT(k2.value("ready_wait_s", 99.0), 0.5 * k1.value("ready_wait_s", 0.0)) << "no import waited for: " << k1.dump() << k2.dump();
+  // No import waited for: the second run's wait is a fork, against the import the first made
+  // (its own wait for it can be short where the host planned while the interpreter imported).
+  const double import_s = first.results["phases"]["python_interpreter"].value("import_s", 0.0);
+  EXPECT_LT(k2.value("ready_wait_s", 99.0), 0.5 * import_s) << "no import waited for: import " << import_s << " s " << k1.dump() << k2.dump();
   EXPECT_EQ(verdicts(second.results, "scale__scale_torch"), "PASS PASS PASS ");
   for (const auto& t : e2e::tests_of(second.results, "scale__scale_crash")) {
     EXPECT_EQ(t["verdict"], "CRASH") << t.dump();

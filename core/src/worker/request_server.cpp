@@ -250,6 +250,9 @@ Message RequestServer::survey(const std::vector<std::string>& files, std::vector
     r.error = f.error;
     r.has_kernel_impl = f.has_kernel_impl;
     r.has_reference = f.has_reference;
+    // A .py file's forward has a backward: its own <op>_backward, or autograd's (python_bridge.h).
+    r.has_backward_impl = f.has_kernel_impl;
+    r.has_backward_reference = f.has_reference;
     r.info = f.info;
     r.imports_packages = f.imports_packages;
     return r;

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define BB_PYTHON_BRIDGE_VERSION 8
+#define BB_PYTHON_BRIDGE_VERSION 9
 #define BB_PYTHON_BRIDGE_SYMBOL "backendbench_python_bridge"
 /* The interpreter whose packages (sys.path) the embedded one takes: set by the host from
  * --python; without it, `python3` on the PATH where it is this installation or a venv of it.
@@ -30,12 +30,15 @@ typedef struct bb_python_bridge {
   uint32_t struct_size;
   uint32_t version; /* BB_PYTHON_BRIDGE_VERSION */
   /* Imports `file` (its folder first on sys.path) and resolves `<op>_kernel_impl` and
-   * `<op>_reference` (NULL where the file defines no such callable). `info`: a JSON object,
+   * `<op>_reference` (NULL where the file defines no such callable), and their backward passes:
+   * `<op>_backward` and `<op>_backward_reference`, or, where the file has the forward but not
+   * that function, the forward's gradients taken through PyTorch's autograd (docs/PYTHON.md,
+   * Backward passes). `info`: a JSON object,
    * NUL-terminated, of the module's BACKENDBENCH_INFO ({"devices": [...], "dtypes": [...],
    * "version": "..."}; "{}" without one). Returns 0, or nonzero with the reason in `error`
    * (an import error's traceback names the file and line). */
-  int (*load)(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_fn* reference, char* info, size_t info_capacity,
-              char* error, size_t error_capacity);
+  int (*load)(const char* file, const char* op, bb_kernel_fn* kernel_impl, bb_kernel_fn* reference, bb_kernel_fn* backward_impl,
+              bb_kernel_fn* backward_reference, char* info, size_t info_capacity, char* error, size_t error_capacity);
   /* What the last call returned for output `k`, for the worker to copy into the host's output
    * outside the timed region: the first byte of a contiguous tensor of the output's shape, dtype
    * and device (checked in the call), on the call's stream; NULL where the call wrote the output
