@@ -261,3 +261,34 @@ TEST(Backward, PythonBackwardsFromAutogradOrTheirOwnGetTheirVerdicts) {
     EXPECT_EQ(verdict_of(by_python, impl, b), "PASS") << impl << ": " << message_of(by_python, impl, b);
   EXPECT_EQ(verdict_of(by_python, "scale__scale_bwd_missing_term", b), "FAIL");
 }
+
+// A BackendBench-py folder under --check-backwards, as that suite checks gradients: the loss is
+// the sum of the outputs, every floating input differentiable, gradients compared at 1e-2, the
+// correctness tests only (none timed), the reference's backward autograd's. Without the flag,
+// the folder runs its forward alone.
+TEST(Backward, CheckBackwardsChecksABackendBenchPyFolderAsThatSuiteDoes) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("bbpy"), "--log-dir", logs.string(), "--correctness-only", "--check-backwards"});
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string m = message_of(results, "axpy__axpy_torch", "correctness/test_0");
+  if (m.find("no Python bridge") != std::string::npos || run.out.find("No module named 'torch'") != std::string::npos)
+    GTEST_SKIP() << "no Python implementations here: " << run.out;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  for (const char* c : {"bwd:correctness/test_0", "bwd:correctness/test_1", "bwd:correctness/test_2"}) {
+    EXPECT_EQ(verdict_of(results, "axpy__axpy_torch", c), "PASS") << c << ": " << message_of(results, "axpy__axpy_torch", c);
+    // alpha * x - y: d/dy of the summed outputs is -1, not 1.
+    EXPECT_EQ(verdict_of(results, "axpy__axpy_wrong", c), "FAIL") << c;
+    EXPECT_NE(message_of(results, "axpy__axpy_wrong", c).find("output 'grad_arg1'"), std::string::npos) << message_of(results, "axpy__axpy_wrong", c);
+    EXPECT_NE(message_of(results, "axpy__axpy_wrong", c).find("atol 0.01, rtol 0.01"), std::string::npos) << message_of(results, "axpy__axpy_wrong", c);
+    // It writes out=: autograd cannot take its gradients.
+    EXPECT_EQ(verdict_of(results, "axpy__axpy_out", c), "SKIPPED") << c;
+  }
+  for (const auto& t : results["tests"]) EXPECT_NE(t["case"], "bwd:performance/test_0") << "a timed case got a backward: " << t.dump();
+  const auto* g = test_of(results, "axpy__axpy_torch", "bwd:correctness/test_2");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE((*g)["shapes"].get<std::string>().find("grad_out0"), std::string::npos) << g->dump();
+
+  const auto plain_logs = e2e::temp_dir("plain_logs");
+  backendbench({"--custom-ops-root", e2e::fixture_root("bbpy"), "--log-dir", plain_logs.string(), "--correctness-only"});
+  for (const auto& t : e2e::read_json(plain_logs / "results.json")["tests"]) EXPECT_EQ(t["mode"], "fwd") << t.dump();
+}

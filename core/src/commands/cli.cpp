@@ -223,6 +223,8 @@ std::vector<RunOption> selection_run_options() {
          o.modes = *modes;
        },
        [](const auto& v) { return v.is_null() ? std::string("no --mode") : fmt::format("--mode {}", v.template get<std::string>()); }},
+      {"check_backwards", "--check-backwards", true, [](const auto& v, SessionOptions& o) { o.check_backwards = v.template get<bool>(); },
+       show_flag("--check-backwards", true)},
   };
 }
 
@@ -426,6 +428,9 @@ void add_run_options(CLI::App& app, CliOptions& o, RawCli& r) {
   app.add_option("--mode", r.mode,
                  "the passes checked and timed, tritonbench's names: fwd (the forward), bwd (the backward alone, <op>_backward_impl), or "
                  "fwd,bwd (default: what each op's manifest declares: its backward's modes, else fwd)");
+  app.add_flag("--check-backwards", o.session.check_backwards,
+               "BackendBench-py folders (gen_input.py): check gradients as that suite does: loss = sum of the outputs, every floating input "
+               "differentiable, compared at 1e-2, correctness tests only (an op with a gen_input.yaml runs the backward it declares)");
 }
 
 // How tests are timed, and how they are scored.

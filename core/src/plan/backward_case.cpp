@@ -29,14 +29,19 @@ Expected<ConcreteCase> backward_case(const ConcreteCase& forward, const Manifest
     g.name = "grad_" + o.name;
     g.shape = o.shape;
     g.dtype = o.dtype;
-    g.init.kind = InitKind::randn;
-    g.init.a = 0.0;
-    g.init.b = kGradOutputStd;
+    if (b.loss_sum) {  // d(sum of the outputs)/d(output): ones
+      g.init.kind = InitKind::ones;
+    } else {
+      g.init.kind = InitKind::randn;
+      g.init.a = 0.0;
+      g.init.b = kGradOutputStd;
+    }
     c.inputs.push_back(std::move(g));
   }
   for (const auto& name : b.differentiable) {
     const auto it = std::find_if(forward.inputs.begin(), forward.inputs.end(), [&](const ConcreteTensor& t) { return t.name == name; });
     if (it == forward.inputs.end()) return make_error(fmt::format("{}: backward: no input '{}' in case {}", m.where(b.line), name, forward.id));
+    if (b.loss_sum && !is_floating(it->dtype)) continue;  // an integer input of this case has no gradient
     if (!is_floating(it->dtype))
       return make_error(fmt::format("{}: backward: input '{}' is {} in case {}: only a floating-point input has a gradient", m.where(b.line), name,
                                     dtype_name(it->dtype), forward.id));

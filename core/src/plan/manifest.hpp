@@ -127,6 +127,10 @@ struct BackwardSpec {
   // `modes:` what a run checks and times of this op where --mode does not say (mode.hpp).
   std::vector<Mode> modes{Mode::fwd, Mode::bwd};
   int line = 0;
+  // BackendBench-py's --check-backwards (plan/check_backwards.hpp): the loss is the sum of the
+  // outputs (each grad_<output> is ones), the floating inputs of each case are differentiable
+  // (the others not), and only correctness cases get a backward call (none is timed).
+  bool loss_sum = false;
 };
 
 struct Manifest {

@@ -14,6 +14,7 @@
 
 #include "devices/device_runtimes.hpp"
 #include "plan/backward_case.hpp"
+#include "plan/check_backwards.hpp"
 #include "plan/file_digest.hpp"
 #include "plan/generated_manifest.hpp"
 #include "plugin_library.hpp"
@@ -475,9 +476,12 @@ Status resolve_baseline(const OpFolder& folder, const Probed& found, const std::
 Expected<std::vector<ConcreteCase>> backward_cases(const OpPlan& plan) {
   std::vector<ConcreteCase> out;
   if (!plan.manifest.backward) return out;
+  const bool loss_sum = plan.manifest.backward->loss_sum;
   for (const auto& c : plan.cases) {
+    if (loss_sum && c.kind != CaseKind::correctness) continue;  // --check-backwards times no backward
     auto b = backward_case(c, plan.manifest);
     if (!b) return b.error();
+    if (loss_sum && b->outputs.empty()) continue;  // no floating input: nothing to differentiate
     out.push_back(std::move(*b));
   }
   return out;
@@ -541,6 +545,7 @@ Expected<OpPlan> plan_op(const OpFolder& folder, Executor& executor, const PlanO
   auto m = load_manifest(plan.folder.manifest, folder.name);
   if (!m) return m.error();
   if (options.seed) m->seed = *options.seed;
+  if (options.check_backwards && is_generator(folder.manifest) && !m->backward) m->backward = check_backwards_spec(*m);
   auto cases = expand_cases(*m, options.expansion);
   if (!cases) return cases.error();
   plan.manifest = std::move(*m);

@@ -80,6 +80,9 @@ struct PlanOptions {
   // --mode: the passes every op is run in (mode.hpp); unset: what each op declares (its
   // backward's modes, else fwd).
   std::optional<std::vector<Mode>> modes;
+  // --check-backwards: a BackendBench-py folder's op gets the backward that suite checks
+  // (check_backwards.hpp); an op with a gen_input.yaml has what it declares.
+  bool check_backwards = false;
   // Probe up to `parallel` libraries at once, each thread with an executor of its own.
   std::function<std::unique_ptr<Executor>()> make_executor;
   int parallel = 1;

@@ -107,6 +107,7 @@ PlanOptions plan_options(const SessionOptions& o) {
   p.seed = o.seed;
   p.expansion = o.expansion;
   p.modes = o.modes;
+  p.check_backwards = o.check_backwards;
   p.selected = o.impls;
   p.read_python = true;
   if (o.isolate) {  // libraries probed side by side, each in a worker of its own

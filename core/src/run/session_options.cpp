@@ -50,6 +50,7 @@ nlohmann::json session_options_json(const SessionOptions& o) {
           {"random_cases", o.expansion.random_cases},
           {"variants", variant_set_text(o.expansion.variants)},
           {"modes", modes_json(o.modes)},
+          {"check_backwards", o.check_backwards},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"min_time_s", r.min_time},

@@ -41,6 +41,7 @@ struct SessionOptions {
   // --mode fwd|bwd|fwd,bwd: the passes every op is checked and timed in (plan/mode.hpp); unset:
   // what each op's manifest declares.
   std::optional<std::vector<Mode>> modes;
+  bool check_backwards = false;  // --check-backwards (plan/check_backwards.hpp)
   TimingOptions timing;
   std::vector<double> perf_p{1.0};
   ScoreRule score_rule = ScoreRule::standard;  // --strict: refusals are failures (scores.hpp)
