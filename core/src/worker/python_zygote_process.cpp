@@ -499,15 +499,20 @@ int python_kept_main(const std::string& socket_path, double idle_seconds, char* 
       refuse({{"ready", false}, {"error", "refused: no token, or not this interpreter's"}});
       continue;
     }
+    // Gone before it answers: a host that reconnects as soon as it reads the answer finds no
+    // listener and starts a new interpreter (one still listening would take its connection and
+    // close it unanswered: "it ended before it answered").
     if (!w.error.empty()) {
-      refuse({{"ready", false}, {"error", w.error}});
       close(listener);
-      return leave(1);
+      const int code = leave(1);
+      refuse({{"ready", false}, {"error", w.error}});
+      return code;
     }
     if (const auto changed = stamp.changed(); !changed.empty()) {
-      refuse({{"ready", false}, {"stale", changed}});
       close(listener);
-      return leave(0);
+      const int code = leave(0);
+      refuse({{"ready", false}, {"stale", changed}});
+      return code;
     }
     const double age_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - born).count();
     python_before_fork();

@@ -250,12 +250,14 @@ bool PythonZygote::wait_ready(double wait_seconds) {
   auto reply = answered ? receive_packet(sock_) : std::nullopt;
   // A kept interpreter that has just ended (idle, or what its imports rest on changed: "stale")
   // makes way for a new one, once.
+  std::string first_why;  // why the first was replaced (the cause; a second try's is its consequence)
   for (int again = 0; keeping_ && again < 2; ++again) {
     const auto j = reply ? nlohmann::json::parse(reply->first, nullptr, false) : nlohmann::json();
     if (reply && !(j.is_object() && j.contains("stale"))) break;
     const std::string why = reply ? "what its imports rest on changed: " + j.value("stale", std::string()) : "it ended before it answered";
+    if (first_why.empty()) first_why = why;
     if (!connect_kept()) break;
-    kept_["replaced"] = why;
+    kept_["replaced"] = first_why;
     answered = readable_within(sock_, wait_seconds);
     reply = answered ? receive_packet(sock_) : std::nullopt;
   }
