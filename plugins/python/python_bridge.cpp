@@ -515,16 +515,13 @@ def call(fn, takes_out, inputs, outputs, attrs, positional, stream, names, Tenso
     with (_place(stream) if stream else nowhere):
         if names is not None:
             got = gradients(fn, takes_out, ins, attrs, positional, names, Tensor, enable_grad, grad)
-        elif takes_out:
-            if positional:
-                for at, value in positional:
-                    ins.insert(at, value)
-            fn(*ins, out=outs[0] if len(outs) == 1 else tuple(outs), **attrs)
-            return None
         else:
             if positional:
                 for at, value in positional:
                     ins.insert(at, value)
+            if takes_out:
+                fn(*ins, out=outs[0] if len(outs) == 1 else tuple(outs), **attrs)
+                return None
             got = fn(*ins, **attrs)
         if type(got) is Tensor or isinstance(got, Tensor):
             got = (got,)
@@ -953,8 +950,8 @@ int call_bound(int slot, const bb_call* call) {
   drop_returned();
   if (PyFunction_GetCode(g_call) != g_call_code || PyFunction_GetDefaults(g_call) != g_call_defaults ||
       (g_gradients && PyFunction_GetCode(g_gradients) != g_gradients_code)) {
-    write_message("the implementation changed BackendBench's Python glue (the code or the bound values of the function that calls it): "
-                  "refused",
+    write_message("the implementation changed BackendBench's Python glue (the code or the bound values of the function that calls it, "
+                  "or the code of the one that takes a forward's gradients): refused",
                   call->error, call->error_capacity);
     PyGILState_Release(gil);
     return BB_ERR_GENERIC;

@@ -225,7 +225,8 @@ TEST(Backward, WithoutAReferenceBackwardFiniteDifferencesJudgeTheSmallCases) {
 // Python backward passes (docs/PYTHON.md, Backward passes): a torch.autograd.Function's backward
 // and plain PyTorch's, both through autograd; a scale_backward of its own; a missing term FAILs
 // naming its gradient; a forward autograd cannot differentiate SKIPPED, saying what to define; one
-// that writes its gradient only where it guesses it is checked UNWRITTEN. Then a Python reference,
+// that writes its gradient only where it guesses it is checked UNWRITTEN; one that rewrites the
+// glue's autograd path ERROR. Then a Python reference,
 // whose backward is autograd's, judges libraries' backward passes.
 TEST(Backward, PythonBackwardsFromAutogradOrTheirOwnGetTheirVerdicts) {
   const auto logs = e2e::temp_dir("logs");
@@ -250,6 +251,10 @@ TEST(Backward, PythonBackwardsFromAutogradOrTheirOwnGetTheirVerdicts) {
   EXPECT_NE(message_of(results, "scale__scale_nodiff", b).find("define scale_backward"), std::string::npos);
   EXPECT_EQ(verdict_of(results, "scale__scale_lazy_grad", b), "UNWRITTEN") << message_of(results, "scale__scale_lazy_grad", b);
   EXPECT_EQ(verdict_of(results, "scale__scale_lazy_grad", f), "PASS");
+  // It rewrites the glue's autograd path to replay its first gradients: refused, every call.
+  EXPECT_EQ(verdict_of(results, "scale__scale_patchgrad", b), "ERROR");
+  EXPECT_NE(message_of(results, "scale__scale_patchgrad", b).find("changed BackendBench's Python glue"), std::string::npos)
+      << message_of(results, "scale__scale_patchgrad", b);
 
   const auto ref_logs = e2e::temp_dir("ref_logs");
   auto ref_run = backendbench({"--custom-ops-root", e2e::fixture_root("python_backward_ref"), "--log-dir", ref_logs.string(), "--correctness-only"});
