@@ -1,55 +1,114 @@
-// linear_gelu on CUDA: a tiled GEMM (64x64 outputs per block, K in steps of 16 through shared
-// memory, 4x4 outputs per thread in registers, float accumulation) with the bias and the exact
-// GELU applied in the epilogue, so the pre-activation never goes to memory.
+// linear_gelu on CUDA: a tiled GEMM (64x64 outputs per block, the inner dimension in steps of 16
+// through shared memory, 4x4 outputs per thread in registers, float accumulation) whose epilogue
+// does the rest, so no product goes to memory unfinished. The forward: out = gelu(x @ weight^T +
+// bias), the bias and the exact GELU in the epilogue. The backward, three products of the same
+// kernel: dz = grad_out * gelu'(x @ weight^T + bias) (the forward's product again, its epilogue the
+// GELU's derivative, into float scratch), grad_x = dz @ weight, grad_weight = dz^T @ x; grad_bias
+// is dz's column sums (common/cuda_column_shares.cuh).
+#include "../common/cuda_column_shares.cuh"
 #include "../common/cuda_types.cuh"
 
 namespace {
 
 constexpr int kBM = 64, kBN = 64, kBK = 16, kThreads = 256;
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads) linear_gelu_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-                                                               T* __restrict__ out, int m, int n, int k) {
+// C = A B, C [rows, cols], A [rows, inner] (stored transposed where kTransA: a[t * rows + r]), B
+// [inner, cols] (stored transposed where kTransB: b[c * inner + t]); `epilogue(r, c, acc)` writes
+// each element of C.
+template <bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
+__global__ void __launch_bounds__(kThreads) gemm_kernel(const TA* __restrict__ a, const TB* __restrict__ b, int rows, int cols, int inner,
+                                                        Epilogue epilogue) {
   __shared__ float as[kBK][kBM + 4];
   __shared__ float bs[kBK][kBN + 4];
   const int m0 = blockIdx.y * kBM, n0 = blockIdx.x * kBN;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4] = {};
-  for (int k0 = 0; k0 < k; k0 += kBK) {
+  for (int k0 = 0; k0 < inner; k0 += kBK) {
 #pragma unroll
     for (int r = 0; r < (kBM * kBK) / kThreads; ++r) {
       const int e = threadIdx.x + r * kThreads, row = e / kBK, col = e % kBK;
       const int gm = m0 + row, gn = n0 + row, gk = k0 + col;
-      as[col][row] = gm < m && gk < k ? ops::to_float(x[static_cast<int64_t>(gm) * k + gk]) : 0.0f;
-      bs[col][row] = gn < n && gk < k ? ops::to_float(w[static_cast<int64_t>(gn) * k + gk]) : 0.0f;
+      const int64_t at_a = kTransA ? static_cast<int64_t>(gk) * rows + gm : static_cast<int64_t>(gm) * inner + gk;
+      const int64_t at_b = kTransB ? static_cast<int64_t>(gn) * inner + gk : static_cast<int64_t>(gk) * cols + gn;
+      as[col][row] = gm < rows && gk < inner ? ops::to_float(a[at_a]) : 0.0f;
+      bs[col][row] = gn < cols && gk < inner ? ops::to_float(b[at_b]) : 0.0f;
     }
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
-      float a[4], b[4];
+      float av[4], bv[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = as[kk][ty * 4 + i];
+      for (int i = 0; i < 4; ++i) av[i] = as[kk][ty * 4 + i];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) b[j] = bs[kk][tx * 4 + j];
+      for (int j = 0; j < 4; ++j) bv[j] = bs[kk][tx * 4 + j];
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+        for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * bv[j];
     }
     __syncthreads();
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int gm = m0 + ty * 4 + i;
-    if (gm >= m) continue;
+    if (gm >= rows) continue;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int gn = n0 + tx * 4 + j;
-      if (gn >= n) continue;
-      const float v = acc[i][j] + ops::to_float(bias[gn]);
-      out[static_cast<int64_t>(gm) * n + gn] = ops::from_float<T>(0.5f * v * (1.0f + erff(v * 0.70710678f)));
+      if (gn < cols) epilogue(gm, gn, acc[i][j]);
     }
   }
+}
+
+template <bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
+void gemm(const TA* a, const TB* b, int rows, int cols, int inner, Epilogue epilogue, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const dim3 grid(static_cast<unsigned>((cols + kBN - 1) / kBN), static_cast<unsigned>((rows + kBM - 1) / kBM));
+  gemm_kernel<kTransA, kTransB><<<grid, kThreads, 0, stream>>>(a, b, rows, cols, inner, epilogue);
+}
+
+// The exact GELU and its derivative, Phi(v) + v phi(v).
+__device__ __forceinline__ float gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678f)); }
+__device__ __forceinline__ float gelu_grad(float v) { return 0.5f * (1.0f + erff(v * 0.70710678f)) + v * 0.39894228f * __expf(-0.5f * v * v); }
+
+template <typename T>
+struct Activate {  // out = gelu(acc + bias)
+  const T* bias;
+  T* out;
+  int n;
+  __device__ void operator()(int r, int c, float acc) const {
+    out[static_cast<int64_t>(r) * n + c] = ops::from_float<T>(gelu(acc + ops::to_float(bias[c])));
+  }
+};
+template <typename T>
+struct ActivationGrad {  // dz = grad_out * gelu'(acc + bias), in float
+  const T* bias;
+  const T* grad_out;
+  float* dz;
+  int n;
+  __device__ void operator()(int r, int c, float acc) const {
+    const int64_t at = static_cast<int64_t>(r) * n + c;
+    dz[at] = ops::to_float(grad_out[at]) * gelu_grad(acc + ops::to_float(bias[c]));
+  }
+};
+template <typename T>
+struct Store {
+  T* out;
+  int cols;
+  __device__ void operator()(int r, int c, float acc) const { out[static_cast<int64_t>(r) * cols + c] = ops::from_float<T>(acc); }
+};
+
+struct Shapes {
+  int m, n, k;
+};
+Shapes shapes_of(const DLTensor& x, const DLTensor& w, const DLTensor& b, int64_t out_elements, const char* out_name) {
+  BB_CHECK(x.ndim == 2 && w.ndim == 2, "x and weight must be matrices");
+  const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  BB_CHECK(w.shape[1] == k && bb::numel_of(b) == n && out_elements == m * n,
+           std::string("shapes: x [M, K], weight [N, K], bias [N], ") + out_name + " [M, N]");
+  BB_CHECK(m < (1 << 30) && n < (1 << 30) && k < (1 << 30), "dimensions beyond 2^30");
+  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
+  return {static_cast<int>(m), static_cast<int>(n), static_cast<int>(k)};
 }
 
 void linear_gelu(bb::Call& c) {
@@ -58,24 +117,45 @@ void linear_gelu(bb::Call& c) {
   const DLTensor& b = c.input("bias");
   DLTensor& out = c.output("out");
   for (const DLTensor* t : {&x, &w, &b, static_cast<const DLTensor*>(&out)}) ops::require_cuda(*t, "x, weight, bias and out");
-  BB_CHECK(x.ndim == 2 && w.ndim == 2, "x and weight must be matrices");
-  const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  BB_CHECK(w.shape[1] == k && bb::numel_of(b) == n && bb::numel_of(out) == m * n, "shapes: x [M, K], weight [N, K], bias [N], out [M, N]");
-  BB_CHECK(m < (1 << 30) && n < (1 << 30) && k < (1 << 30), "dimensions beyond 2^30");
-  if (m == 0 || n == 0) return;
-  if (bb::same_dtype(x.dtype, bb::dtype_of<double>())) throw bb::Error("float64 is not supported", BB_ERR_UNSUPPORTED);
-  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+  const Shapes s = shapes_of(x, w, b, bb::numel_of(out), "out");
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, double>)
-      linear_gelu_kernel<T><<<grid, kThreads, 0, ops::stream_of(c)>>>(static_cast<const T*>(x.data), static_cast<const T*>(w.data),
-                                                                      static_cast<const T*>(b.data), static_cast<T*>(out.data),
-                                                                      static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+      gemm<false, true>(static_cast<const T*>(x.data), static_cast<const T*>(w.data), s.m, s.n, s.k,
+                        Activate<T>{static_cast<const T*>(b.data), static_cast<T*>(out.data), s.n}, ops::stream_of(c));
   });
   ops::check_launch("linear_gelu_cuda");
+}
+
+void linear_gelu_backward(bb::Call& c) {
+  const DLTensor& x = c.input("x");
+  const DLTensor& w = c.input("weight");
+  const DLTensor& b = c.input("bias");
+  const DLTensor& g = c.input("grad_out");
+  DLTensor& gx = c.output("grad_x");
+  DLTensor& gw = c.output("grad_weight");
+  DLTensor& gb = c.output("grad_bias");
+  for (const DLTensor* t : {&x, &w, &b, &g, static_cast<const DLTensor*>(&gx), static_cast<const DLTensor*>(&gw), static_cast<const DLTensor*>(&gb)})
+    ops::require_cuda(*t, "x, weight, bias, grad_out and the gradients");
+  const Shapes s = shapes_of(x, w, b, bb::numel_of(g), "grad_out");
+  const cudaStream_t stream = ops::stream_of(c);
+  float* dz = ops::share_buffer(static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n));  // [M, N]
+  ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, double>) {
+      const auto* xp = static_cast<const T*>(x.data);
+      const auto* wp = static_cast<const T*>(w.data);
+      gemm<false, true>(xp, wp, s.m, s.n, s.k, ActivationGrad<T>{static_cast<const T*>(b.data), static_cast<const T*>(g.data), dz, s.n}, stream);
+      gemm<false, false>(static_cast<const float*>(dz), wp, s.m, s.k, s.n, Store<T>{static_cast<T*>(gx.data), s.k}, stream);  // dz @ weight
+      gemm<true, false>(static_cast<const float*>(dz), xp, s.n, s.k, s.m, Store<T>{static_cast<T*>(gw.data), s.k}, stream);   // dz^T @ x
+      ops::column_sums(dz, s.m, s.n, static_cast<T*>(gb.data), s.n, stream);
+    }
+  });
+  ops::check_launch("linear_gelu_cuda (backward)");
 }
 
 }  // namespace
 
 BB_KERNEL_IMPL(linear_gelu, linear_gelu)
+BB_BACKWARD_IMPL(linear_gelu, linear_gelu_backward)
 BB_PLUGIN_INFO("1.0.0", BB_GPU_DEVICE, "float32,float16,bfloat16")
