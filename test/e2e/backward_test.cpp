@@ -297,3 +297,71 @@ TEST(Backward, CheckBackwardsChecksABackendBenchPyFolderAsThatSuiteDoes) {
   backendbench({"--custom-ops-root", e2e::fixture_root("bbpy"), "--log-dir", plain_logs.string(), "--correctness-only"});
   for (const auto& t : e2e::read_json(plain_logs / "results.json")["tests"]) EXPECT_EQ(t["mode"], "fwd") << t.dump();
 }
+
+// --mode fwd_bwd (tritonbench's): the forward, then the backward on the same inputs, one call
+// checked whole (the forward's outputs and the gradients, each within its own tolerance) and
+// timed whole. A backward that reuses what its own forward left behind is right here (the pair
+// on its own forward), and FAILs in bwd alone; a missing term FAILs naming its gradient; a
+// forward alone is SKIPPED as its refusal. With no reference backward, the reference's pair is
+// its forward and finite differences; a Python file's pair is SKIPPED (not supported yet).
+TEST(Backward, FwdBwdChecksThePairOnTheImplementationsOwnForward) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--log-dir", logs.string(), "--correctness-only", "--variants", "none",
+                           "--mode", "fwd,bwd,fwd_bwd"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  const std::string p = "fwd_bwd:correctness/small[n=16]", b = "bwd:correctness/small[n=16]";
+  const auto* pair = test_of(results, "scale__scale_bwd_good", p);
+  ASSERT_NE(pair, nullptr) << run.out;
+  EXPECT_EQ((*pair)["mode"], "fwd_bwd");
+  EXPECT_EQ((*pair)["verdict"], "PASS") << pair->dump();
+  EXPECT_NE((*pair)["shapes"].get<std::string>().find("grad_y"), std::string::npos) << pair->dump();
+  for (const char* impl : {"scale__scale_bwd_recompute", "expo__expo_bwd_good"}) EXPECT_EQ(verdict_of(results, impl, p), "PASS") << impl;
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_missing_term", p), "FAIL");
+  EXPECT_NE(message_of(results, "scale__scale_bwd_missing_term", p).find("output 'grad_x'"), std::string::npos)
+      << message_of(results, "scale__scale_bwd_missing_term", p);
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_partial", p), "UNWRITTEN");
+  EXPECT_EQ(verdict_of(results, "scale__scale_bwd_accumulate", p), "FAIL");
+  EXPECT_EQ(verdict_of(results, "scale__scale_forward_only", p), "SKIPPED");
+  EXPECT_TRUE(test_of(results, "scale__scale_forward_only", p)->value("refused", false));
+  // The outputs its own forward kept are this call's: right as a pair, wrong alone (after a
+  // forward call on other values).
+  EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", p), "PASS") << message_of(results, "expo__expo_bwd_stash", p);
+  EXPECT_EQ(verdict_of(results, "expo__expo_bwd_stash", b), "FAIL");
+
+  // No reference backward: the reference's pair is its forward, then finite differences.
+  const auto fd_logs = e2e::temp_dir("fd_logs");
+  auto fd = backendbench({"--custom-ops-root", e2e::fixture_root("backward_fd"), "--log-dir", fd_logs.string(), "--correctness-only",
+                          "--variants", "none", "--mode", "fwd_bwd"});
+  EXPECT_EQ(fd.exit_code, 1) << fd.out << fd.err;
+  const auto by_differences = e2e::read_json(fd_logs / "results.json");
+  EXPECT_EQ(verdict_of(by_differences, "scale__scale_bwd_good", p), "PASS") << message_of(by_differences, "scale__scale_bwd_good", p);
+  EXPECT_EQ(verdict_of(by_differences, "scale__scale_bwd_missing_term", p), "FAIL");
+  EXPECT_EQ(verdict_of(by_differences, "expo__expo_bwd_stash", p), "PASS");
+
+  // A Python file's pair: SKIPPED, saying so (not its refusal).
+  const auto py_logs = e2e::temp_dir("py_logs");
+  backendbench({"--custom-ops-root", e2e::fixture_root("python_backward"), "--log-dir", py_logs.string(), "--correctness-only", "--variants",
+                "none", "--mode", "fwd_bwd", "--impls", "scale_explicit"});
+  const auto py = e2e::read_json(py_logs / "results.json");
+  EXPECT_EQ(verdict_of(py, "scale__scale_explicit", "fwd_bwd:correctness/small[n=1000]"), "SKIPPED");
+  EXPECT_NE(message_of(py, "scale__scale_explicit", "fwd_bwd:correctness/small[n=1000]").find("not supported yet"), std::string::npos);
+}
+
+// Timed, each mode is paired against the baseline's same pass: a fwd_bwd test against the
+// baseline's forward and backward in one call, its speedup apart from the other modes'.
+TEST(Paired, AFwdBwdPairIsTimedAgainstTheBaselinesPair) {
+  const auto logs = e2e::temp_dir("logs");
+  auto run = backendbench({"--custom-ops-root", e2e::fixture_root("backward"), "--log-dir", logs.string(), "--impls", "scale_bwd_good", "--cases",
+                           "performance/big", "--mode", "fwd,bwd,fwd_bwd", "--min-time", "0.02"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto results = e2e::read_json(logs / "results.json");
+  const auto* t = test_of(results, "scale__scale_bwd_good", "fwd_bwd:performance/big");
+  ASSERT_NE(t, nullptr) << run.out;
+  EXPECT_EQ((*t)["verdict"], "PASS") << t->dump();
+  EXPECT_GT((*t)["speedup"].get<double>(), 0.0) << t->dump();
+  EXPECT_GT((*t)["baseline_median_s"].get<double>(), 0.0) << t->dump();
+  const auto& by_mode = results["scores"]["implementations"][0]["speedup_by_mode"];
+  for (const char* m : {"fwd", "bwd", "fwd_bwd"}) EXPECT_TRUE(by_mode.contains(m)) << by_mode.dump();
+  EXPECT_NE(run.out.find("fwd_bwd "), std::string::npos) << run.out;
+}

@@ -426,8 +426,9 @@ void add_run_options(CLI::App& app, CliOptions& o, RawCli& r) {
                  "the default")
       ->capture_default_str();
   app.add_option("--mode", r.mode,
-                 "the passes checked and timed, tritonbench's names: fwd (the forward), bwd (the backward alone, <op>_backward_impl), or "
-                 "fwd,bwd (default: what each op's manifest declares: its backward's modes, else fwd)");
+                 "the passes checked and timed, tritonbench's names: fwd (the forward), bwd (the backward alone, <op>_backward_impl), "
+                 "fwd_bwd (the forward then the backward on its inputs, timed together), or several: fwd,bwd (default: what each op's "
+                 "manifest declares: its backward's modes, else fwd)");
   app.add_flag("--check-backwards", o.session.check_backwards,
                "BackendBench-py folders (gen_input.py): check gradients as that suite does: loss = sum of the outputs, every floating input "
                "differentiable, compared at 1e-2, correctness tests only (an op with a gen_input.yaml runs the backward it declares)");

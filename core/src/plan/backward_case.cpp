@@ -62,4 +62,16 @@ Expected<ConcreteCase> backward_case(const ConcreteCase& forward, const Manifest
   return c;
 }
 
+ConcreteCase pair_case(const ConcreteCase& forward, const ConcreteCase& backward) {
+  ConcreteCase c = backward;
+  c.id = mode_case_id(Mode::fwd_bwd, forward.id);
+  c.mode = Mode::fwd_bwd;
+  c.seed = mix_seed(forward.seed, "fwd_bwd");
+  c.outputs = forward.outputs;
+  c.outputs.insert(c.outputs.end(), backward.outputs.begin(), backward.outputs.end());
+  c.flops.reset();  // the backward's are not declared
+  if (forward.bytes && backward.bytes) c.bytes = *forward.bytes + *backward.bytes;
+  return c;
+}
+
 }  // namespace bb

@@ -18,4 +18,10 @@ namespace bb {
 // (an integer or bool input declared differentiable).
 Expected<ConcreteCase> backward_case(const ConcreteCase& forward, const Manifest& m);
 
+// A fwd_bwd case (mode.hpp): the forward, then the backward on the same inputs, in one call. Its
+// inputs are the backward case's (the forward's tensors, then grad_<output>, by a seed of its
+// own); its outputs the forward's, then the backward's gradients, each within its own tolerance;
+// its id the forward's with "fwd_bwd:" before it; its bytes the two passes' together.
+ConcreteCase pair_case(const ConcreteCase& forward, const ConcreteCase& backward);
+
 }  // namespace bb

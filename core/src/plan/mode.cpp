@@ -6,9 +6,10 @@
 
 namespace bb {
 
-const ModeRow kModes[2] = {
+const ModeRow kModes[3] = {
     {Mode::fwd, "fwd", "", "the forward pass, <op>_kernel_impl"},
     {Mode::bwd, "bwd", "bwd:", "the backward pass alone, <op>_backward_impl (the manifest's backward:)"},
+    {Mode::fwd_bwd, "fwd_bwd", "fwd_bwd:", "the forward and then the backward on its inputs, one call timed whole, both checked"},
 };
 
 const char* mode_name(Mode m) {

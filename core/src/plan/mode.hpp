@@ -1,6 +1,7 @@
 // Which pass of an op a test calls and times, tritonbench's names: `fwd` (the forward,
 // <op>_kernel_impl), `bwd` (the backward alone, <op>_backward_impl, on the forward's inputs and
-// the gradients of its outputs: backward_case.hpp). A test's mode is part of its identity: its
+// the gradients of its outputs: backward_case.hpp), `fwd_bwd` (the forward, then the backward on
+// the same inputs, one call timed whole: pair_case). A test's mode is part of its identity: its
 // case id ("bwd:correctness/small[...]") and its result's "mode".
 #pragma once
 
@@ -13,7 +14,7 @@
 
 namespace bb {
 
-enum class Mode { fwd, bwd };
+enum class Mode { fwd, bwd, fwd_bwd };
 
 // One row per mode: the open set, read by name, by the CLI and the manifest.
 struct ModeRow {
@@ -22,9 +23,11 @@ struct ModeRow {
   const char* id_prefix;    // what a case id of this mode starts with: "" or "bwd:"
   const char* description;  // for --help and errors
 };
-extern const ModeRow kModes[2];
+extern const ModeRow kModes[3];
 
 const char* mode_name(Mode m);
+// Whether a test of `mode` calls a backward (an implementation without one has it SKIPPED).
+inline bool needs_backward(Mode m) { return m != Mode::fwd; }
 std::optional<Mode> mode_named(std::string_view name);
 // "fwd", "bwd", "fwd,bwd": the modes in the order given, each once; an error names the word and
 // the modes there are.

@@ -26,7 +26,9 @@ namespace bb {
 
 Target ReferenceChoice::target(Mode mode) const {
   // A backward without one of its own: finite differences of its forward (finite_differences.hpp).
-  const Target::Pass pass = mode == Mode::bwd && !has_backward ? Target::Pass::differences : pass_of(mode);
+  const Target::Pass pass = !needs_backward(mode) || has_backward ? pass_of(mode)
+                            : mode == Mode::bwd                   ? Target::Pass::differences
+                                                                  : Target::Pass::pair_differences;
   switch (kind) {
     case Kind::library: return Target{Target::Kind::reference, library.string(), pass};
     case Kind::implementation: return Target{Target::Kind::kernel_impl, library.string(), pass};
@@ -497,8 +499,10 @@ void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<Concrete
   const Manifest& m = plan.manifest;
   const std::vector<Mode> modes = options.modes ? *options.modes : m.backward ? m.backward->modes : std::vector<Mode>{Mode::fwd};
   auto wants = [&](Mode x) { return std::find(modes.begin(), modes.end(), x) != modes.end(); };
+  std::map<std::string, ConcreteCase> forward;  // by id: a fwd_bwd case pairs each backward with its forward
+  for (const auto& c : plan.cases) forward.emplace(c.id, c);
   if (!wants(Mode::fwd)) plan.cases.clear();
-  if (!wants(Mode::bwd)) return;
+  if (!wants(Mode::bwd) && !wants(Mode::fwd_bwd)) return;
   if (!m.backward) {
     if (options.modes)
       plan.warnings.push_back(fmt::format("{}: declares no backward (docs/MANIFEST.md, Backward): --mode bwd runs none of its tests", m.path.string()));
@@ -520,6 +524,16 @@ void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<Concrete
                                         "with at most {} differentiable elements), the others not run",
                                         m.where(m.backward->line), plan.reference.name, plan.folder.name, backward.size(), all, kDifferencesLimit));
   }
+  std::vector<ConcreteCase> pairs;
+  if (wants(Mode::fwd_bwd) && is_python_implementation(plan.reference.library))
+    plan.warnings.push_back(fmt::format("{}: --mode fwd_bwd: the reference {} is a Python file, whose fwd_bwd is not supported yet: no fwd_bwd "
+                                        "tests (its fwd and bwd tests judge each pass)",
+                                        m.path.string(), plan.reference.name));
+  else if (wants(Mode::fwd_bwd))
+    for (const auto& b : backward)
+      if (const auto f = forward.find(forward_case_id(b.id)); f != forward.end()) pairs.push_back(pair_case(f->second, b));
+  if (!wants(Mode::bwd)) backward.clear();
+  backward.insert(backward.end(), std::make_move_iterator(pairs.begin()), std::make_move_iterator(pairs.end()));
   for (auto& b : backward) {
     b.index = static_cast<int>(plan.cases.size());
     plan.cases.push_back(std::move(b));

@@ -5,6 +5,7 @@
 
 #include "devices/device_runtimes.hpp"
 #include "dtype.hpp"
+#include "plugin_library.hpp"
 
 namespace bb {
 
@@ -27,7 +28,9 @@ SkipReason skip_reason(const Implementation& impl, const Manifest& m, const Conc
   // A forward alone, where the op declares a backward: its own choice, so its refusal (--strict
   // counts it a failure: an implementation whose backward is slow must not score better by
   // leaving it out).
-  if (c.mode == Mode::bwd && !impl.has_backward) return {fmt::format("it exports no {}_backward_impl: it has no backward pass", m.op), true};
+  if (needs_backward(c.mode) && !impl.has_backward) return {fmt::format("it exports no {}_backward_impl: it has no backward pass", m.op), true};
+  if (c.mode == Mode::fwd_bwd && is_python_implementation(impl.library))  // pass_pair.hpp: not this tool's reach yet, no refusal of its
+    return {"fwd_bwd of a Python implementation is not supported yet: its fwd and bwd tests judge each pass", false};
   std::string why = unsupported_reason(impl.info, c);
   const bool refused = !why.empty();
   return {std::move(why), refused};

@@ -60,7 +60,8 @@ std::optional<WorkerCommand> command_of(const nlohmann::json& request) {
 
 namespace {
 constexpr std::pair<Target::Pass, const char*> kPasses[] = {
-    {Target::Pass::forward, "forward"}, {Target::Pass::backward, "backward"}, {Target::Pass::differences, "differences"}};
+    {Target::Pass::forward, "forward"}, {Target::Pass::backward, "backward"}, {Target::Pass::differences, "differences"},
+    {Target::Pass::pair, "pair"},       {Target::Pass::pair_differences, "pair_differences"}};
 }  // namespace
 
 nlohmann::json to_json(const Target& t) {

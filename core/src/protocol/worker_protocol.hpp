@@ -87,7 +87,9 @@ Request read_request(const nlohmann::json& j) {
 // that has no backward.
 struct Target {
   enum class Kind { kernel_impl, reference, identity };
-  enum class Pass { forward, backward, differences };
+  // pair: the forward, then the backward on the same inputs (worker/pass_pair.hpp); its backward
+  // by differences where the reference has none (pair_differences).
+  enum class Pass { forward, backward, differences, pair, pair_differences };
   Kind kind = Kind::identity;
   std::string library;  // empty for identity
   Pass pass = Pass::forward;
@@ -97,7 +99,9 @@ nlohmann::json to_json(const Target& t);
 Target target_from_json(const nlohmann::json& j);
 // The pass a test of `mode` calls of an implementation (a reference with no backward: see
 // ReferenceChoice::target, plan.hpp).
-inline Target::Pass pass_of(Mode mode) { return mode == Mode::bwd ? Target::Pass::backward : Target::Pass::forward; }
+inline Target::Pass pass_of(Mode mode) {
+  return mode == Mode::bwd ? Target::Pass::backward : mode == Mode::fwd_bwd ? Target::Pass::pair : Target::Pass::forward;
+}
 
 // Where each tensor lies in a blob: 4 KiB-aligned regions, in order.
 struct BlobLayout {

@@ -502,18 +502,14 @@ int python_kept_main(const std::string& socket_path, double idle_seconds, char* 
     // Gone before it answers: a host that reconnects as soon as it reads the answer finds no
     // listener and starts a new interpreter (one still listening would take its connection and
     // close it unanswered: "it ended before it answered").
-    if (!w.error.empty()) {
+    auto end_with = [&](const nlohmann::json& why, int code) {
       close(listener);
-      const int code = leave(1);
-      refuse({{"ready", false}, {"error", w.error}});
+      code = leave(code);
+      refuse(why);
       return code;
-    }
-    if (const auto changed = stamp.changed(); !changed.empty()) {
-      close(listener);
-      const int code = leave(0);
-      refuse({{"ready", false}, {"stale", changed}});
-      return code;
-    }
+    };
+    if (!w.error.empty()) return end_with({{"ready", false}, {"error", w.error}}, 1);
+    if (const auto changed = stamp.changed(); !changed.empty()) return end_with({{"ready", false}, {"stale", changed}}, 0);
     const double age_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - born).count();
     python_before_fork();
     const pid_t pid = fork_own_child();

@@ -1,5 +1,6 @@
 #include "worker/request_server.hpp"
 #include "worker/finite_differences.hpp"
+#include "worker/pass_pair.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -64,11 +65,18 @@ Expected<bb_kernel_fn> RequestServer::resolve(const Target& t, const std::string
   auto lib = library(t.library, op);
   if (!lib) return lib.error();
   const bool impl = t.kind == Target::Kind::kernel_impl, backward = t.pass == Target::Pass::backward;
-  if (t.pass == Target::Pass::differences) {  // the forward's gradients by finite differences (a reference with no backward)
+  const bool differences = t.pass == Target::Pass::differences || t.pass == Target::Pass::pair_differences;
+  const bool pair = t.pass == Target::Pass::pair || t.pass == Target::Pass::pair_differences;
+  if (differences || pair) {
     bb_kernel_fn forward = impl ? (*lib)->kernel_impl : (*lib)->reference;
     if (!forward) return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, impl ? "kernel_impl" : "reference"));
-    set_differences_forward(op, forward);
-    return bb_kernel_fn{&backward_by_differences};
+    // The forward's gradients by finite differences (a reference with no backward).
+    if (differences) set_differences_forward(op, forward);
+    bb_kernel_fn back = differences ? &backward_by_differences : impl ? (*lib)->backward_impl : (*lib)->backward_reference;
+    if (!back) return make_error(fmt::format("{}: missing symbol {}_{}", t.library, op, impl ? "backward_impl" : "backward_reference"));
+    if (!pair) return back;
+    if ((*lib)->python) return make_error("a Python file's fwd_bwd is not supported yet (its forward's returned tensors reach the host after the call)");
+    return bind_pass_pair(forward, back);  // fwd_bwd: the forward, then the backward (pass_pair.hpp)
   }
   bb_kernel_fn fn = backward ? (impl ? (*lib)->backward_impl : (*lib)->backward_reference) : (impl ? (*lib)->kernel_impl : (*lib)->reference);
   if (!fn)

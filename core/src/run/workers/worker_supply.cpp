@@ -44,11 +44,11 @@ SideWorkers side_workers(const OpPlan& p, const Job& job, bool timed, Mode mode)
   SideWorkers s;
   s.reference_device = reference_device_for(p.reference, p.manifest, job.device);
   // Finite differences of the forward (a reference with no backward) run on the CPU.
-  if (mode == Mode::bwd && !p.reference.has_backward) s.reference_device = std::string(kCpuDevice);
+  if (needs_backward(mode) && !p.reference.has_backward) s.reference_device = std::string(kCpuDevice);
   s.reference_key = side_worker_key(p.reference.target(), s.reference_device);
   if (timed)  // the op's baseline for this device, timed against it in a worker of its own; a bwd test's: its backward
     for (const auto& b : p.baselines)
-      if (b.device == job.device && (mode == Mode::fwd || b.has_backward)) {
+      if (b.device == job.device && (!needs_backward(mode) || b.has_backward)) {
         s.baseline = b.target;
         s.baseline->pass = pass_of(mode);
       }
