@@ -136,6 +136,24 @@ TEST(Backward, ACasesBackwardReadsItsInputsAndEachOutputsGradientAndWritesEachDi
   ASSERT_TRUE(f16.ok());
   EXPECT_EQ(f16->outputs[0].dtype, bb::DType::float16);
   EXPECT_DOUBLE_EQ(f16->outputs[0].tolerance.atol, 1e-3);
+
+  // fwd_bwd: the backward call's inputs, the forward's outputs then the gradients, each its own tolerance.
+  const bb::ConcreteCase pair = bb::pair_case(f32, *b);
+  EXPECT_EQ(pair.id, "fwd_bwd:" + f32.id);
+  EXPECT_EQ(pair.mode, bb::Mode::fwd_bwd);
+  EXPECT_EQ(bb::forward_case_id(pair.id), f32.id);
+  EXPECT_NE(pair.seed, b->seed);
+  EXPECT_NE(pair.seed, f32.seed);
+  ASSERT_EQ(pair.inputs.size(), 5u);
+  EXPECT_EQ(pair.inputs[3].name, "grad_y");
+  ASSERT_EQ(pair.outputs.size(), 4u);
+  EXPECT_EQ(pair.outputs[0].name, "y");
+  EXPECT_EQ(pair.outputs[1].name, "rstd");
+  EXPECT_EQ(pair.outputs[2].name, "grad_x");
+  EXPECT_DOUBLE_EQ(pair.outputs[2].tolerance.rtol, 2e-4);
+  EXPECT_DOUBLE_EQ(pair.outputs[0].tolerance.rtol, f32.outputs[0].tolerance.rtol);
+  ASSERT_TRUE(pair.bytes);
+  EXPECT_DOUBLE_EQ(*pair.bytes, *f32.bytes + *b->bytes) << "both passes' traffic";
 }
 
 TEST(Backward, AnIntegerInputHasNoGradient) {

@@ -205,6 +205,11 @@ TEST(WorkerProtocol, ATargetCarriesItsPass) {
   p.target = {bb::Target::Kind::reference, "r.so", bb::Target::Pass::differences};
   EXPECT_EQ(bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(bb::request_json(p).dump())).target.pass, bb::Target::Pass::differences)
       << "finite differences of its forward";
+  for (const auto pass : {bb::Target::Pass::pair, bb::Target::Pass::pair_differences}) {  // fwd_bwd's
+    p.target.pass = pass;
+    EXPECT_EQ(bb::read_request<bb::PrepareRequest>(nlohmann::json::parse(bb::request_json(p).dump())).target.pass, pass);
+  }
+  EXPECT_EQ(bb::pass_of(bb::Mode::fwd_bwd), bb::Target::Pass::pair);
 }
 
 TEST(CaseJson, APrepareWithABrokenCaseIsAnErrorReplyNeverACrash) {
