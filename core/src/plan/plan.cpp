@@ -505,7 +505,7 @@ void choose_modes(OpPlan& plan, const PlanOptions& options, std::vector<Concrete
   if (!wants(Mode::bwd) && !wants(Mode::fwd_bwd)) return;
   if (!m.backward) {
     if (options.modes)
-      plan.warnings.push_back(fmt::format("{}: declares no backward (docs/MANIFEST.md, Backward): --mode bwd runs none of its tests", m.path.string()));
+      plan.warnings.push_back(fmt::format("{}: declares no backward (docs/MANIFEST.md, Backward): --mode bwd and fwd_bwd run none of its tests", m.path.string()));
     return;
   }
   if (!plan.reference.has_backward) {
