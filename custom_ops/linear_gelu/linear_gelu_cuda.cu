@@ -1,28 +1,39 @@
 // linear_gelu on CUDA: a tiled GEMM (64x64 outputs per block, the inner dimension in steps of 16
-// through shared memory, 4x4 outputs per thread in registers, float accumulation) whose epilogue
-// does the rest, so no product goes to memory unfinished. The forward: out = gelu(x @ weight^T +
-// bias), the bias and the exact GELU in the epilogue. The backward, three products of the same
-// kernel: dz = grad_out * gelu'(x @ weight^T + bias) (the forward's product again, its epilogue the
-// GELU's derivative, into float scratch), grad_x = dz @ weight, grad_weight = dz^T @ x; grad_bias
-// is dz's column sums (common/cuda_column_shares.cuh).
-#include "../common/cuda_column_shares.cuh"
+// through shared memory, 4x4 outputs per thread in registers) whose epilogue does the rest, so no
+// product goes to memory unfinished. The forward: out = gelu(x @ weight^T + bias), accumulated in
+// float, the bias and the exact GELU in the epilogue. The backward, three products of the same
+// kernel accumulated in double (in float, the value variants' sums of mixed and huge magnitudes
+// missed the 1e-4 tolerance by up to 3%, on the H100 of 2026-12-08): dz = grad_out * gelu'(x @
+// weight^T + bias) (the forward's product again, its epilogue the GELU's derivative, into double
+// scratch), grad_x = dz @ weight, grad_weight = dz^T @ x; grad_bias is dz's column sums.
+#include "../common/cuda_column_shares.cuh"  // share_buffer: the backward's scratch
 #include "../common/cuda_types.cuh"
 
 namespace {
 
 constexpr int kBM = 64, kBN = 64, kBK = 16, kThreads = 256;
 
+// An operand's element as the accumulator's type (a double operand is taken whole).
+template <typename Acc, typename T>
+__device__ __forceinline__ Acc load_as(const T* p, int64_t i) {
+  return static_cast<Acc>(ops::to_float(p[i]));
+}
+template <typename Acc>
+__device__ __forceinline__ Acc load_as(const double* p, int64_t i) {
+  return static_cast<Acc>(p[i]);
+}
+
 // C = A B, C [rows, cols], A [rows, inner] (stored transposed where kTransA: a[t * rows + r]), B
-// [inner, cols] (stored transposed where kTransB: b[c * inner + t]); `epilogue(r, c, acc)` writes
-// each element of C.
-template <bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
+// [inner, cols] (stored transposed where kTransB: b[c * inner + t]), accumulated in Acc;
+// `epilogue(r, c, acc)` writes each element of C.
+template <typename Acc, bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
 __global__ void __launch_bounds__(kThreads) gemm_kernel(const TA* __restrict__ a, const TB* __restrict__ b, int rows, int cols, int inner,
                                                         Epilogue epilogue) {
-  __shared__ float as[kBK][kBM + 4];
-  __shared__ float bs[kBK][kBN + 4];
+  __shared__ Acc as[kBK][kBM + 4];
+  __shared__ Acc bs[kBK][kBN + 4];
   const int m0 = blockIdx.y * kBM, n0 = blockIdx.x * kBN;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  float acc[4][4] = {};
+  Acc acc[4][4] = {};
   for (int k0 = 0; k0 < inner; k0 += kBK) {
 #pragma unroll
     for (int r = 0; r < (kBM * kBK) / kThreads; ++r) {
@@ -30,13 +41,13 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const TA* __restrict__ a
       const int gm = m0 + row, gn = n0 + row, gk = k0 + col;
       const int64_t at_a = kTransA ? static_cast<int64_t>(gk) * rows + gm : static_cast<int64_t>(gm) * inner + gk;
       const int64_t at_b = kTransB ? static_cast<int64_t>(gn) * inner + gk : static_cast<int64_t>(gk) * cols + gn;
-      as[col][row] = gm < rows && gk < inner ? ops::to_float(a[at_a]) : 0.0f;
-      bs[col][row] = gn < cols && gk < inner ? ops::to_float(b[at_b]) : 0.0f;
+      as[col][row] = gm < rows && gk < inner ? load_as<Acc>(a, at_a) : Acc(0);
+      bs[col][row] = gn < cols && gk < inner ? load_as<Acc>(b, at_b) : Acc(0);
     }
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
-      float av[4], bv[4];
+      Acc av[4], bv[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) av[i] = as[kk][ty * 4 + i];
 #pragma unroll
@@ -60,16 +71,16 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const TA* __restrict__ a
   }
 }
 
-template <bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
+template <typename Acc, bool kTransA, bool kTransB, typename TA, typename TB, typename Epilogue>
 void gemm(const TA* a, const TB* b, int rows, int cols, int inner, Epilogue epilogue, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   const dim3 grid(static_cast<unsigned>((cols + kBN - 1) / kBN), static_cast<unsigned>((rows + kBM - 1) / kBM));
-  gemm_kernel<kTransA, kTransB><<<grid, kThreads, 0, stream>>>(a, b, rows, cols, inner, epilogue);
+  gemm_kernel<Acc, kTransA, kTransB><<<grid, kThreads, 0, stream>>>(a, b, rows, cols, inner, epilogue);
 }
 
-// The exact GELU and its derivative, Phi(v) + v phi(v).
+// The exact GELU, and its derivative Phi(v) + v phi(v) in double.
 __device__ __forceinline__ float gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678f)); }
-__device__ __forceinline__ float gelu_grad(float v) { return 0.5f * (1.0f + erff(v * 0.70710678f)) + v * 0.39894228f * __expf(-0.5f * v * v); }
+__device__ __forceinline__ double gelu_grad(double v) { return 0.5 * (1.0 + erf(v * 0.7071067811865476)) + v * 0.3989422804014327 * exp(-0.5 * v * v); }
 
 template <typename T>
 struct Activate {  // out = gelu(acc + bias)
@@ -81,22 +92,34 @@ struct Activate {  // out = gelu(acc + bias)
   }
 };
 template <typename T>
-struct ActivationGrad {  // dz = grad_out * gelu'(acc + bias), in float
+struct ActivationGrad {  // dz = grad_out * gelu'(acc + bias), in double
   const T* bias;
   const T* grad_out;
-  float* dz;
+  double* dz;
   int n;
-  __device__ void operator()(int r, int c, float acc) const {
+  __device__ void operator()(int r, int c, double acc) const {
     const int64_t at = static_cast<int64_t>(r) * n + c;
-    dz[at] = ops::to_float(grad_out[at]) * gelu_grad(acc + ops::to_float(bias[c]));
+    dz[at] = static_cast<double>(ops::to_float(grad_out[at])) * gelu_grad(acc + static_cast<double>(ops::to_float(bias[c])));
   }
 };
 template <typename T>
 struct Store {
   T* out;
   int cols;
-  __device__ void operator()(int r, int c, float acc) const { out[static_cast<int64_t>(r) * cols + c] = ops::from_float<T>(acc); }
+  __device__ void operator()(int r, int c, double acc) const {
+    out[static_cast<int64_t>(r) * cols + c] = ops::from_float<T>(static_cast<float>(acc));
+  }
 };
+
+// grad_bias[j] = the sum over the rows of dz[i, j], in double.
+template <typename T>
+__global__ void bias_grad_kernel(const double* __restrict__ dz, int m, int n, T* __restrict__ gb) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  double acc = 0;
+  for (int i = 0; i < m; ++i) acc += dz[static_cast<int64_t>(i) * n + j];
+  gb[j] = ops::from_float<T>(static_cast<float>(acc));
+}
 
 struct Shapes {
   int m, n, k;
@@ -121,7 +144,7 @@ void linear_gelu(bb::Call& c) {
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, double>)
-      gemm<false, true>(static_cast<const T*>(x.data), static_cast<const T*>(w.data), s.m, s.n, s.k,
+      gemm<float, false, true>(static_cast<const T*>(x.data), static_cast<const T*>(w.data), s.m, s.n, s.k,
                         Activate<T>{static_cast<const T*>(b.data), static_cast<T*>(out.data), s.n}, ops::stream_of(c));
   });
   ops::check_launch("linear_gelu_cuda");
@@ -139,16 +162,19 @@ void linear_gelu_backward(bb::Call& c) {
     ops::require_cuda(*t, "x, weight, bias, grad_out and the gradients");
   const Shapes s = shapes_of(x, w, b, bb::numel_of(g), "grad_out");
   const cudaStream_t stream = ops::stream_of(c);
-  float* dz = ops::share_buffer(static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n));  // [M, N]
+  // dz [M, N] in double: the shares' buffer (common/cuda_column_shares.cuh) holds two floats a double
+  // (cudaMalloc aligns it for either).
+  double* dz = reinterpret_cast<double*>(ops::share_buffer(2 * static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n)));
   ops::dispatch_cuda_floating(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, double>) {
       const auto* xp = static_cast<const T*>(x.data);
       const auto* wp = static_cast<const T*>(w.data);
-      gemm<false, true>(xp, wp, s.m, s.n, s.k, ActivationGrad<T>{static_cast<const T*>(b.data), static_cast<const T*>(g.data), dz, s.n}, stream);
-      gemm<false, false>(static_cast<const float*>(dz), wp, s.m, s.k, s.n, Store<T>{static_cast<T*>(gx.data), s.k}, stream);  // dz @ weight
-      gemm<true, false>(static_cast<const float*>(dz), xp, s.n, s.k, s.m, Store<T>{static_cast<T*>(gw.data), s.k}, stream);   // dz^T @ x
-      ops::column_sums(dz, s.m, s.n, static_cast<T*>(gb.data), s.n, stream);
+      const double* dzc = dz;
+      gemm<double, false, true>(xp, wp, s.m, s.n, s.k, ActivationGrad<T>{static_cast<const T*>(b.data), static_cast<const T*>(g.data), dz, s.n}, stream);
+      gemm<double, false, false>(dzc, wp, s.m, s.k, s.n, Store<T>{static_cast<T*>(gx.data), s.k}, stream);  // dz @ weight
+      gemm<double, true, false>(dzc, xp, s.n, s.k, s.m, Store<T>{static_cast<T*>(gw.data), s.k}, stream);   // dz^T @ x
+      if (s.n > 0) bias_grad_kernel<T><<<static_cast<unsigned>((s.n + 255) / 256), 256, 0, stream>>>(dzc, s.m, s.n, static_cast<T*>(gb.data));
     }
   });
   ops::check_launch("linear_gelu_cuda (backward)");
