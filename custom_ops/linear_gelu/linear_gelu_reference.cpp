@@ -11,6 +11,15 @@ void linear_gelu_backward_reference_cuda(bb::Call& c);  // linear_gelu_reference
 }
 
 namespace {
+// z[i, j] = bias[j] + the dot product of x's row i and weight's row j, in double, in p's order.
+template <typename T>
+double pre_activation(const bb::TensorView<const T>& x, const bb::TensorView<const T>& w, const bb::TensorView<const T>& b, int64_t i, int64_t j,
+                      int64_t k) {
+  double z = static_cast<double>(b[j]);
+  for (int64_t p = 0; p < k; ++p) z += static_cast<double>(x[i * k + p]) * static_cast<double>(w[j * k + p]);
+  return z;
+}
+
 void reference(bb::Call& c) {
 #ifdef BB_REFERENCE_CUDA
   if (ops::reference_on_cuda(c)) return ops::linear_gelu_reference_cuda(c);
@@ -25,9 +34,8 @@ void reference(bb::Call& c) {
     BB_CHECK(w.size(1) == k && b.numel() == n && out.numel() == m * n, "shapes: x [M, K], weight [N, K], bias [N], out [M, N]");
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double acc = static_cast<double>(b[j]);
-        for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(x[i * k + p]) * static_cast<double>(w[j * k + p]);
-        out[i * n + j] = static_cast<T>(0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0))));
+        const double z = pre_activation(x, w, b, i, j, k);
+        out[i * n + j] = static_cast<T>(0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0))));
       }
   });
 }
@@ -55,8 +63,7 @@ void backward_reference(bb::Call& c) {
     std::vector<double> dz(at(m * n));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double z = static_cast<double>(b[j]);
-        for (int64_t p = 0; p < k; ++p) z += static_cast<double>(x[i * k + p]) * static_cast<double>(w[j * k + p]);
+        const double z = pre_activation(x, w, b, i, j, k);
         const double cdf = 0.5 * (1.0 + std::erf(z / std::sqrt(2.0))), pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
         dz[at(i * n + j)] = static_cast<double>(g[i * n + j]) * (cdf + z * pdf);
       }

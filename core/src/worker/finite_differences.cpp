@@ -14,6 +14,7 @@
 #include <backendbench/plugin.hpp>
 
 #include "dtype.hpp"
+#include "worker/call_error.hpp"
 
 namespace bb {
 
@@ -25,14 +26,7 @@ std::map<std::string, bb_kernel_fn>& forwards() {
   return m;
 }
 
-int fail(const bb_call* call, const std::string& message) {
-  if (call->error && call->error_capacity > 0) {
-    const std::size_t n = std::min(message.size(), call->error_capacity - 1);
-    std::memcpy(call->error, message.data(), n);
-    call->error[n] = '\0';
-  }
-  return BB_ERR_GENERIC;
-}
+int fail(const bb_call* call, const std::string& message) { return call_error(call, message); }
 
 // A tensor in double precision: its values, and a DLTensor over them with the original's shape.
 struct DoubleTensor {

@@ -1,8 +1,8 @@
 #include "worker/pass_pair.hpp"
 
-#include <algorithm>
+#include "worker/call_error.hpp"
+
 #include <array>
-#include <cstring>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -19,15 +19,6 @@ std::array<Pair, kSlots> g_pairs;
 int g_used = 0;
 std::mutex g_mutex;
 
-int fail(const bb_call* call, const char* message) {
-  if (call->error && call->error_capacity > 0) {
-    const std::size_t n = std::min(std::strlen(message), call->error_capacity - 1);
-    std::memcpy(call->error, message, n);
-    call->error[n] = '\0';
-  }
-  return BB_ERR_GENERIC;
-}
-
 int call_pair(int slot, const bb_call* call) {
   const Pair p = g_pairs[static_cast<std::size_t>(slot)];
   // The forward's inputs lead; the gradients of its outputs (grad_*) trail, one per output.
@@ -36,7 +27,7 @@ int call_pair(int slot, const bb_call* call) {
     --forward_inputs;
   const int forward_outputs = call->num_inputs - forward_inputs;
   if (forward_outputs <= 0 || forward_outputs > call->num_outputs)
-    return fail(call, "a fwd_bwd call without the gradients of the forward's outputs (inputs named grad_<output>)");
+    return call_error(call, "a fwd_bwd call without the gradients of the forward's outputs (inputs named grad_<output>)");
   bb_call forward = *call;
   forward.num_inputs = forward_inputs;
   forward.num_outputs = forward_outputs;
